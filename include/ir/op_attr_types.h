@@ -1,0 +1,80 @@
+/*!
+ * \file op_attr_types.h
+ * \brief The op attributes passes rely on, with the key each is registered under.
+ *
+ * Register with `.set_attr<FInferShape>("FInferShape", fn)`. Backend-specific attributes
+ * (FCompute, FCodeGen) live next to the runtime and AST headers.
+ */
+#ifndef IR_OP_ATTR_TYPES_H_
+#define IR_OP_ATTR_TYPES_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/base.h"
+#include "ir/node.h"
+
+namespace ir {
+
+/*! \brief "FListInputNames": input names computed from attributes (default: Op::input_names). */
+using FListInputNames = std::function<std::vector<std::string>(const NodeAttrs& attrs)>;
+/*! \brief "FListOutputNames": output names computed from attributes (default: output<i>). */
+using FListOutputNames = std::function<std::vector<std::string>(const NodeAttrs& attrs)>;
+
+/*!
+ * \brief "FInferShape": fills unknown input and output shapes from known ones.
+ *
+ * Called repeatedly until nothing changes. Must only refine shapes (never contradict);
+ * throws ir::Error naming the shapes on a mismatch.
+ * \return true when every input and output shape is known afterwards.
+ */
+using FInferShape = std::function<bool(const NodeAttrs& attrs, std::vector<Shape>* in_shapes,
+                                       std::vector<Shape>* out_shapes)>;
+
+/*! \brief "FInferType": like FInferShape for element types (DType::kUnknown when unknown). */
+using FInferType = std::function<bool(const NodeAttrs& attrs, std::vector<DType>* in_types,
+                                      std::vector<DType>* out_types)>;
+
+/*!
+ * \brief "FGradient": the gradients of a node's inputs given the gradients of its outputs.
+ *
+ * Builds new nodes from `node`'s inputs and outputs. Returns one entry per input; an entry
+ * with a null node means the gradient of that input is zero.
+ */
+using FGradient =
+    std::function<std::vector<NodeEntry>(const NodePtr& node, const std::vector<NodeEntry>& ograds)>;
+
+/*! \brief "FInplaceOption": (input, output) pairs that may share storage. */
+using FInplaceOption = std::function<std::vector<std::pair<int, int>>(const NodeAttrs& attrs)>;
+
+/*! \brief "FMutateInputs": indices of inputs the op writes to (e.g. assign's target). */
+using FMutateInputs = std::function<std::vector<uint32_t>(const NodeAttrs& attrs)>;
+
+/*! \brief "TIsStateful": true for ops whose result is not a function of inputs (random ops). */
+using TIsStateful = bool;
+
+/*! \brief How an op's outputs depend on its inputs; fusion groups ops by this. */
+enum OpPattern : int {
+  /*! \brief Output i reads input i (same shapes). */
+  kElemWise = 0,
+  /*! \brief Output reads inputs with broadcasting. */
+  kBroadcast = 1,
+  /*! \brief Each output element reads some input elements (reshape, transpose, slice...). */
+  kInjective = 2,
+  /*! \brief A commutative reduction over axes (sum, max...). */
+  kCommReduce = 3,
+  /*! \brief Complex op whose output can take an elementwise epilogue (conv, matmul). */
+  kOutEWiseFusable = 4,
+  /*! \brief Cannot be fused at all. */
+  kOpaque = 8,
+};
+/*! \brief "TOpPattern": the op's OpPattern. */
+using TOpPattern = int;
+
+const char* OpPatternName(int pattern);
+
+}  // namespace ir
+
+#endif  // IR_OP_ATTR_TYPES_H_

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine:
+#   1. installs missing Debian packages,
+#   2. builds build/ (Release, -Wall -Wextra) and runs every test with ctest,
+#   3. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the tests again.
+# Set IR_SKIP_SANITIZERS=1 to skip step 3 during development.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+echo "== build (Release) =="
+scripts/build.sh build -DIR_WERROR=ON
+echo "== tests (Release) =="
+(cd build && ctest --output-on-failure -j "$jobs")
+
+if [ "${IR_SKIP_SANITIZERS:-0}" != "1" ]; then
+  echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) =="
+  CMAKE_BUILD_TYPE=RelWithDebInfo scripts/build.sh build-asan "-DIR_SANITIZE=address;undefined"
+  echo "== tests (sanitizers) =="
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j "$jobs")
+fi
+echo "All tests passed."

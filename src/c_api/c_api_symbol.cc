@@ -1,0 +1,243 @@
+/*!
+ * \file c_api_symbol.cc
+ * \brief C API: errors, ops, symbols and op libraries.
+ */
+#include <sstream>
+
+#include "c_api/c_api_common.h"
+#include "ir/op.h"
+#include "ir/symbol.h"
+
+namespace ir {
+namespace capi {
+
+namespace {
+thread_local std::string last_error;
+}  // namespace
+
+void SetLastError(const std::string& message) { last_error = message; }
+
+ReturnBuffer* ThreadReturnBuffer() {
+  static thread_local ReturnBuffer buffer;
+  return &buffer;
+}
+
+void ExposeStrings(const std::vector<std::string>& items, std::vector<std::string>* store,
+                   std::vector<const char*>* pointers, uint32_t* out_size, const char*** out) {
+  *store = items;
+  pointers->clear();
+  for (const std::string& s : *store) pointers->push_back(s.c_str());
+  if (out_size != nullptr) *out_size = static_cast<uint32_t>(store->size());
+  *out = pointers->data();
+}
+
+}  // namespace capi
+}  // namespace ir
+
+using ir::Op;
+using ir::Symbol;
+using ir::capi::ExposeStrings;
+using ir::capi::ThreadReturnBuffer;
+
+namespace {
+Symbol* AsSymbol(IRSymbolHandle handle) {
+  IR_CHECK(handle != nullptr) << "null symbol handle";
+  return static_cast<Symbol*>(handle);
+}
+const Op* AsOp(IROpHandle handle) {
+  IR_CHECK(handle != nullptr) << "null op handle";
+  return static_cast<const Op*>(handle);
+}
+}  // namespace
+
+const char* IRGetLastError(void) { return ir::capi::last_error.c_str(); }
+
+int IRListAllOpNames(uint32_t* out_size, const char*** out_names) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(Op::ListNames(), &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
+int IRGetOpHandle(const char* name, IROpHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(out);
+  *out = Op::Get(name);
+  IR_API_END();
+}
+
+int IRGetOpInfo(IROpHandle op, const char** name, const char** description, uint32_t* num_args,
+                const char*** arg_names, const char*** arg_types, const char*** arg_descriptions) {
+  IR_API_BEGIN();
+  const Op* o = AsOp(op);
+  *name = o->name.c_str();
+  *description = o->description.c_str();
+  std::vector<std::string> names, types, descriptions;
+  for (const auto& arg : o->arguments) {
+    names.push_back(arg.name);
+    types.push_back(arg.type);
+    descriptions.push_back(arg.description);
+  }
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(names, &buf->strings, &buf->pointers, num_args, arg_names);
+  ExposeStrings(types, &buf->strings2, &buf->pointers2, nullptr, arg_types);
+  ExposeStrings(descriptions, &buf->strings3, &buf->pointers3, nullptr, arg_descriptions);
+  IR_API_END();
+}
+
+int IRGetOpAttrKeys(IROpHandle op, uint32_t* out_size, const char*** out_keys) {
+  IR_API_BEGIN();
+  const Op* o = AsOp(op);
+  std::vector<std::string> keys;
+  for (const std::string& key : Op::ListAttrKeys()) {
+    if (Op::HasAttr(key, o)) keys.push_back(key);
+  }
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(keys, &buf->strings, &buf->pointers, out_size, out_keys);
+  IR_API_END();
+}
+
+int IRSymbolCreateVariable(const char* name, IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new Symbol(Symbol::CreateVariable(name));
+  IR_API_END();
+}
+
+int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** keys,
+                               const char** vals, IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  std::map<std::string, std::string> attrs;
+  for (uint32_t i = 0; i < num_param; ++i) {
+    IR_CHECK(keys != nullptr && vals != nullptr && keys[i] != nullptr && vals[i] != nullptr)
+        << "IRSymbolCreateAtomicSymbol: parameter " << i << " is null";
+    attrs[keys[i]] = vals[i];
+  }
+  *out = new Symbol(Symbol::CreateFunctor(AsOp(op), attrs));
+  IR_API_END();
+}
+
+int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args, const char** keys,
+                    IRSymbolHandle* args) {
+  IR_API_BEGIN();
+  std::vector<Symbol> positional;
+  std::unordered_map<std::string, Symbol> named;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    const Symbol& arg = *AsSymbol(args[i]);
+    if (keys == nullptr || keys[i] == nullptr) {
+      positional.push_back(arg);
+    } else {
+      named[keys[i]] = arg;
+    }
+  }
+  AsSymbol(sym)->Compose(positional, named, name ? name : "");
+  IR_API_END();
+}
+
+int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  std::vector<Symbol> parts;
+  for (uint32_t i = 0; i < num_symbols; ++i) parts.push_back(*AsSymbol(symbols[i]));
+  *out = new Symbol(Symbol::CreateGroup(parts));
+  IR_API_END();
+}
+
+int IRSymbolCopy(IRSymbolHandle sym, IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new Symbol(AsSymbol(sym)->Copy());
+  IR_API_END();
+}
+
+int IRSymbolFree(IRSymbolHandle sym) {
+  IR_API_BEGIN();
+  delete static_cast<Symbol*>(sym);
+  IR_API_END();
+}
+
+int IRSymbolGetNumOutputs(IRSymbolHandle sym, uint32_t* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = static_cast<uint32_t>(AsSymbol(sym)->outputs.size());
+  IR_API_END();
+}
+
+int IRSymbolGetOutput(IRSymbolHandle sym, uint32_t index, IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new Symbol((*AsSymbol(sym))[index]);
+  IR_API_END();
+}
+
+int IRSymbolGetInternals(IRSymbolHandle sym, IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new Symbol(AsSymbol(sym)->GetInternals());
+  IR_API_END();
+}
+
+int IRSymbolListInputNames(IRSymbolHandle sym, int option, uint32_t* out_size, const char*** out_names) {
+  IR_API_BEGIN();
+  IR_CHECK(option >= 0 && option <= 2) << "IRSymbolListInputNames: option must be 0, 1 or 2, got " << option;
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(AsSymbol(sym)->ListInputNames(static_cast<Symbol::ListInputOption>(option)),
+                &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
+int IRSymbolListOutputNames(IRSymbolHandle sym, uint32_t* out_size, const char*** out_names) {
+  IR_API_BEGIN();
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(AsSymbol(sym)->ListOutputNames(), &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
+int IRSymbolAddControlDeps(IRSymbolHandle sym, IRSymbolHandle deps) {
+  IR_API_BEGIN();
+  AsSymbol(sym)->AddControlDeps(*AsSymbol(deps));
+  IR_API_END();
+}
+
+int IRSymbolSetAttrs(IRSymbolHandle sym, uint32_t num, const char** keys, const char** vals) {
+  IR_API_BEGIN();
+  std::map<std::string, std::string> attrs;
+  for (uint32_t i = 0; i < num; ++i) {
+    IR_CHECK(keys != nullptr && vals != nullptr && keys[i] != nullptr && vals[i] != nullptr)
+        << "IRSymbolSetAttrs: attribute " << i << " is null";
+    attrs[keys[i]] = vals[i];
+  }
+  AsSymbol(sym)->SetAttrs(attrs);
+  IR_API_END();
+}
+
+int IRSymbolGetAttr(IRSymbolHandle sym, const char* key, const char** out, int* success) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(key);
+  auto* buf = ThreadReturnBuffer();
+  *success = AsSymbol(sym)->GetAttr(key, &buf->str) ? 1 : 0;
+  *out = buf->str.c_str();
+  IR_API_END();
+}
+
+int IRSymbolPrint(IRSymbolHandle sym, const char** out) {
+  IR_API_BEGIN();
+  std::ostringstream os;
+  AsSymbol(sym)->Print(os);
+  auto* buf = ThreadReturnBuffer();
+  buf->str = os.str();
+  *out = buf->str.c_str();
+  IR_API_END();
+}
+
+int IRLoadOpLibrary(const char* path) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(path);
+  ir::LoadOpLibrary(path);
+  IR_API_END();
+}

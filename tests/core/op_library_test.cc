@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include "ir/c_api.h"
+#include "ir/op.h"
+#include "ir/op_attr_types.h"
+#include "ir/symbol.h"
+#include "test_util.h"
+
+namespace ir {
+namespace {
+
+const std::string kLibDir = IR_TEST_LIB_DIR;
+
+TEST(OpLibraryTest, LoadedOpsBehaveLikeBuiltIns) {
+  LoadOpLibrary(kLibDir + "/libexample_ops.so");
+  const Op* op = Op::Get("axpby");
+  EXPECT_NE(op->description.find("alpha * x + beta * y"), std::string::npos);
+  std::vector<std::string> names = Op::ListNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "axpby"), names.end());
+  EXPECT_EQ(Op::GetAttr<TOpPattern>("TOpPattern")[op], kElemWise);
+
+  Symbol z = Symbol::CreateFunctor(op, {{"alpha", "2"}}, "z");
+  z.Compose({Symbol::CreateVariable("x"), Symbol::CreateVariable("y")}, {});
+  std::vector<NodeEntry> grads = Op::GetAttr<FGradient>("FGradient")[op](z.outputs[0].node, {z.outputs[0]});
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(grads[0].node->attrs.dict.at("alpha"), "2");
+  EXPECT_ERROR(Symbol::CreateFunctor(op, {{"gamma", "1"}}), "op 'axpby'");
+}
+
+TEST(OpLibraryTest, LoadingTwiceIsHarmless) {
+  LoadOpLibrary(kLibDir + "/libexample_ops.so");
+  EXPECT_NO_THROW(LoadOpLibrary(kLibDir + "/libexample_ops.so"));
+}
+
+TEST(OpLibraryTest, ConflictingRegistrationsAreReported) {
+  LoadOpLibrary(kLibDir + "/libexample_ops.so");
+  EXPECT_ERROR(LoadOpLibrary(kLibDir + "/libconflicting_ops.so"),
+               "conflicts with existing registrations:\n  op 'axpby': attribute 'FInferShape' is registered twice");
+}
+
+TEST(OpLibraryTest, BadPathsAreClearErrors) {
+  EXPECT_ERROR(LoadOpLibrary("/no/such/libops.so"), "cannot load op library '/no/such/libops.so': no such file");
+  EXPECT_ERROR(LoadOpLibrary(kLibDir), "not a regular file");
+  EXPECT_ERROR(LoadOpLibrary(std::string(IR_TEST_SOURCE_DIR) + "/README.md"), "cannot load op library");
+}
+
+TEST(OpLibraryTest, CApiLoadsLibraries) {
+  EXPECT_EQ(IRLoadOpLibrary((kLibDir + "/libexample_ops.so").c_str()), 0) << IRGetLastError();
+  IROpHandle op;
+  EXPECT_EQ(IRGetOpHandle("axpby", &op), 0);
+}
+
+}  // namespace
+}  // namespace ir
