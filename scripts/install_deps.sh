@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake git pkg-config
-  libdmlc-dev libgtest-dev libbenchmark-dev
+  libdmlc-dev libgtest-dev libbenchmark-dev libdnnl-dev
 )
 
 missing=()

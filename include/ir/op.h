@@ -77,6 +77,12 @@ class Op {
   /*! \brief Parses attributes into a dmlc::Parameter struct P and documents its fields. */
   template <typename P>
   Op& set_param();
+  /*! \brief Runs a registration helper shared by a family of ops: `.apply(UnaryOp<Exp>())`. */
+  template <typename F>
+  Op& apply(F&& helper) {
+    helper(*this);
+    return *this;
+  }
   /*! \brief Makes `alias` another name for this op (Op::Get(alias) == this). */
   Op& add_alias(const std::string& alias);
   /*!

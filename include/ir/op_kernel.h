@@ -1,0 +1,57 @@
+/*!
+ * \file op_kernel.h
+ * \brief Kernel attributes: how an op computes on a device.
+ *
+ * "FCompute" is every op's CPU reference kernel: any graph can run unfused, and fused
+ * kernels are tested against it. Other backends register their own kernels under
+ * FComputeKey(device type) ("FCompute<opencl>", "FCompute<cuda>").
+ */
+#ifndef IR_OP_KERNEL_H_
+#define IR_OP_KERNEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/ndarray.h"
+#include "ir/node.h"
+
+namespace ir {
+
+/*! \brief What a kernel may know about the run it is part of. */
+struct OpContext {
+  Device device = Device::CPU();
+  /*! \brief Training (dropout active, batch norm uses batch statistics) or inference. */
+  bool is_train = true;
+  /*!
+   * \brief Seed for stateful ops (random_*, dropout), different for every node and every run
+   * but the same across processes for the same graph, seeds and run count.
+   */
+  uint64_t seed = 0;
+  /*! \brief The backend's queue or stream (cl_command_queue, CUstream); null on the CPU. */
+  void* queue = nullptr;
+};
+
+/*!
+ * \brief A kernel: computes `outputs` from `inputs`. Outputs are allocated by the caller with
+ * the inferred shapes and dtypes; an output may share memory with an input when the op's
+ * FInplaceOption allows it, and a mutated input (FMutateInputs) is written in place.
+ */
+using FCompute = std::function<void(const OpContext& ctx, const NodeAttrs& attrs,
+                                    const std::vector<NDArray>& inputs,
+                                    const std::vector<NDArray>& outputs)>;
+
+/*! \brief Attribute key of the kernels for a device type: "FCompute" for the CPU. */
+inline std::string FComputeKey(DeviceType type) {
+  switch (type) {
+    case DeviceType::kCPU: return "FCompute";
+    case DeviceType::kOpenCL: return "FCompute<opencl>";
+    case DeviceType::kCUDA: return "FCompute<cuda>";
+  }
+  return "FCompute<?>";
+}
+
+}  // namespace ir
+
+#endif  // IR_OP_KERNEL_H_

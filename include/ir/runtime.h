@@ -1,0 +1,122 @@
+/*!
+ * \file runtime.h
+ * \brief Executing graphs: Executor (one bound graph) and Session (TF1-style runs).
+ *
+ * Binding runs a pass pipeline over the graph with the shapes of the current feeds
+ * (InferShape, InferType, the optimization passes of the target, PlanMemory); running walks
+ * the nodes in topological order and calls, per node, the kernel RTCGen generated for it
+ * (graph attribute "kernels") or else the op's FCompute for the target device.
+ */
+#ifndef IR_RUNTIME_H_
+#define IR_RUNTIME_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/ndarray.h"
+#include "ir/op_kernel.h"
+
+namespace ir {
+
+/*! \brief How a session compiles and runs graphs. */
+struct SessionOptions {
+  /*! \brief "cpu", "opencl" or "cuda" (optionally ":<id>"). */
+  std::string target = "cpu";
+  /*! \brief Apply the fusion passes (when registered) before running. */
+  bool fusion = true;
+  /*! \brief Bound on unique array inputs per fused kernel; -1 = the target's default. */
+  int fmax = -1;
+  /*! \brief When set, IR is dumped after every pass into this directory. */
+  std::string dump_dir;
+  /*! \brief Graph-level random seed; op-level "seed" attributes combine with it. */
+  uint64_t seed = 0;
+  /*! \brief Training mode (dropout active, batch norm with batch statistics). */
+  bool is_train = true;
+  /*! \brief Pass names to run instead of the default pipeline (empty = default). */
+  std::vector<std::string> passes;
+};
+
+/*! \brief What one run did. */
+struct RunStats {
+  /*! \brief Bytes of intermediate storage the run's memory plan allocated. */
+  size_t bytes_allocated = 0;
+  /*! \brief Bytes the plan would need without any reuse (every entry its own buffer). */
+  size_t bytes_without_reuse = 0;
+  /*! \brief Kernels launched (fused kernels and op kernels). */
+  size_t kernels_launched = 0;
+  /*! \brief True when this run had to bind (run the pass pipeline) first. */
+  bool bound = false;
+  double bind_ms = 0;
+  double run_ms = 0;
+};
+
+/*! \brief Persistent values of variables, by name, shared by the executors of a session. */
+class VariableStore {
+ public:
+  bool Has(const std::string& name) const { return values_.count(name) != 0; }
+  /*! \brief The value of `name`; throws "variable 'x' is not initialized" when absent. */
+  const NDArray& Get(const std::string& name) const;
+  void Set(const std::string& name, NDArray value) { values_[name] = std::move(value); }
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, NDArray> values_;
+};
+
+/*!
+ * \brief A graph bound for execution. Outputs of the graph are the fetched values;
+ * variables not fed are read from (and written to) the VariableStore.
+ */
+class Executor {
+ public:
+  Executor(Graph graph, SessionOptions options, std::shared_ptr<VariableStore> variables);
+  ~Executor();
+  /*!
+   * \brief Runs the graph with `feeds` (by variable name) and returns one array per graph
+   * output. Binds again when feed shapes differ from the last bind (plans are cached).
+   * Throws ir::Error for a missing feed, a feed of the wrong shape or dtype, or an
+   * uninitialized variable, naming it.
+   */
+  std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds);
+  const RunStats& last_stats() const;
+  /*! \brief The graph after the pass pipeline of the last bind (attributes included). */
+  const Graph& bound_graph() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/*!
+ * \brief TF1-style session: runs any subgraph (fetches + targets) of the nodes it is given,
+ * caching one Executor per distinct set of fetches and targets; variables persist.
+ */
+class Session {
+ public:
+  explicit Session(SessionOptions options = SessionOptions());
+  ~Session();
+  /*!
+   * \brief Computes `fetches` and runs `targets` (nodes run for their effect, e.g. a train op).
+   * Returns one array per fetch.
+   */
+  std::vector<NDArray> Run(const std::vector<NodeEntry>& fetches,
+                           const std::unordered_map<std::string, NDArray>& feeds = {},
+                           const std::vector<NodePtr>& targets = {});
+  VariableStore& variables();
+  const RunStats& last_stats() const;
+  const SessionOptions& options() const;
+  /*! \brief The bound graph of the most recent run (for inspection: kernels, shapes...). */
+  const Graph& last_graph() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ir
+
+#endif  // IR_RUNTIME_H_

@@ -1,0 +1,197 @@
+/*!
+ * \file op_common.h
+ * \brief What op families share: error messages, shape/type inference helpers, dtype
+ * dispatch, parallel loops, broadcasting iteration and gradient-building shorthands.
+ */
+#ifndef IR_OPS_OP_COMMON_H_
+#define IR_OPS_OP_COMMON_H_
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/ast.h"
+#include "ir/ndarray.h"
+#include "ir/op.h"
+#include "ir/op_attr_types.h"
+#include "ir/op_kernel.h"
+
+namespace ir {
+namespace op {
+
+// ---------------------------------------------------------------- errors
+
+/*! \brief "node 'x' (op add)": how every op error names its node. */
+std::string NodeDesc(const NodeAttrs& attrs);
+/*! \brief "[2,3], [3]". */
+std::string ShapesDesc(const std::vector<Shape>& shapes);
+
+/*!
+ * \brief Refines `*slot` with `value`; throws naming the node, `what` ("input 1", "output 0")
+ * and both shapes when they contradict.
+ */
+void AssignShape(const NodeAttrs& attrs, const std::string& what, Shape* slot, const Shape& value);
+/*! \brief Same for dtypes (kUnknown refines to anything). */
+void AssignType(const NodeAttrs& attrs, const std::string& what, DType* slot, DType value);
+
+/*! \brief A set of dtypes, for checking what an op accepts. */
+using DTypeSet = std::initializer_list<DType>;
+extern const DTypeSet kFloatTypes;    // float32, float64
+extern const DTypeSet kNumericTypes;  // float32, float64, int32, int64
+extern const DTypeSet kAllTypes;      // numeric + bool
+/*! \brief Throws "node ... : input dtype int32 is not supported (expected float32, float64)". */
+void CheckDType(const NodeAttrs& attrs, const std::string& what, DType dtype, DTypeSet allowed);
+
+// ---------------------------------------------------------------- inference
+
+/*! \brief Every input and output has one shape. */
+bool ElemwiseShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out);
+/*! \brief Every input and output has one dtype. */
+bool ElemwiseType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out);
+/*! \brief NumPy broadcasting of two shapes; throws naming the node and shapes when incompatible. */
+Shape BroadcastShapes(const NodeAttrs& attrs, const Shape& a, const Shape& b);
+/*! \brief Output is the broadcast of all inputs. */
+bool BroadcastShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out);
+/*! \brief All outputs get `dtype`; inputs are left as they are. */
+bool OutputsAre(DType dtype, std::vector<DType>* in, std::vector<DType>* out);
+/*! \brief True when every shape in both lists is fully known. */
+bool AllKnown(const std::vector<Shape>& in, const std::vector<Shape>& out);
+bool AllKnown(const std::vector<DType>& in, const std::vector<DType>& out);
+/*! \brief Normalizes a possibly negative axis for rank `ndim`; throws naming the node when out of range. */
+int NormalizeAxis(const NodeAttrs& attrs, int axis, int ndim);
+
+// ---------------------------------------------------------------- kernels
+
+/*! \brief Runs `body` with a C++ type alias `DT` for `dtype` over the listed dtype cases. */
+#define IR_TYPE_CASE_(ENUM, CTYPE, DT, ...) \
+  case ::ir::DType::ENUM: {                 \
+    using DT = CTYPE;                       \
+    __VA_ARGS__;                            \
+    break;                                  \
+  }
+#define IR_FLOAT_SWITCH(dtype, DT, ...)                                      \
+  switch (dtype) {                                                           \
+    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)                          \
+    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)                         \
+    default: ::ir::op::UnsupportedDType(dtype, "float32 or float64");        \
+  }
+#define IR_NUMERIC_SWITCH(dtype, DT, ...)                                    \
+  switch (dtype) {                                                           \
+    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)                          \
+    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)                         \
+    IR_TYPE_CASE_(kInt32, int32_t, DT, __VA_ARGS__)                          \
+    IR_TYPE_CASE_(kInt64, int64_t, DT, __VA_ARGS__)                          \
+    default: ::ir::op::UnsupportedDType(dtype, "a numeric dtype");           \
+  }
+#define IR_ALL_TYPES_SWITCH(dtype, DT, ...)                                  \
+  switch (dtype) {                                                           \
+    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)                          \
+    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)                         \
+    IR_TYPE_CASE_(kInt32, int32_t, DT, __VA_ARGS__)                          \
+    IR_TYPE_CASE_(kInt64, int64_t, DT, __VA_ARGS__)                          \
+    IR_TYPE_CASE_(kBool, bool, DT, __VA_ARGS__)                              \
+    default: ::ir::op::UnsupportedDType(dtype, "a known dtype");             \
+  }
+[[noreturn]] void UnsupportedDType(DType dtype, const char* expected);
+
+/*! \brief Threads kernels use (IR_NUM_THREADS, else OMP_NUM_THREADS, else all cores). */
+int NumThreads();
+
+/*!
+ * \brief Calls body(begin, end) over [0, n) split across threads; small ranges run inline.
+ * `grain` is the least work worth a thread (in iterations).
+ */
+template <typename F>
+void ParallelFor(int64_t n, const F& body, int64_t grain = 1 << 15) {
+  if (n <= 0) return;
+  int threads = NumThreads();
+  int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  if (chunks <= 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel for num_threads(chunks) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
+    body(begin, end);
+  }
+}
+
+/*!
+ * \brief Element strides of `shape` broadcast to `out` (0 along broadcast dimensions),
+ * aligned to the right as NumPy does.
+ */
+std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out);
+
+/*!
+ * \brief out[i] = f(a[ia], b[ib]) with NumPy broadcasting of a and b to out's shape.
+ * Fast paths: same shapes, scalar operands, and a contiguous inner dimension.
+ */
+template <typename TA, typename TB, typename TO, typename F>
+void BroadcastBinary(const NDArray& a, const NDArray& b, const NDArray& out, const F& f) {
+  const TA* pa = static_cast<const TA*>(a.data());
+  const TB* pb = static_cast<const TB*>(b.data());
+  TO* po = static_cast<TO*>(out.data());
+  int64_t n = out.Size();
+  if (a.shape() == out.shape() && b.shape() == out.shape()) {
+    ParallelFor(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
+    });
+    return;
+  }
+  if (b.Size() == 1 && a.shape() == out.shape()) {
+    TB vb = pb[0];
+    ParallelFor(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], vb);
+    });
+    return;
+  }
+  if (a.Size() == 1 && b.shape() == out.shape()) {
+    TA va = pa[0];
+    ParallelFor(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = f(va, pb[i]);
+    });
+    return;
+  }
+  const Shape& os = out.shape();
+  int nd = os.ndim();
+  std::vector<int64_t> sa = BroadcastStrides(a.shape(), os), sb = BroadcastStrides(b.shape(), os);
+  int64_t inner = nd == 0 ? 1 : os[nd - 1];
+  int64_t ia_step = nd == 0 ? 0 : sa[nd - 1], ib_step = nd == 0 ? 0 : sb[nd - 1];
+  int64_t rows = inner == 0 ? 0 : n / inner;
+  ParallelFor(rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t rem = r, ia = 0, ib = 0;
+      for (int d = nd - 2; d >= 0; --d) {
+        int64_t idx = rem % os[d];
+        rem /= os[d];
+        ia += idx * sa[d];
+        ib += idx * sb[d];
+      }
+      TO* row = po + r * inner;
+      for (int64_t j = 0; j < inner; ++j) row[j] = f(pa[ia + j * ia_step], pb[ib + j * ib_step]);
+    }
+  }, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner, 1)));
+}
+
+// ---------------------------------------------------------------- gradients
+
+/*! \brief A new node of `op` named "<node>_grad_<suffix>" for building gradients. */
+NodeEntry GradNode(const std::string& op, const NodePtr& node, const std::string& suffix,
+                   std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& attrs = {});
+/*! \brief Output `index` of `node`. */
+inline NodeEntry Out(const NodePtr& node, uint32_t index = 0) { return NodeEntry{node, index}; }
+/*! \brief Input `index` of `node`. */
+inline NodeEntry In(const NodePtr& node, uint32_t index) { return node->inputs.at(index); }
+/*! \brief Full-precision text of a number, for scalar attributes of gradient nodes. */
+std::string NumberToString(double value);
+/*! \brief An FGradient for ops whose inputs get no gradient (comparisons, argmax, shape ops). */
+std::vector<NodeEntry> ZeroGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds);
+
+}  // namespace op
+}  // namespace ir
+
+#endif  // IR_OPS_OP_COMMON_H_
