@@ -10,6 +10,7 @@
 #ifndef IR_C_API_H_
 #define IR_C_API_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -94,6 +95,61 @@ IR_DLL int IRGraphPrint(IRGraphHandle graph, int format, const char** out);
 /* ---- extensions ---- */
 /*! \brief dlopens an op library; its ops behave like built-in ones afterwards. */
 IR_DLL int IRLoadOpLibrary(const char* path);
+
+/* ---- automatic differentiation ---- */
+/*!
+ * \brief Reverse-mode gradients of the outputs of `ys` with respect to the outputs of `xs`.
+ * `grad_ys` (may be NULL: ones like each y) holds one head gradient per output of `ys`.
+ * *out is a grouped symbol with one gradient per output of `xs`, in order.
+ */
+IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys,
+                            IRSymbolHandle* out);
+
+/* ---- runtime: arrays and sessions ---- */
+typedef void* IRNDArrayHandle;
+typedef void* IRSessionHandle;
+
+/*!
+ * \brief A CPU array of `dtype` (a DType value: 0 float32, 1 float64, 2 int32, 3 int64, 4 bool)
+ * and `shape`; `data_or_null` (row-major, shape-sized) is copied in, else the array is zeroed.
+ */
+IR_DLL int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void* data_or_null,
+                           IRNDArrayHandle* out);
+/*! \brief The array's shape; *shape stays valid while the handle lives. */
+IR_DLL int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape);
+IR_DLL int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype);
+/*! \brief Copies the elements into `dst`; `bytes` must be exactly the array's size in bytes. */
+IR_DLL int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes);
+IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
+
+/*!
+ * \brief A session. `options_json` (may be NULL) sets any of
+ * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[]}.
+ */
+IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
+/*!
+ * \brief Computes the outputs of `fetches` (a grouped symbol, may be NULL) and runs the head
+ * nodes of `targets` (may be NULL) with the given feeds. *outputs (one new array per fetched
+ * output, each freed by the caller with IRNDArrayFree) stays valid until the next call.
+ */
+IR_DLL int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets,
+                        uint32_t num_feeds, const char** feed_names, IRNDArrayHandle* feed_values,
+                        uint32_t* num_outputs, IRNDArrayHandle** outputs);
+/*! \brief A copy of variable `name` in a new handle; *found is 0 (and *out NULL) when it has no value. */
+IR_DLL int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle* out,
+                                int* found);
+/*! \brief Sets variable `name` to a copy of `value`. */
+IR_DLL int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle value);
+/*! \brief Names of the variables that have a value, sorted. */
+IR_DLL int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const char*** out_names);
+/*!
+ * \brief Statistics of the last run as JSON: bytes_allocated, bytes_without_reuse,
+ * kernels_launched, host_fallbacks, bound, bind_ms, run_ms.
+ */
+IR_DLL int IRSessionGetStatsJSON(IRSessionHandle session, const char** json);
+/*! \brief A copy of the bound graph of the last run (free it with IRGraphFree). */
+IR_DLL int IRSessionGetLastGraph(IRSessionHandle session, IRGraphHandle* out);
+IR_DLL int IRSessionFree(IRSessionHandle session);
 
 #ifdef __cplusplus
 }

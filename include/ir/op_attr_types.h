@@ -52,6 +52,12 @@ using FInplaceOption = std::function<std::vector<std::pair<int, int>>(const Node
 /*! \brief "FMutateInputs": indices of inputs the op writes to (e.g. assign's target). */
 using FMutateInputs = std::function<std::vector<uint32_t>(const NodeAttrs& attrs)>;
 
+/*!
+ * \brief "TOverwritesMutatedInputs": the op writes its mutated inputs without reading them
+ * (assign), so running it on an uninitialized variable allocates and initializes the variable.
+ */
+using TOverwritesMutatedInputs = bool;
+
 /*! \brief "TIsStateful": true for ops whose result is not a function of inputs (random ops). */
 using TIsStateful = bool;
 
@@ -72,8 +78,19 @@ enum OpPattern : int {
 };
 /*! \brief "TOpPattern": the op's OpPattern. */
 using TOpPattern = int;
+/*!
+ * \brief "TReduceKind": what a kCommReduce op computes ("sum", "mean", "max", "min", "prod"),
+ * so fusion can generate the reduction.
+ */
+using TReduceKind = std::string;
 
 const char* OpPatternName(int pattern);
+
+/*!
+ * \brief "FReduceAxes": the axes a kCommReduce op reduces for an input of rank `ndim`
+ * (normalized to [0, ndim), sorted, no duplicates). Fusion uses it to generate reductions.
+ */
+using FReduceAxes = std::function<std::vector<int>(const NodeAttrs& attrs, int ndim)>;
 
 }  // namespace ir
 

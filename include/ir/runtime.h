@@ -48,6 +48,8 @@ struct RunStats {
   size_t bytes_without_reuse = 0;
   /*! \brief Kernels launched (fused kernels and op kernels). */
   size_t kernels_launched = 0;
+  /*! \brief Op nodes run by their CPU kernel on host copies (no kernel for the target). */
+  size_t host_fallbacks = 0;
   /*! \brief True when this run had to bind (run the pass pipeline) first. */
   bool bound = false;
   double bind_ms = 0;

@@ -8,14 +8,71 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <thread>
 
 namespace ir {
+
+std::istream& operator>>(std::istream& is, DType& dtype) {
+  std::string name;
+  if (!(is >> name)) return is;
+  try {
+    DType parsed = DTypeFromName(name);
+    if (parsed == DType::kUnknown) {
+      is.setstate(std::ios::failbit);
+    } else {
+      dtype = parsed;
+    }
+  } catch (const Error&) {
+    is.setstate(std::ios::failbit);
+  }
+  return is;
+}
+
 namespace op {
 
-const DTypeSet kFloatTypes = {DType::kFloat32, DType::kFloat64};
-const DTypeSet kNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64};
-const DTypeSet kAllTypes = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool};
+const DTypeSet& FloatTypes() {
+  static const DTypeSet types = {DType::kFloat32, DType::kFloat64};
+  return types;
+}
+
+const DTypeSet& NumericTypes() {
+  static const DTypeSet types = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64};
+  return types;
+}
+
+const DTypeSet& AllTypes() {
+  static const DTypeSet types = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool};
+  return types;
+}
+
+std::istream& operator>>(std::istream& is, IntList& list) {
+  std::string text, token;
+  std::getline(is, text, '\0');
+  list.values.clear();
+  for (char& c : text) {
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == ',') c = ' ';
+  }
+  std::istringstream items(text);
+  while (items >> token) {
+    char* end = nullptr;
+    long long value = std::strtoll(token.c_str(), &end, 10);
+    if (end == token.c_str() || *end != '\0') {
+      is.setstate(std::ios::failbit);
+      return is;
+    }
+    list.values.push_back(value);
+  }
+  // dmlc checks that the whole string was consumed; clear eof-only state for it.
+  is.clear(std::ios::eofbit);
+  return is;
+}
+
+std::ostream& operator<<(std::ostream& os, const IntList& list) {
+  os << "(";
+  for (size_t i = 0; i < list.values.size(); ++i) os << (i ? "," : "") << list.values[i];
+  return os << ")";
+}
 
 std::string NodeDesc(const NodeAttrs& attrs) {
   return StrCat("node '", attrs.name, "' (op ", attrs.op ? attrs.op->name : std::string("variable"), ")");
@@ -38,7 +95,7 @@ void AssignType(const NodeAttrs& attrs, const std::string& what, DType* slot, DT
   *slot = value;
 }
 
-void CheckDType(const NodeAttrs& attrs, const std::string& what, DType dtype, DTypeSet allowed) {
+void CheckDType(const NodeAttrs& attrs, const std::string& what, DType dtype, const DTypeSet& allowed) {
   if (dtype == DType::kUnknown) return;
   for (DType ok : allowed) {
     if (ok == dtype) return;
@@ -130,6 +187,17 @@ int NormalizeAxis(const NodeAttrs& attrs, int axis, int ndim) {
   IR_CHECK(-ndim <= axis && axis < std::max(ndim, 1))
       << NodeDesc(attrs) << ": axis " << axis << " is out of range for rank " << ndim;
   return axis < 0 ? axis + ndim : axis;
+}
+
+bool ValueFitsDType(double value, DType dtype) {
+  // 2^31 and 2^63 are exact doubles: the ranges are [-2^31, 2^31) and [-2^63, 2^63).
+  switch (dtype) {
+    case DType::kBool: return value == 0 || value == 1;
+    case DType::kInt32: return value == std::trunc(value) && value >= -2147483648.0 && value < 2147483648.0;
+    case DType::kInt64:
+      return value == std::trunc(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0;
+    default: return true;
+  }
 }
 
 void UnsupportedDType(DType dtype, const char* expected) {

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <istream>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,14 @@
 #include "ir/op_kernel.h"
 
 namespace ir {
+
+/*!
+ * \brief Reads a DType by name ("float32", "int64", "bool"...; not "unknown"), so a DType can be
+ * a dmlc::Parameter field (`DType dtype;` with `.set_default(DType::kFloat32)`); a bad name sets
+ * failbit, which the parameter parser reports naming the field and the value.
+ */
+std::istream& operator>>(std::istream& is, DType& dtype);
+
 namespace op {
 
 // ---------------------------------------------------------------- errors
@@ -38,12 +48,33 @@ void AssignShape(const NodeAttrs& attrs, const std::string& what, Shape* slot, c
 void AssignType(const NodeAttrs& attrs, const std::string& what, DType* slot, DType value);
 
 /*! \brief A set of dtypes, for checking what an op accepts. */
-using DTypeSet = std::initializer_list<DType>;
-extern const DTypeSet kFloatTypes;    // float32, float64
-extern const DTypeSet kNumericTypes;  // float32, float64, int32, int64
-extern const DTypeSet kAllTypes;      // numeric + bool
+using DTypeSet = std::vector<DType>;
+/*! \brief float32, float64. (Functions, not globals: static registrations use them.) */
+const DTypeSet& FloatTypes();
+/*! \brief float32, float64, int32, int64. */
+const DTypeSet& NumericTypes();
+/*! \brief Numeric types and bool. */
+const DTypeSet& AllTypes();
 /*! \brief Throws "node ... : input dtype int32 is not supported (expected float32, float64)". */
-void CheckDType(const NodeAttrs& attrs, const std::string& what, DType dtype, DTypeSet allowed);
+void CheckDType(const NodeAttrs& attrs, const std::string& what, DType dtype, const DTypeSet& allowed);
+
+// ---------------------------------------------------------------- parameters
+
+/*!
+ * \brief A list of integers as a dmlc::Parameter field (axes, strides, shapes): parsed from
+ * "(1,2)", "[1, 2]", "1,2", "3" or "()"; printed as "(1,2)".
+ */
+struct IntList {
+  std::vector<int64_t> values;
+  IntList() = default;
+  IntList(std::initializer_list<int64_t> v) : values(v) {}
+  size_t size() const { return values.size(); }
+  bool empty() const { return values.empty(); }
+  int64_t operator[](size_t i) const { return values[i]; }
+  bool operator==(const IntList& o) const { return values == o.values; }
+};
+std::istream& operator>>(std::istream& is, IntList& list);
+std::ostream& operator<<(std::ostream& os, const IntList& list);
 
 // ---------------------------------------------------------------- inference
 
@@ -62,6 +93,11 @@ bool AllKnown(const std::vector<Shape>& in, const std::vector<Shape>& out);
 bool AllKnown(const std::vector<DType>& in, const std::vector<DType>& out);
 /*! \brief Normalizes a possibly negative axis for rank `ndim`; throws naming the node when out of range. */
 int NormalizeAxis(const NodeAttrs& attrs, int axis, int ndim);
+/*!
+ * \brief True when `value` converts to `dtype` without changing (floats: always, rounding
+ * allowed; integers: integral and in range; bool: 0 or 1), for checking scalar parameters.
+ */
+bool ValueFitsDType(double value, DType dtype);
 
 // ---------------------------------------------------------------- kernels
 

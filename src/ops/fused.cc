@@ -1,0 +1,174 @@
+/*!
+ * \file fused.cc
+ * \brief The "_fused" op: a group of nodes made one node by the Fusion pass.
+ *
+ * Shape and type inference run the members' own inference; the CPU kernel runs the members'
+ * own kernels one by one (the unfused reference; CodeGen/RTCGen replace it by one generated
+ * kernel per node through the graph attribute "kernels").
+ */
+#include <sstream>
+
+#include "ir/fusion.h"
+#include "ir/graph_io.h"
+#include "ops/op_common.h"
+
+namespace ir {
+
+std::map<std::string, std::string> FusedGroup::ToAttrs() const {
+  std::ostringstream aliases_text, mutated_text;
+  for (size_t i = 0; i < aliases.size(); ++i) {
+    aliases_text << (i ? "," : "") << aliases[i].first << ":" << aliases[i].second;
+  }
+  for (size_t i = 0; i < mutated_inputs.size(); ++i) mutated_text << (i ? "," : "") << mutated_inputs[i];
+  return {{"kind", kind},
+          {"subgraph", SaveJSON(subgraph)},
+          {"aliases", aliases_text.str()},
+          {"mutated_inputs", mutated_text.str()}};
+}
+
+bool FusedGroup::IsAliasedOutput(int index) const {
+  for (const auto& alias : aliases) {
+    if (alias.second == index) return true;
+  }
+  return false;
+}
+
+const FusedGroup& GetFusedGroup(const NodeAttrs& attrs) {
+  IR_CHECK(attrs.op != nullptr && attrs.op->name == "_fused" && !attrs.parsed.empty())
+      << "node '" << attrs.name << "' is not a fused node";
+  return *dmlc::get<std::shared_ptr<const FusedGroup>>(attrs.parsed);
+}
+
+namespace op {
+namespace {
+
+// Group input k is the variable named "in<k>".
+int InputIndex(const Node* var) { return std::stoi(var->attrs.name.substr(2)); }
+
+void ParseFused(NodeAttrs* attrs) {
+  auto group = std::make_shared<FusedGroup>();
+  for (const auto& kv : attrs->dict) {
+    IR_CHECK(kv.first == "kind" || kv.first == "subgraph" || kv.first == "aliases" || kv.first == "mutated_inputs" ||
+             (kv.first.size() > 4 && kv.first.rfind("__", 0) == 0))
+        << NodeDesc(*attrs) << ": unknown parameter '" << kv.first << "'";
+  }
+  auto get = [&](const std::string& key) {
+    auto it = attrs->dict.find(key);
+    IR_CHECK(it != attrs->dict.end()) << NodeDesc(*attrs) << ": missing parameter '" << key << "'";
+    return it->second;
+  };
+  group->kind = get("kind");
+  IR_CHECK(group->kind == "map" || group->kind == "reduce") << NodeDesc(*attrs) << ": unknown kind '" << group->kind << "'";
+  group->subgraph = LoadJSON(get("subgraph"));
+  std::istringstream aliases(attrs->dict.count("aliases") ? attrs->dict.at("aliases") : "");
+  for (std::string item; std::getline(aliases, item, ',');) {
+    size_t colon = item.find(':');
+    IR_CHECK(colon != std::string::npos) << NodeDesc(*attrs) << ": malformed alias '" << item << "'";
+    group->aliases.emplace_back(std::stoi(item.substr(0, colon)), std::stoi(item.substr(colon + 1)));
+  }
+  std::istringstream mutated(attrs->dict.count("mutated_inputs") ? attrs->dict.at("mutated_inputs") : "");
+  for (std::string item; std::getline(mutated, item, ',');) group->mutated_inputs.push_back(std::stoi(item));
+  const IndexedGraph& idx = group->subgraph.indexed_graph();
+  for (size_t i = 0; i < idx.input_nodes().size(); ++i) {
+    const Node* var = idx[idx.input_nodes()[i]].source;
+    IR_CHECK(var->attrs.name.rfind("in", 0) == 0 && InputIndex(var) < static_cast<int>(idx.input_nodes().size()))
+        << NodeDesc(*attrs) << ": subgraph variable '" << var->attrs.name << "' is not named in<k>";
+  }
+  attrs->parsed = std::shared_ptr<const FusedGroup>(group);
+}
+
+/*!
+ * \brief Walks the members in order, filling each one's input values from the group inputs
+ * or earlier members, and calling visit(node, inputs, outputs) to compute its outputs.
+ */
+template <typename Value, typename Visit>
+std::vector<Value> WalkMembers(const FusedGroup& group, const std::vector<Value>& inputs, const Visit& visit) {
+  const IndexedGraph& idx = group.subgraph.indexed_graph();
+  std::vector<std::vector<Value>> values(idx.num_nodes());
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable()) {
+      values[nid] = {inputs.at(InputIndex(node))};
+      continue;
+    }
+    std::vector<Value> in;
+    for (const auto& e : idx[nid].inputs) in.push_back(values[e.node_id][e.index]);
+    values[nid].resize(node->num_outputs());
+    visit(node, in, &values[nid]);
+  }
+  std::vector<Value> out;
+  for (const auto& e : idx.outputs()) out.push_back(values[e.node_id][e.index]);
+  return out;
+}
+
+template <typename Value, typename FInfer>
+bool InferThrough(const std::string& key, const NodeAttrs& attrs, std::vector<Value>* in, std::vector<Value>* out) {
+  const FusedGroup& group = GetFusedGroup(attrs);
+  const auto& infer = Op::GetAttr<FInfer>(key);
+  std::vector<Value> results = WalkMembers<Value>(group, *in, [&](const Node* node, std::vector<Value> values,
+                                                                  std::vector<Value>* outs) {
+    infer[node->op()](node->attrs, &values, outs);
+  });
+  for (size_t i = 0; i < results.size(); ++i) (*out)[i] = results[i];
+  return AllKnown(*in, *out);
+}
+
+void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                  const std::vector<NDArray>& outputs) {
+  const FusedGroup& group = GetFusedGroup(attrs);
+  const auto& shape_fn = Op::GetAttr<FInferShape>("FInferShape");
+  const auto& type_fn = Op::GetAttr<FInferType>("FInferType");
+  const auto& compute = Op::GetAttr<FCompute>("FCompute");
+  std::vector<NDArray> results = WalkMembers<NDArray>(group, inputs, [&](const Node* node, const std::vector<NDArray>& in,
+                                                                          std::vector<NDArray>* outs) {
+    std::vector<Shape> in_shapes, out_shapes(outs->size());
+    std::vector<DType> in_types, out_types(outs->size(), DType::kUnknown);
+    for (const NDArray& a : in) {
+      in_shapes.push_back(a.shape());
+      in_types.push_back(a.dtype());
+    }
+    shape_fn[node->op()](node->attrs, &in_shapes, &out_shapes);
+    type_fn[node->op()](node->attrs, &in_types, &out_types);
+    for (size_t i = 0; i < outs->size(); ++i) (*outs)[i] = NDArray(out_shapes[i], out_types[i]);
+    compute[node->op()](ctx, node->attrs, in, *outs);
+  });
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!group.IsAliasedOutput(static_cast<int>(i))) outputs[i].CopyFrom(results[i]);
+  }
+}
+
+}  // namespace
+
+IR_REGISTER_OP(_fused)
+    .describe("A group of nodes fused into one kernel by the Fusion pass (attribute 'subgraph').")
+    .set_num_inputs([](const NodeAttrs& attrs) {
+      return static_cast<uint32_t>(GetFusedGroup(attrs).subgraph.indexed_graph().input_nodes().size());
+    })
+    .set_num_outputs([](const NodeAttrs& attrs) {
+      return static_cast<uint32_t>(GetFusedGroup(attrs).subgraph.outputs.size());
+    })
+    .set_attr_parser(ParseFused)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return InferThrough<Shape, FInferShape>("FInferShape", attrs, in, out);
+                           })
+    .set_attr<FInferType>("FInferType",
+                          [](const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+                            return InferThrough<DType, FInferType>("FInferType", attrs, in, out);
+                          })
+    .set_attr<FCompute>("FCompute", FusedCompute)
+    .set_attr<FMutateInputs>("FMutateInputs",
+                             [](const NodeAttrs& attrs) {
+                               const auto& inputs = GetFusedGroup(attrs).mutated_inputs;
+                               return std::vector<uint32_t>(inputs.begin(), inputs.end());
+                             })
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs& attrs) {
+                                std::vector<std::pair<int, int>> pairs;
+                                for (const auto& alias : GetFusedGroup(attrs).aliases) pairs.push_back(alias);
+                                return pairs;
+                              })
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+}  // namespace op
+}  // namespace ir

@@ -1,0 +1,71 @@
+/*!
+ * \file fusion_plan.h
+ * \brief The Fusion pass's two halves: choosing groups (FusionPlanner) and rewriting the graph
+ * so each group becomes one "_fused" node (RewriteFusedGraph).
+ */
+#ifndef IR_PASSES_FUSION_PLAN_H_
+#define IR_PASSES_FUSION_PLAN_H_
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace ir {
+namespace fusion {
+
+/*! \brief A chosen group: members in topological order over one iteration domain. */
+struct Group {
+  /*! \brief "map" or "reduce". */
+  std::string kind = "map";
+  std::vector<uint32_t> members;
+  /*! \brief Shape every member computes over (the reduction's input shape for "reduce"). */
+  Shape domain;
+  /*! \brief A reduce group takes no more members. */
+  bool closed = false;
+};
+
+/*! \brief The grouping decisions for one graph. */
+struct Plan {
+  std::vector<Group> groups;
+  /*! \brief Group of each node id, -1 when the node stays as it is. */
+  std::vector<int> group_of;
+  /*! \brief Nodes duplicated into every group that reads them (scalar constants). */
+  std::vector<bool> foldable;
+  /*! \brief Why nodes were not fused or groups not merged, in graph order. */
+  std::vector<std::string> log;
+};
+
+/*!
+ * \brief Chooses groups greedily in topological order: an elementwise/broadcast node joins
+ * (and merges) the groups of its producers when the merged group keeps one domain, at most
+ * `fmax` unique array inputs and `max_size` members, and no path leaves and re-enters it;
+ * a reduction absorbs the group producing its input as a prologue.
+ */
+Plan PlanFusion(const Graph& graph, int fmax, int max_size);
+
+/*! \brief One entry of the "fusion_groups" attribute (JSON-able). */
+struct GroupRecord {
+  std::string node;
+  std::string kind;
+  std::vector<std::string> members;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  void Save(dmlc::JSONWriter* writer) const;
+  void Load(dmlc::JSONReader* reader);
+};
+
+/*!
+ * \brief Replaces each planned group by one "_fused" node; the result carries "shape" and
+ * "dtype" for its entries and appends one GroupRecord per fused node to `records`.
+ */
+Graph RewriteFusedGraph(const Graph& graph, const Plan& plan, std::vector<GroupRecord>* records);
+
+/*! \brief Entry ids `members` read that are produced outside them (foldable nodes excluded), in order. */
+std::vector<uint32_t> ExternalInputs(const IndexedGraph& idx, const std::vector<uint32_t>& members,
+                                     const std::vector<bool>& foldable);
+
+}  // namespace fusion
+}  // namespace ir
+
+#endif  // IR_PASSES_FUSION_PLAN_H_
