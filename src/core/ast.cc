@@ -106,7 +106,8 @@ Expr Unary(const std::string& op, Expr x) {
   IR_CHECK(op == "-" || op == "!") << "AST: unknown unary operator '" << op << "'";
   IR_CHECK(x != nullptr) << "AST: null operand of '" << op << "'";
   IR_CHECK(op == "!" || x->dtype != DType::kBool) << "AST: cannot negate a bool";
-  return Make(ExprKind::kUnary, op == "!" ? DType::kBool : x->dtype, op, {std::move(x)});
+  DType dtype = op == "!" ? DType::kBool : x->dtype;
+  return Make(ExprKind::kUnary, dtype, op, {std::move(x)});
 }
 
 Expr Binary(const std::string& op, Expr a, Expr b) {
