@@ -61,6 +61,13 @@ using TOverwritesMutatedInputs = bool;
 /*! \brief "TIsStateful": true for ops whose result is not a function of inputs (random ops). */
 using TIsStateful = bool;
 
+/*!
+ * \brief "TShapeOnly": true for ops whose outputs depend only on their inputs' shapes and dtypes,
+ * never on their values (shape, size, rank, zeros_like), so FoldConstants can evaluate them once
+ * the input shapes are known.
+ */
+using TShapeOnly = bool;
+
 /*! \brief How an op's outputs depend on its inputs; fusion groups ops by this. */
 enum OpPattern : int {
   /*! \brief Output i reads input i (same shapes). */

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "ir/ast.h"
@@ -88,17 +89,16 @@ std::vector<double> Values(const NDArray& array) {
   return out;
 }
 
-std::vector<NDArray> EvalGraph(const std::vector<NodeEntry>& outputs, const std::map<const Node*, NDArray>& feeds,
-                               uint64_t seed) {
-  Graph graph(outputs);
-  const IndexedGraph& idx = graph.indexed_graph();
+namespace {
+
+// Runs every node of `idx` in order; `kernel_of(nid)` may supply a kernel replacing FCompute.
+std::vector<NDArray> Evaluate(const IndexedGraph& idx, const std::function<NDArray(const Node*)>& feed,
+                              const std::function<FCompute(uint32_t)>& kernel_of, uint64_t seed) {
   std::vector<std::vector<NDArray>> values(idx.num_nodes());
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
     if (node->is_variable()) {
-      auto it = feeds.find(node);
-      IR_CHECK(it != feeds.end()) << "EvalGraph: variable '" << node->attrs.name << "' is not fed";
-      values[nid] = {it->second};
+      values[nid] = {feed(node)};
       continue;
     }
     std::vector<NDArray> in;
@@ -123,12 +123,42 @@ std::vector<NDArray> EvalGraph(const std::vector<NodeEntry>& outputs, const std:
     }
     OpContext ctx;
     ctx.seed = seed * 1000003 + nid;
-    Op::GetAttr<FCompute>("FCompute")[node->op()](ctx, node->attrs, in, out);
+    FCompute kernel = kernel_of(nid);
+    if (!kernel) kernel = Op::GetAttr<FCompute>("FCompute")[node->op()];
+    kernel(ctx, node->attrs, in, out);
     values[nid] = out;
   }
   std::vector<NDArray> result;
   for (const auto& e : idx.outputs()) result.push_back(values[e.node_id][e.index]);
   return result;
+}
+
+}  // namespace
+
+std::vector<NDArray> EvalGraph(const std::vector<NodeEntry>& outputs, const std::map<const Node*, NDArray>& feeds,
+                               uint64_t seed) {
+  Graph graph(outputs);
+  return Evaluate(
+      graph.indexed_graph(),
+      [&](const Node* node) {
+        auto it = feeds.find(node);
+        IR_CHECK(it != feeds.end()) << "EvalGraph: variable '" << node->attrs.name << "' is not fed";
+        return it->second;
+      },
+      [](uint32_t) { return FCompute(); }, seed);
+}
+
+std::vector<NDArray> EvalGraphWithKernels(const Graph& graph, const std::map<std::string, NDArray>& feeds) {
+  const std::vector<FCompute>* kernels =
+      graph.HasAttr("kernels") ? &graph.GetAttr<std::vector<FCompute>>("kernels") : nullptr;
+  return Evaluate(
+      graph.indexed_graph(),
+      [&](const Node* node) {
+        auto it = feeds.find(node->attrs.name);
+        IR_CHECK(it != feeds.end()) << "EvalGraph: variable '" << node->attrs.name << "' is not fed";
+        return it->second;
+      },
+      [&](uint32_t nid) { return kernels != nullptr ? (*kernels)[nid] : FCompute(); }, 1);
 }
 
 std::vector<NDArray> RunOp(const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs) {

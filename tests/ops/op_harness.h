@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/ndarray.h"
 #include "ir/node.h"
 
@@ -32,6 +33,12 @@ std::vector<double> Values(const NDArray& array);
  */
 std::vector<NDArray> EvalGraph(const std::vector<NodeEntry>& outputs, const std::map<const Node*, NDArray>& feeds,
                                uint64_t seed = 1);
+
+/*!
+ * \brief Evaluates a graph the way EvalGraph does, except that nodes with a kernel in the
+ * graph attribute "kernels" (set by RTCGen) run that kernel; feeds are by variable name.
+ */
+std::vector<NDArray> EvalGraphWithKernels(const Graph& graph, const std::map<std::string, NDArray>& feeds);
 
 /*! \brief Applies op `op` with `attrs` to `inputs` and returns its outputs. */
 std::vector<NDArray> RunOp(const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs);

@@ -1,0 +1,249 @@
+/*!
+ * \file array_index.cc
+ * \brief Ops driven by integer index tensors: gather, gather_grad (its gradient, a
+ * scatter-add into zeros) and one_hot.
+ */
+#include <algorithm>
+#include <string>
+
+#include "ops/array_common.h"
+#include "ops/strided_copy.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+struct GatherParam : public dmlc::Parameter<GatherParam> {
+  int axis;
+  DMLC_DECLARE_PARAMETER(GatherParam) {
+    DMLC_DECLARE_FIELD(axis).set_default(0).describe("Axis of params the indices select along.");
+  }
+};
+
+struct OneHotParam : public dmlc::Parameter<OneHotParam> {
+  int depth;
+  double on_value;
+  double off_value;
+  int axis;
+  std::string dtype;
+  DMLC_DECLARE_PARAMETER(OneHotParam) {
+    DMLC_DECLARE_FIELD(depth).set_lower_bound(0).describe("Extent of the new dimension.");
+    DMLC_DECLARE_FIELD(on_value).set_default(1.0).describe("Value where the index matches.");
+    DMLC_DECLARE_FIELD(off_value).set_default(0.0).describe("Value elsewhere (also for indices outside [0, depth)).");
+    DMLC_DECLARE_FIELD(axis).set_default(-1).describe("Position of the new dimension in the output; -1 is last.");
+    DMLC_DECLARE_FIELD(dtype).set_default("float32").describe("Output dtype.");
+  }
+};
+
+DMLC_REGISTER_PARAMETER(GatherParam);
+DMLC_REGISTER_PARAMETER(OneHotParam);
+
+const DTypeSet& IndexTypes() {
+  static const DTypeSet types = {DType::kInt32, DType::kInt64};
+  return types;
+}
+
+std::vector<int64_t> IndicesAsInt64(const NDArray& indices) {
+  std::vector<int64_t> out(indices.Size());
+  if (indices.dtype() == DType::kInt32) {
+    std::copy_n(indices.data<int32_t>(), out.size(), out.begin());
+  } else {
+    std::copy_n(indices.data<int64_t>(), out.size(), out.begin());
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- gather, gather_grad
+
+/*! \brief Normalized gather axis for params of rank `ndim` (which must be at least 1). */
+int GatherAxis(const NodeAttrs& attrs, int ndim) {
+  IR_CHECK(ndim > 0) << NodeDesc(attrs) << ": cannot gather from a scalar";
+  return NormalizeAxis(attrs, dmlc::get<GatherParam>(attrs.parsed).axis, ndim);
+}
+
+/*! \brief params[:axis] + indices + params[axis+1:], or unknown rank. */
+Shape GatherResult(const NodeAttrs& attrs, const Shape& params, const Shape& indices) {
+  if (!params.rank_known() || !indices.rank_known()) return Shape();
+  int axis = GatherAxis(attrs, params.ndim());
+  std::vector<int64_t> dims(params.dims().begin(), params.dims().begin() + axis);
+  dims.insert(dims.end(), indices.dims().begin(), indices.dims().end());
+  dims.insert(dims.end(), params.dims().begin() + axis + 1, params.dims().end());
+  return Shape(dims);
+}
+
+bool GatherShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, "output 0", &(*out)[0], GatherResult(attrs, (*in)[0], (*in)[1]));
+  return AllKnown(*in, *out);
+}
+
+bool IndexedType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckDType(attrs, "indices", (*in)[1], IndexTypes());
+  return SameTypeAsFirstInput(attrs, in, out);
+}
+
+/*! \brief The indices as int64; each must lie in [0, params' extent along axis). */
+std::vector<int64_t> CheckedIndices(const NodeAttrs& attrs, const NDArray& indices, const Shape& params, int axis) {
+  std::vector<int64_t> index = IndicesAsInt64(indices);
+  for (size_t k = 0; k < index.size(); ++k) {
+    IR_CHECK(0 <= index[k] && index[k] < params[axis])
+        << NodeDesc(attrs) << ": index " << index[k] << " (indices element " << k << ") is out of range [0, "
+        << params[axis] << ") for axis " << axis << " of params " << params;
+  }
+  return index;
+}
+
+/*! \brief Sizes of params around the gather axis: [outer, extent, inner]. */
+struct GatherLayout {
+  int64_t outer, extent, inner;
+  GatherLayout(const Shape& params, int axis)
+      : outer(params.ProdDims(0, axis)), extent(params[axis]), inner(params.ProdDims(axis + 1, params.ndim())) {}
+};
+
+void GatherCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                   const std::vector<NDArray>& out) {
+  const Shape& params = in[0].shape();
+  int axis = GatherAxis(attrs, params.ndim());
+  std::vector<int64_t> index = CheckedIndices(attrs, in[1], params, axis);
+  GatherLayout g(params, axis);
+  int64_t count = static_cast<int64_t>(index.size());
+  if (out[0].Size() == 0) return;
+  IR_ALL_TYPES_SWITCH(in[0].dtype(), DT, {
+    const DT* src = in[0].data<DT>();
+    DT* dst = out[0].data<DT>();
+    auto body = [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        std::copy_n(src + ((r / count) * g.extent + index[r % count]) * g.inner, g.inner, dst + r * g.inner);
+      }
+    };
+    ParallelFor(g.outer * count, body, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(g.inner, 1)));
+  });
+}
+
+std::vector<NodeEntry> GatherGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {GradNode("gather_grad", n, "params", {og[0], In(n, 1), In(n, 0)}, n->attrs.dict), NodeEntry()};
+}
+
+// gather_grad(dy, indices, like): zeros shaped like `like`, dy's rows added at the indices.
+bool GatherGradShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, "output 0", &(*out)[0], (*in)[2]);
+  AssignShape(attrs, "input 2", &(*in)[2], (*out)[0]);
+  AssignShape(attrs, "input 0", &(*in)[0], GatherResult(attrs, (*in)[2], (*in)[1]));
+  return AllKnown(*in, *out);
+}
+
+/*!
+ * \brief Threads own disjoint column ranges of the output rows, so repeated indices
+ * accumulate without races.
+ */
+void GatherGradCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                       const std::vector<NDArray>& out) {
+  const Shape& params = out[0].shape();
+  int axis = GatherAxis(attrs, params.ndim());
+  std::vector<int64_t> index = CheckedIndices(attrs, in[1], params, axis);
+  GatherLayout g(params, axis);
+  int64_t count = static_cast<int64_t>(index.size());
+  Fill(out[0], 0);
+  if (in[0].Size() == 0) return;
+  IR_NUMERIC_SWITCH(out[0].dtype(), DT, {
+    const DT* dy = in[0].data<DT>();
+    DT* dst = out[0].data<DT>();
+    auto body = [&](int64_t begin, int64_t end) {
+      for (int64_t pos = begin; pos < end;) {
+        int64_t o = pos / g.inner, c0 = pos % g.inner, c1 = std::min(g.inner, c0 + (end - pos));
+        for (int64_t k = 0; k < count; ++k) {
+          const DT* from = dy + (o * count + k) * g.inner;
+          DT* to = dst + (o * g.extent + index[k]) * g.inner;
+          for (int64_t c = c0; c < c1; ++c) to[c] += from[c];
+        }
+        pos += c1 - c0;
+      }
+    };
+    ParallelFor(g.outer * g.inner, body, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(count, 1)));
+  });
+}
+
+std::vector<NodeEntry> GatherGradGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {GradNode("gather", n, "dy", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry(), NodeEntry()};
+}
+
+// ---------------------------------------------------------------- one_hot
+
+/*! \brief Position of the depth dimension in the output for indices of rank `ndim`. */
+int OneHotAxis(const NodeAttrs& attrs, int ndim) {
+  int axis = dmlc::get<OneHotParam>(attrs.parsed).axis;
+  return axis == -1 ? ndim : NormalizeAxis(attrs, axis, ndim + 1);
+}
+
+bool OneHotShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const Shape& indices = (*in)[0];
+  if (!indices.rank_known()) return false;
+  std::vector<int64_t> dims = indices.dims();
+  dims.insert(dims.begin() + OneHotAxis(attrs, indices.ndim()), dmlc::get<OneHotParam>(attrs.parsed).depth);
+  AssignShape(attrs, "output 0", &(*out)[0], Shape(dims));
+  return AllKnown(*in, *out);
+}
+
+bool OneHotType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckDType(attrs, "indices", (*in)[0], IndexTypes());
+  DType dtype = DTypeAttr(attrs, "attribute 'dtype'", dmlc::get<OneHotParam>(attrs.parsed).dtype, AllTypes());
+  AssignType(attrs, "output 0", &(*out)[0], dtype);
+  return AllKnown(*in, *out);
+}
+
+void OneHotCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                   const std::vector<NDArray>& out) {
+  const OneHotParam& p = dmlc::get<OneHotParam>(attrs.parsed);
+  const Shape& shape = in[0].shape();
+  int axis = OneHotAxis(attrs, shape.ndim());
+  int64_t inner = shape.ProdDims(axis, shape.ndim()), depth = p.depth;
+  std::vector<int64_t> index = IndicesAsInt64(in[0]);
+  Fill(out[0], p.off_value);
+  IR_ALL_TYPES_SWITCH(out[0].dtype(), DT, {
+    DT on = static_cast<DT>(p.on_value);
+    DT* dst = out[0].data<DT>();
+    ParallelFor(static_cast<int64_t>(index.size()), [&](int64_t begin, int64_t end) {
+      for (int64_t e = begin; e < end; ++e) {
+        if (index[e] >= 0 && index[e] < depth) dst[((e / inner) * depth + index[e]) * inner + e % inner] = on;
+      }
+    });
+  });
+}
+
+}  // namespace
+
+IR_REGISTER_OP(gather)
+    .describe(
+        "Slices of params along `axis` at the given indices (tf.gather); an index outside [0, extent) is an error.")
+    .set_num_inputs(2)
+    .set_input_names({"params", "indices"})
+    .set_param<GatherParam>()
+    .set_attr<FInferShape>("FInferShape", GatherShape)
+    .set_attr<FInferType>("FInferType", IndexedType)
+    .set_attr<FCompute>("FCompute", GatherCompute)
+    .set_attr<FGradient>("FGradient", GatherGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(gather_grad)
+    .describe("Zeros shaped like `like` with the slices of dy added at the indices along `axis` (gather's gradient).")
+    .set_num_inputs(3)
+    .set_input_names({"dy", "indices", "like"})
+    .set_param<GatherParam>()
+    .set_attr<FInferShape>("FInferShape", GatherGradShape)
+    .set_attr<FInferType>("FInferType", IndexedType)
+    .set_attr<FCompute>("FCompute", GatherGradCompute)
+    .set_attr<FGradient>("FGradient", GatherGradGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(one_hot)
+    .describe("on_value where the new `axis` dimension equals the index, off_value elsewhere (tf.one_hot).")
+    .set_num_inputs(1)
+    .set_input_names({"indices"})
+    .set_param<OneHotParam>()
+    .set_attr<FInferShape>("FInferShape", OneHotShape)
+    .set_attr<FInferType>("FInferType", OneHotType)
+    .set_attr<FCompute>("FCompute", OneHotCompute)
+    .set_attr<FGradient>("FGradient", ZeroGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+}  // namespace op
+}  // namespace ir

@@ -1,0 +1,302 @@
+/*!
+ * \file nn_softmax.cc
+ * \brief softmax and log_softmax along an axis, and the two softmax cross-entropy losses.
+ *
+ * Every kernel subtracts the maximum before exponentiating, so large logits do not
+ * overflow. Gradients are built from broadcast and reduction ops (multiply, subtract, sum
+ * with keepdims, exp, expand_dims), so the fusion pass can fuse them like any other math.
+ * The ops themselves are kOpaque: each output element depends on a reduction along the
+ * axis broadcast back to the input's shape, which no fusable pattern describes.
+ */
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "ops/nn_common.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+struct SoftmaxParam : public dmlc::Parameter<SoftmaxParam> {
+  int axis;
+  DMLC_DECLARE_PARAMETER(SoftmaxParam) {
+    DMLC_DECLARE_FIELD(axis).set_default(-1).describe("The axis to normalize along (negative counts from the end).");
+  }
+};
+DMLC_REGISTER_PARAMETER(SoftmaxParam);
+
+// ---------------------------------------------------------------- kernels
+
+/*!
+ * \brief softmax (or log_softmax when kLog) of `n` contiguous values: y = e^(x - m) / s or
+ * x - m - log s, with m the maximum and s = sum e^(x - m). y may alias x.
+ */
+template <bool kLog, typename T>
+void SoftmaxRow(const T* x, T* y, int64_t n) {
+  T m = *std::max_element(x, x + n);
+  T s = 0;
+  if (kLog) {
+    // (x - m) - log s, not x - (m + log s): the latter rounds at the magnitude of m.
+    for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
+    T log_s = std::log(s);
+    for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - m) - log_s;
+  } else {
+    for (int64_t j = 0; j < n; ++j) s += (y[j] = std::exp(x[j] - m));
+    T inv = T(1) / s;
+    for (int64_t j = 0; j < n; ++j) y[j] *= inv;
+  }
+}
+
+/*!
+ * \brief The same along the middle axis of an [n, inner] block (stride `inner`), vectorized
+ * across the inner dimension. `m` and `s` are scratch buffers of `inner` values.
+ */
+template <bool kLog, typename T>
+void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) {
+  std::copy(x, x + inner, m);
+  for (int64_t j = 1; j < n; ++j) {
+    for (int64_t k = 0; k < inner; ++k) m[k] = std::max(m[k], x[j * inner + k]);
+  }
+  std::fill(s, s + inner, T(0));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < inner; ++k) s[k] += std::exp(x[j * inner + k] - m[k]);
+  }
+  for (int64_t k = 0; k < inner; ++k) s[k] = kLog ? std::log(s[k]) : T(1) / s[k];
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < inner; ++k) {
+      const int64_t i = j * inner + k;
+      y[i] = kLog ? (x[i] - m[k]) - s[k] : std::exp(x[i] - m[k]) * s[k];
+    }
+  }
+}
+
+template <bool kLog>
+void SoftmaxCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                    const std::vector<NDArray>& out) {
+  const Shape& shape = in[0].shape();
+  int axis = NormalizeAxis(attrs, dmlc::get<SoftmaxParam>(attrs.parsed).axis, shape.ndim());
+  int64_t outer = shape.ProdDims(0, axis), n = shape[axis], inner = shape.ProdDims(axis + 1, shape.ndim());
+  if (n == 0) return;
+  IR_FLOAT_SWITCH(in[0].dtype(), T, {
+    const T* x = in[0].data<T>();
+    T* y = out[0].data<T>();
+    ParallelFor(
+        outer,
+        [&](int64_t begin, int64_t end) {
+          std::vector<T> scratch(inner == 1 ? 0 : 2 * inner);
+          for (int64_t o = begin; o < end; ++o) {
+            if (inner == 1) {
+              SoftmaxRow<kLog>(x + o * n, y + o * n, n);
+            } else {
+              SoftmaxBlock<kLog>(x + o * n * inner, y + o * n * inner, n, inner, scratch.data(),
+                                 scratch.data() + inner);
+            }
+          }
+        },
+        std::max<int64_t>(1, 4096 / std::max<int64_t>(n * inner, 1)));
+  });
+}
+
+bool SoftmaxShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  bool known = ElemwiseShape(attrs, in, out);
+  if ((*in)[0].rank_known()) NormalizeAxis(attrs, dmlc::get<SoftmaxParam>(attrs.parsed).axis, (*in)[0].ndim());
+  return known;
+}
+
+bool FloatElemwiseType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  bool known = ElemwiseType(attrs, in, out);
+  CheckDType(attrs, "input", (*in)[0], FloatTypes());
+  return known;
+}
+
+// ---------------------------------------------------------------- gradients
+
+std::map<std::string, std::string> KeepAxis(const std::string& axis) { return {{"axis", axis}, {"keepdims", "true"}}; }
+
+/*! \brief og's gradient through y = softmax(x) along `axis`: y * (og - sum(og * y, axis)). */
+NodeEntry SoftmaxBackward(const NodePtr& n, const std::string& tag, const NodeEntry& y, const NodeEntry& og,
+                          const std::string& axis) {
+  NodeEntry dot = GradNode("sum", n, tag + "_dot", {GradNode("multiply", n, tag + "_og_y", {og, y})}, KeepAxis(axis));
+  return GradNode("multiply", n, tag, {y, GradNode("subtract", n, tag + "_centered", {og, dot})});
+}
+
+std::string AxisOf(const NodePtr& n) { return std::to_string(dmlc::get<SoftmaxParam>(n->attrs.parsed).axis); }
+
+std::vector<NodeEntry> SoftmaxGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {SoftmaxBackward(n, "x", Out(n), og[0], AxisOf(n))};
+}
+
+/*! \brief og - e^y * sum(og, axis) for y = log_softmax(x). */
+std::vector<NodeEntry> LogSoftmaxGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  NodeEntry total = GradNode("sum", n, "og_sum", {og[0]}, KeepAxis(AxisOf(n)));
+  NodeEntry scaled = GradNode("multiply", n, "softmax_og_sum", {GradNode("exp", n, "softmax", {Out(n)}), total});
+  return {GradNode("subtract", n, "x", {og[0], scaled})};
+}
+
+// ---------------------------------------------------------------- cross entropy
+
+/*! \brief Shapes of a loss over [N, C] logits: labels [N, C] (dense) or [N] (sparse). */
+template <bool kSparse>
+bool CrossEntropyShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  Shape& logits = (*in)[0];
+  Shape& labels = (*in)[1];
+  Shape& loss = (*out)[0];
+  Shape& backprop = (*out)[1];
+  AssignShape(attrs, "input 0 (logits)", &logits, Shape::UnknownDims(2));
+  AssignShape(attrs, "input 1 (labels)", &labels, Shape::UnknownDims(kSparse ? 1 : 2));
+  AssignShape(attrs, "output 0 (loss)", &loss, Shape::UnknownDims(1));
+  // Twice around the cycle, so that what any shape knows reaches every other one.
+  for (int pass = 0; pass < 2; ++pass) {
+    AssignShape(attrs, "output 1 (backprop)", &backprop, logits);
+    AssignShape(attrs, "input 1 (labels)", &labels, kSparse ? Shape{backprop[0]} : backprop);
+    AssignShape(attrs, "output 0 (loss)", &loss, Shape{labels[0]});
+    AssignShape(attrs, "input 0 (logits)", &logits, kSparse ? Shape{loss[0], backprop[1]} : labels);
+  }
+  return AllKnown(*in, *out);
+}
+
+template <bool kSparse>
+bool CrossEntropyType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  DType dtype = (*in)[0];
+  if (!kSparse) AssignType(attrs, "input 0 (logits)", &dtype, (*in)[1]);
+  for (DType t : *out) AssignType(attrs, "input 0 (logits)", &dtype, t);
+  CheckDType(attrs, "logits", dtype, FloatTypes());
+  CheckDType(attrs, "labels", (*in)[1], kSparse ? DTypeSet{DType::kInt32, DType::kInt64} : FloatTypes());
+  (*in)[0] = dtype;
+  if (!kSparse) (*in)[1] = dtype;
+  for (DType& t : *out) t = dtype;
+  return AllKnown(*in, *out);
+}
+
+/*!
+ * \brief loss[i] and backprop[i, :] of one row of logits: with lse = log sum e^x,
+ * loss = sum_j p_j (lse - x_j) and backprop = softmax(x) - p, p the row's label distribution.
+ * `label` >= 0 selects a one-hot p, else p is `probs`.
+ */
+template <typename T>
+void CrossEntropyRow(const T* x, const T* probs, int64_t label, int64_t n, T* loss, T* backprop) {
+  T m = *std::max_element(x, x + n), s = 0;
+  for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
+  T log_s = std::log(s), total = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    T p = label >= 0 ? T(j == label) : probs[j];
+    T log_softmax = (x[j] - m) - log_s;
+    total -= p * log_softmax;
+    backprop[j] = std::exp(log_softmax) - p;
+  }
+  *loss = total;
+}
+
+/*! \brief Sparse labels as int64, checked to lie in [0, classes) before any thread starts. */
+std::vector<int64_t> CheckedLabels(const NodeAttrs& attrs, const NDArray& labels, int64_t classes) {
+  std::vector<int64_t> values(labels.Size());
+  if (labels.dtype() == DType::kInt32) {
+    std::copy_n(labels.data<int32_t>(), values.size(), values.begin());
+  } else {
+    std::copy_n(labels.data<int64_t>(), values.size(), values.begin());
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    IR_CHECK(values[i] >= 0 && values[i] < classes)
+        << NodeDesc(attrs) << ": label " << values[i] << " of row " << i << " is outside [0, " << classes << ")";
+  }
+  return values;
+}
+
+template <bool kSparse>
+void CrossEntropyCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                         const std::vector<NDArray>& out) {
+  int64_t rows = in[0].shape()[0], classes = in[0].shape()[1];
+  std::vector<int64_t> labels = kSparse ? CheckedLabels(attrs, in[1], classes) : std::vector<int64_t>();
+  IR_FLOAT_SWITCH(in[0].dtype(), T, {
+    const T* x = in[0].data<T>();
+    const T* probs = kSparse ? nullptr : in[1].data<T>();
+    T* loss = out[0].data<T>();
+    T* backprop = out[1].data<T>();
+    ParallelFor(
+        rows,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            CrossEntropyRow(x + i * classes, kSparse ? nullptr : probs + i * classes, kSparse ? labels[i] : -1, classes,
+                            loss + i, backprop + i * classes);
+          }
+        },
+        std::max<int64_t>(1, 4096 / std::max<int64_t>(classes, 1)));
+  });
+}
+
+/*!
+ * \brief Gradients of (loss, backprop): logits get og_loss[:, None] * backprop plus og_backprop
+ * through softmax; dense labels get -og_loss[:, None] * log_softmax(logits) - og_backprop.
+ */
+template <bool kSparse>
+std::vector<NodeEntry> CrossEntropyGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  NodeEntry og_loss = GradNode("expand_dims", n, "og_loss", {og[0]}, {{"axis", "1"}});
+  NodeEntry d_logits = GradNode("multiply", n, "logits_from_loss", {og_loss, Out(n, 1)});
+  NodeEntry d_labels;
+  if (!kSparse) {
+    NodeEntry log_p = GradNode("log_softmax", n, "log_softmax", {In(n, 0)});
+    d_labels = GradNode("negative", n, "labels_from_loss", {GradNode("multiply", n, "og_log_p", {og_loss, log_p})});
+  }
+  // The backprop output is rarely differentiated; skip its terms when it got no gradient.
+  if (!nn::IsZeroGradient(og[1])) {
+    NodeEntry softmax = GradNode("softmax", n, "softmax", {In(n, 0)});
+    d_logits =
+        GradNode("add", n, "logits", {d_logits, SoftmaxBackward(n, "logits_from_backprop", softmax, og[1], "-1")});
+    if (!kSparse) d_labels = GradNode("subtract", n, "labels", {d_labels, og[1]});
+  }
+  return {d_logits, d_labels};
+}
+
+template <bool kSparse>
+void CrossEntropyOp(Op& op) {
+  op.set_num_inputs(2).set_num_outputs(2).set_input_names({"logits", "labels"});
+  op.set_attr<FListOutputNames>("FListOutputNames", [](const NodeAttrs&) {
+    return std::vector<std::string>{"loss", "backprop"};
+  });
+  op.set_attr<FInferShape>("FInferShape", CrossEntropyShape<kSparse>);
+  op.set_attr<FInferType>("FInferType", CrossEntropyType<kSparse>);
+  op.set_attr<FCompute>("FCompute", CrossEntropyCompute<kSparse>);
+  op.set_attr<FGradient>("FGradient", CrossEntropyGradient<kSparse>);
+  op.set_attr<TOpPattern>("TOpPattern", kOpaque);
+}
+
+/*! \brief What softmax and log_softmax share. */
+template <bool kLog>
+void SoftmaxOp(Op& op) {
+  op.set_num_inputs(1).set_input_names({"x"}).set_param<SoftmaxParam>();
+  op.set_attr<FInferShape>("FInferShape", SoftmaxShape);
+  op.set_attr<FInferType>("FInferType", FloatElemwiseType);
+  op.set_attr<FCompute>("FCompute", SoftmaxCompute<kLog>);
+  op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
+    return std::vector<std::pair<int, int>>{{0, 0}};
+  });
+  op.set_attr<TOpPattern>("TOpPattern", kOpaque);
+}
+
+}  // namespace
+
+IR_REGISTER_OP(softmax)
+    .describe("e^x / sum(e^x) along `axis`, computed stably (the maximum is subtracted first).")
+    .apply(SoftmaxOp<false>)
+    .set_attr<FGradient>("FGradient", SoftmaxGradient);
+
+IR_REGISTER_OP(log_softmax)
+    .describe("x - log(sum(e^x)) along `axis`, computed stably (the maximum is subtracted first).")
+    .apply(SoftmaxOp<true>)
+    .set_attr<FGradient>("FGradient", LogSoftmaxGradient);
+
+IR_REGISTER_OP(softmax_cross_entropy_with_logits)
+    .describe(
+        "Cross entropy of softmax(logits [N, C]) against label distributions [N, C]: outputs loss [N] and "
+        "backprop = softmax(logits) - labels [N, C] (TensorFlow SoftmaxCrossEntropyWithLogits).")
+    .apply(CrossEntropyOp<false>);
+
+IR_REGISTER_OP(sparse_softmax_cross_entropy_with_logits)
+    .describe(
+        "Cross entropy of softmax(logits [N, C]) against class indices [N] (int32 or int64, in [0, C)): "
+        "outputs loss [N] and backprop = softmax(logits) - one_hot(labels) [N, C].")
+    .apply(CrossEntropyOp<true>);
+
+}  // namespace op
+}  // namespace ir
