@@ -211,6 +211,11 @@ class Planner {
   }
 
   void NewGroup(uint32_t nid, const std::string& kind, const Shape& domain) {
+    std::string why;
+    if (!Admissible({nid}, &why)) {  // even alone, the node would break the bounds
+      Log(StrCat(Name(nid), " is not fused: ", why));
+      return;
+    }
     plan_.groups.push_back(Group{kind, {nid}, domain, kind == "reduce"});
     plan_.group_of[nid] = static_cast<int>(plan_.groups.size() - 1);
   }

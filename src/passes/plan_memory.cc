@@ -1,0 +1,238 @@
+/*!
+ * \file plan_memory.cc
+ * \brief PlanMemory: assigns every entry a storage slot so values that are never live at
+ * the same time share memory, and outputs reuse their inputs in place where ops allow it.
+ *
+ * Storage ids (graph attribute "storage_id", one per entry):
+ *   >= 0  a slot of the pool the executor allocates once per bound plan;
+ *   -1    external: variables (fed or stored) and outputs that alias a mutated input;
+ *   -2    a graph output, which gets fresh storage every run so fetched arrays stay valid.
+ */
+#include <algorithm>
+#include <map>
+
+#include "ir/graph_attr.h"
+#include "ir/op.h"
+#include "ir/op_attr_types.h"
+#include "ir/pass.h"
+
+namespace ir {
+namespace {
+
+constexpr int kExternal = -1;
+constexpr int kFreshOutput = -2;
+constexpr int kUnplanned = -3;
+
+std::string NodeLabel(const Node* node) {
+  return StrCat("node '", node->attrs.name, "' (",
+                node->is_variable() ? std::string("variable") : "op " + node->op()->name, ")");
+}
+
+/*! \brief Bytes of every entry; throws naming the first node whose shape or dtype is unknown. */
+std::vector<int64_t> EntryBytes(const IndexedGraph& idx, const ShapeVector& shapes,
+                                const DTypeVector& dtypes) {
+  std::vector<int64_t> bytes(idx.num_node_entries());
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
+      uint32_t eid = idx.entry_id(nid, i);
+      IR_CHECK(shapes[eid].is_known())
+          << "unknown shape at " << NodeLabel(idx[nid].source) << ": output " << i << " is "
+          << shapes[eid] << "; feed or annotate its inputs";
+      IR_CHECK(dtypes[eid] != DType::kUnknown)
+          << "unknown dtype at " << NodeLabel(idx[nid].source) << ": output " << i
+          << "; feed or annotate its inputs";
+      bytes[eid] = shapes[eid].Size() * static_cast<int64_t>(DTypeSize(dtypes[eid]));
+    }
+  }
+  return bytes;
+}
+
+/*! \brief The (input, output) pairs an op may share, checked against the node's arity. */
+std::vector<std::pair<int, int>> InplacePairs(const IndexedGraph& idx, uint32_t nid) {
+  const Node* node = idx[nid].source;
+  const auto* inplace_map = Op::FindAttr<FInplaceOption>("FInplaceOption");
+  if (inplace_map == nullptr || !inplace_map->count(node->op())) return {};
+  std::vector<std::pair<int, int>> pairs = (*inplace_map)[node->op()](node->attrs);
+  for (const auto& p : pairs) {
+    IR_CHECK(p.first >= 0 && p.first < static_cast<int>(idx[nid].inputs.size()) && p.second >= 0 &&
+             p.second < static_cast<int>(idx.num_outputs(nid)))
+        << NodeLabel(node) << ": FInplaceOption pair (" << p.first << ", " << p.second
+        << ") is out of range";
+  }
+  return pairs;
+}
+
+std::vector<uint32_t> MutatedInputs(const Node* node) {
+  const auto* mutate_map = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  if (mutate_map == nullptr || !mutate_map->count(node->op())) return {};
+  return (*mutate_map)[node->op()](node->attrs);
+}
+
+/*!
+ * \brief Marks external entries: variables, and outputs that alias an input the op mutates
+ * (that input must itself be external: a variable, or such an alias). An alias records the
+ * input it shares in `inplace_index`, so the executor knows which array the output is.
+ */
+void MarkExternal(const IndexedGraph& idx, std::vector<int>* sid, std::vector<int>* inplace_index) {
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable()) {
+      (*sid)[idx.entry_id(nid, 0)] = kExternal;
+      continue;
+    }
+    std::vector<uint32_t> mutated = MutatedInputs(node);
+    for (const auto& p : InplacePairs(idx, nid)) {
+      if (std::find(mutated.begin(), mutated.end(), static_cast<uint32_t>(p.first)) == mutated.end()) {
+        continue;
+      }
+      const IndexedGraph::Entry& in = idx[nid].inputs[p.first];
+      IR_CHECK((*sid)[idx.entry_id(in)] == kExternal)
+          << NodeLabel(node) << " writes its input " << p.first << ", which must be a variable, but it is output "
+          << in.index << " of " << NodeLabel(idx[in.node_id].source);
+      (*sid)[idx.entry_id(nid, p.second)] = kExternal;
+      (*inplace_index)[idx.entry_id(nid, p.second)] = p.first;
+    }
+  }
+}
+
+/*! \brief Pool slots: reuse the smallest free slot that fits, else grow the largest free one. */
+class SlotAllocator {
+ public:
+  int Alloc(int64_t bytes) {
+    auto it = free_.lower_bound(bytes);
+    if (it == free_.end() && !free_.empty()) it = std::prev(free_.end());
+    if (it == free_.end()) {
+      sizes_.push_back(bytes);
+      return static_cast<int>(sizes_.size() - 1);
+    }
+    int slot = it->second;
+    free_.erase(it);
+    sizes_[slot] = std::max(sizes_[slot], bytes);
+    return slot;
+  }
+  void Release(int slot) { free_.emplace(sizes_[slot], slot); }
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+
+ private:
+  std::vector<int64_t> sizes_;
+  std::multimap<int64_t, int> free_;
+};
+
+/*! \brief What the planner decides, before it is stored as graph attributes. */
+struct MemoryPlan {
+  std::vector<int> storage_id;
+  std::vector<int> inplace_index;
+  std::vector<int64_t> slot_bytes;
+};
+
+/*! \brief Slots for the outputs of op node `nid` not planned yet: in place when allowed, else pooled. */
+void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const std::vector<int64_t>& bytes,
+                 const std::vector<uint32_t>& refs, std::vector<bool>* handed_over,
+                 SlotAllocator* pool, MemoryPlan* plan) {
+  std::vector<std::pair<int, int>> pairs = InplacePairs(idx, nid);
+  for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
+    uint32_t eid = idx.entry_id(nid, j);
+    if (plan->storage_id[eid] != kUnplanned) continue;
+    for (const auto& p : pairs) {
+      if (p.second != static_cast<int>(j)) continue;
+      uint32_t in = idx.entry_id(idx[nid].inputs[p.first]);
+      uint32_t reads_here = static_cast<uint32_t>(
+          std::count(idx[nid].inputs.begin(), idx[nid].inputs.end(), idx[nid].inputs[p.first]));
+      if (plan->storage_id[in] < 0 || (*handed_over)[in] || refs[in] != reads_here || bytes[in] != bytes[eid]) {
+        continue;
+      }
+      plan->storage_id[eid] = plan->storage_id[in];
+      plan->inplace_index[eid] = p.first;
+      (*handed_over)[in] = true;
+      break;
+    }
+    if (plan->storage_id[eid] == kUnplanned) plan->storage_id[eid] = pool->Alloc(bytes[eid]);
+  }
+}
+
+MemoryPlan Plan(const IndexedGraph& idx, const std::vector<int64_t>& bytes) {
+  size_t num_entries = idx.num_node_entries();
+  MemoryPlan plan{std::vector<int>(num_entries, kUnplanned), std::vector<int>(num_entries, -1), {}};
+  MarkExternal(idx, &plan.storage_id, &plan.inplace_index);
+  for (const IndexedGraph::Entry& out : idx.outputs()) {
+    int& sid = plan.storage_id[idx.entry_id(out)];
+    if (sid != kExternal) sid = kFreshOutput;
+  }
+  std::vector<uint32_t> refs = idx.entry_ref_counts();
+  std::vector<bool> handed_over(num_entries, false);
+  SlotAllocator pool;
+  auto release_if_dead = [&](uint32_t eid) {
+    if (refs[eid] == 0 && plan.storage_id[eid] >= 0 && !handed_over[eid]) pool.Release(plan.storage_id[eid]);
+  };
+  // Node ids are a topological order: a slot is free once the last reader of its entry ran.
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    if (idx[nid].source->is_variable()) continue;
+    PlanOutputs(idx, nid, bytes, refs, &handed_over, &pool, &plan);
+    for (const IndexedGraph::Entry& in : idx[nid].inputs) {
+      uint32_t eid = idx.entry_id(in);
+      --refs[eid];
+      release_if_dead(eid);
+    }
+    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) release_if_dead(idx.entry_id(nid, j));
+  }
+  plan.slot_bytes = pool.sizes();
+  return plan;
+}
+
+Graph PlanMemory(Graph graph) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  std::vector<int64_t> bytes =
+      EntryBytes(idx, graph.GetAttr<ShapeVector>("shape"), graph.GetAttr<DTypeVector>("dtype"));
+  MemoryPlan plan = Plan(idx, bytes);
+  int64_t no_reuse = 0;
+  for (size_t eid = 0; eid < bytes.size(); ++eid) {
+    if (plan.storage_id[eid] >= 0) no_reuse += bytes[eid];
+  }
+  int64_t total = 0;
+  for (int64_t b : plan.slot_bytes) total += b;
+  graph.SetAttr("storage_id", std::move(plan.storage_id));
+  graph.SetAttr("storage_inplace_index", std::move(plan.inplace_index));
+  graph.SetAttr("storage_bytes", std::move(plan.slot_bytes));
+  graph.SetAttr("memory_plan_bytes", total);
+  graph.SetAttr("memory_no_reuse_bytes", no_reuse);
+  return graph;
+}
+
+}  // namespace
+
+IR_REGISTER_PASS(PlanMemory)
+    .describe("Assigns storage: pool slots reused once their last reader ran, in-place outputs "
+              "where ops allow, external storage for variables and mutated-input aliases.")
+    .set_body(PlanMemory)
+    .depend_graph_attr("shape")
+    .depend_graph_attr("dtype")
+    .provide_graph_attr("storage_id")
+    .provide_graph_attr("storage_inplace_index")
+    .provide_graph_attr("storage_bytes")
+    .provide_graph_attr("memory_plan_bytes")
+    .provide_graph_attr("memory_no_reuse_bytes");
+
+IR_REGISTER_GRAPH_ATTR("storage_id")
+    .describe("Per entry: pool slot (>= 0), -1 external (variable, feed, mutated-input alias), "
+              "-2 graph output with fresh storage every run.")
+    .set_index(AttrIndex::kEntry)
+    .set_type<std::vector<int>>();
+IR_REGISTER_GRAPH_ATTR("storage_inplace_index")
+    .describe("Per entry: the input index whose storage the output reuses in place (a pool slot, "
+              "or a mutated input the output aliases), or -1.")
+    .set_index(AttrIndex::kEntry)
+    .set_type<std::vector<int>>();
+IR_REGISTER_GRAPH_ATTR("storage_bytes")
+    .describe("Size in bytes of each pool slot (indexed by storage id).")
+    .set_index(AttrIndex::kGraph)
+    .set_type<std::vector<int64_t>>();
+IR_REGISTER_GRAPH_ATTR("memory_plan_bytes")
+    .describe("Total bytes of the pool slots.")
+    .set_index(AttrIndex::kGraph)
+    .set_type<int64_t>();
+IR_REGISTER_GRAPH_ATTR("memory_no_reuse_bytes")
+    .describe("Bytes the pooled entries would need with every entry in its own buffer.")
+    .set_index(AttrIndex::kGraph)
+    .set_type<int64_t>();
+
+}  // namespace ir
