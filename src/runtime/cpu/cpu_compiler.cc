@@ -149,10 +149,12 @@ class CPUCompiler final : public KernelCompiler {
       }
       written += static_cast<size_t>(n);
     }
+    // glibc recognizes loaded libraries by path: the fd stays open (as the module stays
+    // loaded) so no later module can get the same /proc/self/fd/N name.
     std::string path = StrCat("/proc/self/fd/", fd);
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    close(fd);
     if (handle == nullptr) {
+      close(fd);
       const char* reason = dlerror();
       throw Error(StrCat("cannot load compiled kernel module: ", reason ? reason : "unknown error"));
     }

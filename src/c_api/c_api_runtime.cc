@@ -1,0 +1,238 @@
+/*!
+ * \file c_api_runtime.cc
+ * \brief C API: NDArrays and sessions.
+ */
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+#include "c_api/c_api_common.h"
+#include "ir/runtime.h"
+#include "ir/symbol.h"
+
+using ir::DType;
+using ir::NDArray;
+using ir::Session;
+using ir::capi::ExposeStrings;
+using ir::capi::ThreadReturnBuffer;
+
+namespace {
+
+NDArray* AsArray(IRNDArrayHandle handle) {
+  IR_CHECK(handle != nullptr) << "null NDArray handle";
+  return static_cast<NDArray*>(handle);
+}
+
+Session* AsSession(IRSessionHandle handle) {
+  IR_CHECK(handle != nullptr) << "null session handle";
+  return static_cast<Session*>(handle);
+}
+
+DType DTypeFromInt(int dtype) {
+  IR_CHECK(dtype >= 0 && dtype < ir::kNumDTypes) << "unknown dtype value " << dtype << " (expected 0.."
+                                                 << ir::kNumDTypes - 1 << ")";
+  return static_cast<DType>(dtype);
+}
+
+/*! \brief dmlc's JSON reader reads bools as numbers: rewrites true/false outside strings as 1/0. */
+std::string NumericBooleans(const std::string& json) {
+  std::string out;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < json.size()) out += json[++i];
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (json.compare(i, 4, "true") == 0) {
+      out += '1';
+      i += 3;
+    } else if (json.compare(i, 5, "false") == 0) {
+      out += '0';
+      i += 4;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+ir::SessionOptions ParseOptions(const char* json) {
+  ir::SessionOptions options;
+  if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
+  int fusion = options.fusion, is_train = options.is_train;
+  ir::detail::WithJSONContext("session options", [&] {
+    std::istringstream is(NumericBooleans(json));
+    dmlc::JSONReader reader(&is);
+    dmlc::JSONObjectReadHelper helper;
+    helper.DeclareOptionalField("target", &options.target);
+    helper.DeclareOptionalField("fusion", &fusion);
+    helper.DeclareOptionalField("fmax", &options.fmax);
+    helper.DeclareOptionalField("dump_dir", &options.dump_dir);
+    helper.DeclareOptionalField("seed", &options.seed);
+    helper.DeclareOptionalField("is_train", &is_train);
+    helper.DeclareOptionalField("passes", &options.passes);
+    helper.ReadAllFields(&reader);
+  });
+  options.fusion = fusion != 0;
+  options.is_train = is_train != 0;
+  return options;
+}
+
+std::string StatsJSON(const ir::RunStats& stats) {
+  std::ostringstream os;
+  os << "{\"bytes_allocated\": " << stats.bytes_allocated << ", \"bytes_without_reuse\": "
+     << stats.bytes_without_reuse << ", \"kernels_launched\": " << stats.kernels_launched
+     << ", \"host_fallbacks\": " << stats.host_fallbacks << ", \"bound\": " << (stats.bound ? "true" : "false")
+     << ", \"bind_ms\": " << stats.bind_ms << ", \"run_ms\": " << stats.run_ms << "}";
+  return os.str();
+}
+
+/*! \brief The distinct head nodes of a symbol, in output order. */
+std::vector<ir::NodePtr> HeadNodes(const ir::Symbol& sym) {
+  std::vector<ir::NodePtr> nodes;
+  for (const ir::NodeEntry& e : sym.outputs) {
+    if (std::find(nodes.begin(), nodes.end(), e.node) == nodes.end()) nodes.push_back(e.node);
+  }
+  return nodes;
+}
+
+}  // namespace
+
+int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void* data_or_null, IRNDArrayHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  IR_CHECK(ndim >= 0 && (ndim == 0 || shape != nullptr)) << "IRNDArrayCreate: bad shape (ndim " << ndim << ")";
+  std::vector<int64_t> dims(shape, shape + ndim);
+  for (int64_t d : dims) IR_CHECK(d >= 0) << "IRNDArrayCreate: negative dimension in " << ir::Shape(dims);
+  auto array = std::make_unique<NDArray>(ir::Shape(dims), DTypeFromInt(dtype));
+  if (data_or_null != nullptr) {
+    std::memcpy(array->data(), data_or_null, array->nbytes());
+  } else {
+    std::memset(array->data(), 0, array->nbytes());
+  }
+  *out = array.release();
+  IR_API_END();
+}
+
+int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(ndim);
+  IR_API_CHECK_NOT_NULL(shape);
+  const ir::Shape& s = AsArray(array)->shape();
+  *ndim = s.ndim();
+  *shape = s.dims().data();
+  IR_API_END();
+}
+
+int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(dtype);
+  *dtype = static_cast<int>(AsArray(array)->dtype());
+  IR_API_END();
+}
+
+int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes) {
+  IR_API_BEGIN();
+  const NDArray& a = *AsArray(array);
+  IR_CHECK(bytes == a.nbytes()) << "IRNDArraySyncCopyToCPU: the array " << ir::DTypeName(a.dtype()) << a.shape()
+                                << " has " << a.nbytes() << " bytes, the destination " << bytes;
+  if (bytes == 0) return 0;
+  IR_API_CHECK_NOT_NULL(dst);
+  NDArray host = a.device() == ir::Device::CPU() ? a : a.CopyTo(ir::Device::CPU());
+  std::memcpy(dst, host.data(), bytes);
+  IR_API_END();
+}
+
+int IRNDArrayFree(IRNDArrayHandle array) {
+  IR_API_BEGIN();
+  delete static_cast<NDArray*>(array);
+  IR_API_END();
+}
+
+int IRSessionCreate(const char* options_json, IRSessionHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new Session(ParseOptions(options_json));
+  IR_API_END();
+}
+
+int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets, uint32_t num_feeds,
+                 const char** feed_names, IRNDArrayHandle* feed_values, uint32_t* num_outputs,
+                 IRNDArrayHandle** outputs) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(num_outputs);
+  IR_API_CHECK_NOT_NULL(outputs);
+  IR_CHECK(num_feeds == 0 || (feed_names != nullptr && feed_values != nullptr))
+      << "IRSessionRun: " << num_feeds << " feeds but null names or values";
+  std::unordered_map<std::string, NDArray> feeds;
+  for (uint32_t i = 0; i < num_feeds; ++i) {
+    IR_CHECK(feed_names[i] != nullptr) << "IRSessionRun: feed name " << i << " is null";
+    feeds[feed_names[i]] = *AsArray(feed_values[i]);
+  }
+  std::vector<ir::NodeEntry> fetch_entries;
+  if (fetches != nullptr) fetch_entries = static_cast<ir::Symbol*>(fetches)->outputs;
+  std::vector<ir::NodePtr> target_nodes;
+  if (targets != nullptr) target_nodes = HeadNodes(*static_cast<ir::Symbol*>(targets));
+  std::vector<NDArray> results = AsSession(session)->Run(fetch_entries, feeds, target_nodes);
+  static thread_local std::vector<IRNDArrayHandle> handles;
+  handles.clear();
+  for (NDArray& r : results) handles.push_back(new NDArray(std::move(r)));
+  *num_outputs = static_cast<uint32_t>(handles.size());
+  *outputs = handles.data();
+  IR_API_END();
+}
+
+int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle* out, int* found) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(out);
+  IR_API_CHECK_NOT_NULL(found);
+  const ir::VariableStore& store = AsSession(session)->variables();
+  *found = store.Has(name) ? 1 : 0;
+  *out = *found ? new NDArray(store.Get(name).CopyTo(ir::Device::CPU())) : nullptr;
+  IR_API_END();
+}
+
+int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle value) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(name);
+  const NDArray& v = *AsArray(value);
+  AsSession(session)->variables().Set(name, v.CopyTo(v.device()));
+  IR_API_END();
+}
+
+int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const char*** out_names) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(AsSession(session)->variables().Names(), &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
+int IRSessionGetStatsJSON(IRSessionHandle session, const char** json) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(json);
+  auto* buf = ThreadReturnBuffer();
+  buf->str = StatsJSON(AsSession(session)->last_stats());
+  *json = buf->str.c_str();
+  IR_API_END();
+}
+
+int IRSessionGetLastGraph(IRSessionHandle session, IRGraphHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new ir::Graph(AsSession(session)->last_graph());
+  IR_API_END();
+}
+
+int IRSessionFree(IRSessionHandle session) {
+  IR_API_BEGIN();
+  delete static_cast<Session*>(session);
+  IR_API_END();
+}

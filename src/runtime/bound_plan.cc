@@ -1,0 +1,185 @@
+/*!
+ * \file bound_plan.cc
+ * \brief Binding: pass pipeline, kernel selection, seeds and the memory pool of a plan.
+ */
+#include "runtime/bound_plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include "ir/graph_attr.h"
+#include "ir/op.h"
+#include "ir/op_attr_types.h"
+#include "ir/pass.h"
+
+namespace ir {
+namespace runtime {
+namespace {
+
+/*! \brief FNV-1a: a hash of a string that is the same in every process. */
+uint64_t StableHash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+/*! \brief options.seed, the node's name and its "seed" attribute (if any), mixed. */
+uint64_t NodeSeedBase(const NodeAttrs& attrs, uint64_t graph_seed) {
+  uint64_t h = SplitMix64(SplitMix64(graph_seed) ^ StableHash(attrs.name));
+  auto it = attrs.dict.find("seed");
+  if (it != attrs.dict.end()) h = SplitMix64(h ^ SplitMix64(StableHash(it->second)));
+  return h;
+}
+
+std::string InputsDesc(const std::vector<GraphInput>& inputs, const std::vector<NDArray>& values) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    parts.push_back(values[i].defined()
+                        ? StrCat(inputs[i].name, ": ", DTypeName(values[i].dtype()), values[i].shape())
+                        : StrCat(inputs[i].name, ": uninitialized"));
+  }
+  return parts.empty() ? std::string("no inputs") : Join(parts, ", ");
+}
+
+/*! \brief The graph the pipeline starts from: pass options and input shapes/dtypes attached. */
+Graph PipelineInput(const Graph& graph, const std::vector<NDArray>& values, const SessionOptions& options) {
+  Graph g = graph;
+  ShapeVector shapes;
+  DTypeVector dtypes;
+  for (const NDArray& value : values) {
+    shapes.push_back(value.defined() ? value.shape() : Shape());
+    dtypes.push_back(value.defined() ? value.dtype() : DType::kUnknown);
+  }
+  g.SetAttr("shape_inputs", std::move(shapes));
+  g.SetAttr("dtype_inputs", std::move(dtypes));
+  g.SetAttr("target", options.target);
+  if (options.fmax >= 0) g.SetAttr("fusion.fmax", options.fmax);
+  if (!options.dump_dir.empty()) g.SetAttr("dump_dir", options.dump_dir);
+  return g;
+}
+
+/*! \brief Per input node of the bound graph, the executor input of the same name. */
+std::vector<size_t> MatchInputs(const IndexedGraph& idx, const std::vector<GraphInput>& inputs) {
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < inputs.size(); ++i) by_name.emplace(inputs[i].name, i);
+  std::vector<size_t> index;
+  for (uint32_t nid : idx.input_nodes()) {
+    auto it = by_name.find(idx[nid].source->attrs.name);
+    IR_CHECK(it != by_name.end()) << "the pass pipeline added input '" << idx[nid].source->attrs.name
+                                  << "', which the executor cannot provide";
+    index.push_back(it->second);
+  }
+  return index;
+}
+
+/*! \brief Picks every op node's kernel: generated, the target's, or the CPU's on host copies. */
+void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  const std::vector<FCompute>* generated =
+      graph.HasAttr("kernels") ? &graph.GetAttr<std::vector<FCompute>>("kernels") : nullptr;
+  IR_CHECK(generated == nullptr || generated->size() == idx.num_nodes())
+      << "graph attribute 'kernels' has " << generated->size() << " elements for " << idx.num_nodes() << " nodes";
+  const auto* target_map = Op::FindAttr<FCompute>(FComputeKey(device.type));
+  const auto* cpu_map = Op::FindAttr<FCompute>(FComputeKey(DeviceType::kCPU));
+  plan->kernels.assign(idx.num_nodes(), FCompute());
+  plan->on_host.assign(idx.num_nodes(), false);
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable()) continue;
+    if (generated != nullptr && (*generated)[nid]) {
+      plan->kernels[nid] = (*generated)[nid];
+    } else if (target_map != nullptr && target_map->count(node->op())) {
+      plan->kernels[nid] = (*target_map)[node->op()];
+    } else if (device.type != DeviceType::kCPU && cpu_map != nullptr && cpu_map->count(node->op())) {
+      plan->kernels[nid] = (*cpu_map)[node->op()];
+      plan->on_host[nid] = true;
+    } else {
+      throw Error(StrCat("no kernel for node '", node->attrs.name, "' (op ", node->op()->name, ") on ",
+                         device.ToString(), ": the op registers no ", FComputeKey(device.type)));
+    }
+  }
+}
+
+/*! \brief Per node facts the run loop needs: mutated inputs, overwriting, seeds. */
+void DescribeNodes(const Graph& graph, uint64_t graph_seed, BoundPlan* plan) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  const auto* overwrites = Op::FindAttr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs");
+  plan->mutated.assign(idx.num_nodes(), {});
+  plan->overwrites.assign(idx.num_nodes(), false);
+  plan->seed_base.assign(idx.num_nodes(), 0);
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable()) continue;
+    if (mutate != nullptr && mutate->count(node->op())) plan->mutated[nid] = (*mutate)[node->op()](node->attrs);
+    plan->overwrites[nid] = overwrites != nullptr && overwrites->get(node->op(), false);
+    plan->seed_base[nid] = NodeSeedBase(node->attrs, graph_seed);
+  }
+}
+
+}  // namespace
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
+  std::vector<std::string> passes{"InferShape", "InferType"};
+  if (options.fusion) {
+    std::vector<std::string> registered = PassReg::ListNames();
+    for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
+      if (std::find(registered.begin(), registered.end(), pass) != registered.end()) passes.push_back(pass);
+    }
+  }
+  passes.push_back("PlanMemory");
+  return passes;
+}
+
+std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,
+                                const std::vector<NDArray>& values, const SessionOptions& options,
+                                Device device) {
+  auto start = std::chrono::steady_clock::now();
+  auto plan = std::make_shared<BoundPlan>();
+  try {
+    plan->graph = ApplyPasses(PipelineInput(graph, values, options),
+                              options.passes.empty() ? DefaultPipeline(options) : options.passes);
+  } catch (const Error& err) {
+    throw Error(StrCat("cannot bind the graph for inputs (", InputsDesc(inputs, values), "): ", err.what()));
+  }
+  for (const char* key : {"shape", "dtype", "storage_id", "storage_inplace_index", "storage_bytes"}) {
+    IR_CHECK(plan->graph.HasAttr(key)) << "the pass pipeline did not provide graph attribute '" << key
+                                       << "' (end it with PlanMemory)";
+  }
+  plan->shapes = plan->graph.GetAttr<ShapeVector>("shape");
+  plan->dtypes = plan->graph.GetAttr<DTypeVector>("dtype");
+  plan->storage_id = plan->graph.GetAttr<std::vector<int>>("storage_id");
+  plan->inplace_index = plan->graph.GetAttr<std::vector<int>>("storage_inplace_index");
+  plan->input_index = MatchInputs(plan->graph.indexed_graph(), inputs);
+  SelectKernels(plan->graph, device, plan.get());
+  DescribeNodes(plan->graph, options.seed, plan.get());
+  for (int64_t bytes : plan->graph.GetAttr<std::vector<int64_t>>("storage_bytes")) plan->pool_bytes += bytes;
+  plan->no_reuse_bytes = static_cast<size_t>(plan->graph.GetAttrOr<int64_t>("memory_no_reuse_bytes", 0));
+  plan->bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+void AllocatePool(BoundPlan* plan, Device device) {
+  const std::vector<int64_t>& slot_bytes = plan->graph.GetAttr<std::vector<int64_t>>("storage_bytes");
+  if (!plan->pool_views.empty()) return;  // sized to the graph's entries once allocated
+  for (int64_t bytes : slot_bytes) {
+    plan->pool.push_back(std::make_shared<Storage>(static_cast<size_t>(bytes), device));
+  }
+  plan->pool_views.assign(plan->storage_id.size(), NDArray());
+  for (size_t eid = 0; eid < plan->storage_id.size(); ++eid) {
+    int sid = plan->storage_id[eid];
+    if (sid < 0) continue;
+    plan->pool_views[eid] = NDArray::FromStorage(plan->pool.at(sid), 0, plan->shapes[eid], plan->dtypes[eid]);
+  }
+}
+
+}  // namespace runtime
+}  // namespace ir

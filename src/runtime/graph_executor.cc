@@ -1,0 +1,188 @@
+/*!
+ * \file graph_executor.cc
+ * \brief Executor: binds a graph per input signature (plans are cached) and runs it node by
+ * node in topological order over the plan's memory pool.
+ */
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "ir/op.h"
+#include "ir/pass.h"
+#include "ir/runtime.h"
+#include "runtime/bound_plan.h"
+#include "runtime/graph_inputs.h"
+#include "runtime/host_fallback.h"
+
+namespace ir {
+
+using runtime::BoundPlan;
+
+class Executor::Impl {
+ public:
+  Impl(Graph graph, SessionOptions options, std::shared_ptr<VariableStore> variables)
+      : options_(std::move(options)), device_(Device::Parse(options_.target)), variables_(std::move(variables)) {
+    IR_CHECK(variables_ != nullptr) << "Executor needs a VariableStore";
+    Graph g = std::move(graph);  // graph-level attributes pass on (e.g. dump_filter)
+    if (!options_.dump_dir.empty()) g.SetAttr("dump_dir", options_.dump_dir);
+    // Reads before writes is semantics, not optimization: it runs whatever the pipeline is.
+    graph_ = ApplyPass(std::move(g), "OrderMutations");
+    inputs_ = runtime::ClassifyInputs(graph_);
+  }
+
+  std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds) {
+    auto start = std::chrono::steady_clock::now();
+    stats_ = RunStats();
+    std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
+    BoundPlan* plan = PlanFor(values);
+    runtime::AllocatePool(plan, device_);
+    std::vector<NDArray> data = InputData(*plan, values);
+    const IndexedGraph& idx = plan->graph.indexed_graph();
+    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+      if (!idx[nid].source->is_variable()) RunNode(*plan, nid, &data);
+    }
+    ++run_count_;
+    std::vector<NDArray> outputs = Fetch(*plan, data);
+    stats_.bytes_allocated = plan->pool_bytes;
+    stats_.bytes_without_reuse = plan->no_reuse_bytes;
+    double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    stats_.run_ms = total - stats_.bind_ms;
+    return outputs;
+  }
+
+  const RunStats& last_stats() const { return stats_; }
+  const Graph& bound_graph() const {
+    IR_CHECK(last_plan_ != nullptr) << "the executor has not run yet: no bound graph";
+    return last_plan_->graph;
+  }
+
+ private:
+  /*! \brief The plan bound for these input shapes, binding on a cache miss. */
+  BoundPlan* PlanFor(const std::vector<NDArray>& values) {
+    std::string key = runtime::InputSignature(values);
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      it = plans_.emplace(key, runtime::Bind(graph_, inputs_, values, options_, device_)).first;
+      stats_.bound = true;
+      stats_.bind_ms = it->second->bind_ms;
+    }
+    last_plan_ = it->second;
+    CheckBoundInputs(*last_plan_, values);
+    return last_plan_.get();
+  }
+
+  /*! \brief Passes may refine but never change an input's shape; a change is a bug worth naming. */
+  void CheckBoundInputs(const BoundPlan& plan, const std::vector<NDArray>& values) const {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    const ShapeVector& shapes = plan.shapes;
+    const DTypeVector& dtypes = plan.dtypes;
+    for (size_t k = 0; k < idx.input_nodes().size(); ++k) {
+      const NDArray& value = values[plan.input_index[k]];
+      uint32_t eid = idx.entry_id(idx.input_nodes()[k], 0);
+      IR_CHECK(!value.defined() || (shapes[eid] == value.shape() && dtypes[eid] == value.dtype()))
+          << "input '" << inputs_[plan.input_index[k]].name << "' is " << DTypeName(value.dtype()) << value.shape()
+          << " but the plan was bound with " << DTypeName(dtypes[eid]) << shapes[eid];
+    }
+  }
+
+  /*! \brief Per entry of the bound graph: the input values placed at the input nodes. */
+  std::vector<NDArray> InputData(const BoundPlan& plan, const std::vector<NDArray>& values) const {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    std::vector<NDArray> data(idx.num_node_entries());
+    for (size_t k = 0; k < idx.input_nodes().size(); ++k) {
+      data[idx.entry_id(idx.input_nodes()[k], 0)] = values[plan.input_index[k]];
+    }
+    return data;
+  }
+
+  /*!
+   * \brief The array of input `k` of node `nid`. An undefined one is an uninitialized variable:
+   * an op that overwrites it allocates and stores it, anything else is an error.
+   */
+  NDArray InputArray(const BoundPlan& plan, uint32_t nid, uint32_t k, std::vector<NDArray>* data) {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    const IndexedGraph::Entry& in = idx[nid].inputs[k];
+    NDArray& value = (*data)[idx.entry_id(in)];
+    if (value.defined()) return value;
+    const std::string& var = idx[in.node_id].source->attrs.name;
+    const std::vector<uint32_t>& mutated = plan.mutated[nid];
+    bool overwritten = plan.overwrites[nid] && std::find(mutated.begin(), mutated.end(), k) != mutated.end();
+    IR_CHECK(overwritten) << "variable '" << var << "' is not initialized (run its initializer first); node '"
+                          << idx[nid].source->attrs.name << "' (op " << idx[nid].source->op()->name
+                          << ") reads it";
+    uint32_t eid = idx.entry_id(in);
+    value = NDArray(plan.shapes[eid], plan.dtypes[eid], device_);
+    variables_->Set(var, value);
+    return value;
+  }
+
+  /*! \brief Output `j` of node `nid`: its pool view, fresh storage, or the input it aliases. */
+  NDArray OutputArray(const BoundPlan& plan, uint32_t nid, uint32_t j, const std::vector<NDArray>& in) const {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    uint32_t eid = idx.entry_id(nid, j);
+    int sid = plan.storage_id[eid];
+    if (sid >= 0) return plan.pool_views[eid];
+    if (sid == -2) return NDArray(plan.shapes[eid], plan.dtypes[eid], device_);
+    int alias = plan.inplace_index[eid];
+    IR_CHECK(alias >= 0 && alias < static_cast<int>(in.size()))
+        << "node '" << idx[nid].source->attrs.name << "' output " << j
+        << " has external storage but aliases no input (storage_inplace_index " << alias << ")";
+    return in[alias];
+  }
+
+  void RunNode(const BoundPlan& plan, uint32_t nid, std::vector<NDArray>* data) {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    std::vector<NDArray> in, out;
+    for (uint32_t k = 0; k < idx[nid].inputs.size(); ++k) in.push_back(InputArray(plan, nid, k, data));
+    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
+      out.push_back(OutputArray(plan, nid, j, in));
+      (*data)[idx.entry_id(nid, j)] = out.back();
+    }
+    OpContext ctx;
+    ctx.device = device_;
+    ctx.is_train = options_.is_train;
+    ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run_count_));
+    const NodeAttrs& attrs = idx[nid].source->attrs;
+    if (plan.on_host[nid]) {
+      runtime::RunOnHost(plan.kernels[nid], ctx, attrs, in, out, plan.mutated[nid]);
+      ++stats_.host_fallbacks;
+    } else {
+      plan.kernels[nid](ctx, attrs, in, out);
+    }
+    ++stats_.kernels_launched;
+  }
+
+  /*! \brief The graph outputs; values not in fresh storage are copied so later runs cannot change them. */
+  std::vector<NDArray> Fetch(const BoundPlan& plan, const std::vector<NDArray>& data) const {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    std::vector<NDArray> outputs;
+    for (const IndexedGraph::Entry& out : idx.outputs()) {
+      uint32_t eid = idx.entry_id(out);
+      const NDArray& value = data[eid];
+      IR_CHECK(value.defined()) << "output '" << idx[out.node_id].source->attrs.name << "' was not computed";
+      outputs.push_back(plan.storage_id[eid] == -2 ? value : value.CopyTo(value.device()));
+    }
+    return outputs;
+  }
+
+  SessionOptions options_;
+  Device device_;
+  std::shared_ptr<VariableStore> variables_;
+  Graph graph_;
+  std::vector<runtime::GraphInput> inputs_;
+  std::map<std::string, std::shared_ptr<BoundPlan>> plans_;
+  std::shared_ptr<BoundPlan> last_plan_;
+  RunStats stats_;
+  uint64_t run_count_ = 0;
+};
+
+Executor::Executor(Graph graph, SessionOptions options, std::shared_ptr<VariableStore> variables)
+    : impl_(new Impl(std::move(graph), std::move(options), std::move(variables))) {}
+Executor::~Executor() = default;
+std::vector<NDArray> Executor::Run(const std::unordered_map<std::string, NDArray>& feeds) {
+  return impl_->Run(feeds);
+}
+const RunStats& Executor::last_stats() const { return impl_->last_stats(); }
+const Graph& Executor::bound_graph() const { return impl_->bound_graph(); }
+
+}  // namespace ir
