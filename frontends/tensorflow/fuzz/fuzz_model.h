@@ -1,0 +1,36 @@
+/*!
+ * \file fuzz_model.h
+ * \brief What the fuzz targets (and the test replaying their findings) do with one input:
+ * parse it as a GraphDef, import it, infer shapes and types. ir::Error is the expected
+ * outcome for bad input; anything else (a crash, another exception, a hang) is a bug.
+ */
+#ifndef IR_TF_FUZZ_MODEL_H_
+#define IR_TF_FUZZ_MODEL_H_
+
+#include <string>
+
+#include "ir/pass.h"
+#include "ir_tf/import.h"
+#include "ir_tf/model.h"
+
+namespace ir {
+namespace tf {
+
+/*! \brief Loads and imports `data` (text format when `text`); returns "" when it imported, else the error. */
+inline std::string FuzzModel(const std::string& data, bool text) {
+  try {
+    TFModel model = text ? ModelFromText(data, "fuzz.pbtxt") : ModelFromBinary(data, "fuzz.pb");
+    ImportOptions options;
+    options.max_const_bytes = 1 << 20;  // hostile files may declare huge constants
+    Graph graph = ImportGraphDef(model.graph_def, options);
+    ApplyPasses(graph, {"InferShape", "InferType"});
+    return "";
+  } catch (const Error& err) {
+    return err.what();
+  }
+}
+
+}  // namespace tf
+}  // namespace ir
+
+#endif  // IR_TF_FUZZ_MODEL_H_

@@ -1,0 +1,14 @@
+/*!
+ * \file pbtxt_fuzzer.cc
+ * \brief libFuzzer target: each input is a text-format GraphDef (see ../README.md).
+ */
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_model.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  ir::tf::FuzzModel(std::string(reinterpret_cast<const char*>(data), size), /*text=*/true);
+  return 0;
+}

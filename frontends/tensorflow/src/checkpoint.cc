@@ -1,0 +1,224 @@
+/*!
+ * \file checkpoint.cc
+ * \brief TensorFlow checkpoint V2 bundles: the `.index` table (LevelDB's table format: data
+ * blocks of prefix-compressed keys with restart points, an index block, a footer) and tensor
+ * bytes read from the data shards.
+ */
+#include "ir_tf/checkpoint.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "file_util.h"
+#include "proto_parse.h"
+#include "snappy.h"
+#include "tensor.pb.h"
+#include "tensor_bundle.pb.h"
+#include "tensor_decode.h"
+#include "tf_types.h"
+
+namespace ir {
+namespace tf {
+namespace {
+
+constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
+constexpr size_t kFooterSize = 48;
+constexpr size_t kBlockTrailerSize = 5;
+constexpr uint8_t kSnappy = 1;
+
+/*! \brief A bounds-checked reader over bytes; every failure names the file. */
+class Cursor {
+ public:
+  Cursor(const std::string& bytes, size_t begin, size_t end, const std::string& origin)
+      : bytes_(bytes), pos_(begin), end_(end), origin_(origin) {}
+  bool done() const { return pos_ >= end_; }
+  uint64_t Varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      IR_CHECK(pos_ < end_) << "'" << origin_ << "': truncated varint";
+      uint8_t byte = static_cast<uint8_t>(bytes_[pos_++]);
+      value |= static_cast<uint64_t>(byte & 0x7F) << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+    throw Error(StrCat("'", origin_, "': malformed varint"));
+  }
+  std::string Bytes(uint64_t n) {
+    IR_CHECK(n <= end_ - pos_) << "'" << origin_ << "': an entry runs past the end of its block";
+    std::string out = bytes_.substr(pos_, n);
+    pos_ += n;
+    return out;
+  }
+
+ private:
+  const std::string& bytes_;
+  size_t pos_, end_;
+  const std::string& origin_;
+};
+
+uint32_t Fixed32(const std::string& bytes, size_t pos) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes[pos + i]);
+  return v;
+}
+
+struct BlockHandle {
+  uint64_t offset = 0, size = 0;
+};
+
+BlockHandle ReadHandle(Cursor* cursor) {
+  BlockHandle h;
+  h.offset = cursor->Varint();
+  h.size = cursor->Varint();
+  return h;
+}
+
+/*! \brief The contents of the block at `handle`: CRC-checked, and uncompressed when it is snappy. */
+std::string ReadBlock(const std::string& file, const BlockHandle& handle, const std::string& origin) {
+  IR_CHECK(handle.offset <= file.size() && handle.size + kBlockTrailerSize <= file.size() - handle.offset)
+      << "'" << origin << "': a block handle points past the end of the file";
+  size_t begin = handle.offset, size = handle.size;
+  uint8_t compression = static_cast<uint8_t>(file[begin + size]);
+  uint32_t stored = Fixed32(file, begin + size + 1);
+  IR_CHECK(MaskCrc(Crc32c(file.data() + begin, size + 1)) == stored)
+      << "'" << origin << "': block at offset " << begin << " fails its CRC check (corrupt file)";
+  std::string contents = file.substr(begin, size);
+  if (compression == kSnappy) return SnappyUncompress(contents, origin);
+  IR_CHECK(compression == 0) << "'" << origin << "': block at offset " << begin << " is compressed with type "
+                             << int{compression} << ", which is not supported (only none and snappy are)";
+  return contents;
+}
+
+/*! \brief Calls visit(key, value) for each entry of the block at `handle`. */
+template <typename F>
+void ForEachEntry(const std::string& file, const BlockHandle& handle, const std::string& origin, const F& visit) {
+  std::string block = ReadBlock(file, handle, origin);
+  size_t size = block.size();
+  IR_CHECK(size >= 4) << "'" << origin << "': block at offset " << handle.offset << " is too short";
+  uint64_t restarts = Fixed32(block, size - 4);
+  IR_CHECK(restarts <= (size - 4) / 4) << "'" << origin << "': block at offset " << handle.offset
+                                       << " has a bad restart count";
+  Cursor cursor(block, 0, size - 4 * (restarts + 1), origin);
+  std::string key;
+  while (!cursor.done()) {
+    uint64_t shared = cursor.Varint(), unshared = cursor.Varint(), value_size = cursor.Varint();
+    IR_CHECK(shared <= key.size()) << "'" << origin << "': an entry shares more of the previous key than it has";
+    key = key.substr(0, shared) + cursor.Bytes(unshared);
+    visit(key, cursor.Bytes(value_size));
+  }
+}
+
+const uint32_t* CrcTable() {
+  static uint32_t table[256];
+  static bool ready = [] {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+      table[i] = c;
+    }
+    return true;
+  }();
+  (void)ready;
+  return table;
+}
+
+}  // namespace
+
+uint32_t Crc32c(const void* data, size_t n) {
+  const uint32_t* table = CrcTable();
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint32_t crc = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+uint32_t MaskCrc(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+
+std::map<std::string, std::string> ReadTable(const std::string& bytes, const std::string& origin) {
+  IR_CHECK(bytes.size() >= kFooterSize) << "'" << origin << "' is too short to be a table (" << bytes.size() << " bytes)";
+  size_t footer = bytes.size() - kFooterSize;
+  uint64_t magic = static_cast<uint64_t>(Fixed32(bytes, footer + 40)) | static_cast<uint64_t>(Fixed32(bytes, footer + 44)) << 32;
+  IR_CHECK(magic == kTableMagic) << "'" << origin << "' is not a table file (bad magic number)";
+  Cursor cursor(bytes, footer, footer + 40, origin);
+  ReadHandle(&cursor);  // the metaindex block: TensorFlow writes no meta blocks
+  BlockHandle index = ReadHandle(&cursor);
+  std::map<std::string, std::string> table;
+  ForEachEntry(bytes, index, origin, [&](const std::string&, const std::string& handle_bytes) {
+    Cursor handle_cursor(handle_bytes, 0, handle_bytes.size(), origin);
+    ForEachEntry(bytes, ReadHandle(&handle_cursor), origin,
+                 [&](const std::string& key, const std::string& value) { table[key] = value; });
+  });
+  return table;
+}
+
+CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) {
+  std::string path = prefix + ".index";
+  std::map<std::string, std::string> table = ReadTable(ReadFile(path), path);
+  auto header_it = table.find("");
+  IR_CHECK(header_it != table.end()) << "'" << path << "' has no bundle header: not a checkpoint V2 index";
+  tensorflow::BundleHeaderProto header;
+  IR_CHECK(ParseBinary(header_it->second, &header)) << "'" << path << "': malformed bundle header";
+  IR_CHECK(header.endianness() == tensorflow::BundleHeaderProto::LITTLE) << "'" << path << "': big-endian bundles are not supported";
+  num_shards_ = header.num_shards();
+  IR_CHECK(num_shards_ >= 1) << "'" << path << "': the header declares " << num_shards_ << " shards";
+  for (const auto& kv : table) {
+    if (kv.first.empty()) continue;
+    tensorflow::BundleEntryProto entry;
+    IR_CHECK(ParseBinary(kv.second, &entry)) << "'" << path << "': malformed entry for '" << kv.first << "'";
+    BundleTensorInfo info;
+    info.key = kv.first;
+    info.tf_dtype = entry.dtype();
+    for (const auto& dim : entry.shape().dim()) info.shape.push_back(dim.size());
+    info.shard = entry.shard_id();
+    info.offset = entry.offset();
+    info.size = entry.size();
+    info.crc32c = entry.crc32c();
+    IR_CHECK(entry.slices().empty()) << "'" << path << "': '" << kv.first << "' is partitioned, which is not supported";
+    IR_CHECK(info.shard >= 0 && info.shard < num_shards_) << "'" << path << "': '" << kv.first << "' is in shard "
+                                                          << info.shard << " of " << num_shards_;
+    tensors_[kv.first] = info;
+  }
+}
+
+std::string CheckpointReader::ReadBytes(const std::string& key) const {
+  auto it = tensors_.find(key);
+  IR_CHECK(it != tensors_.end()) << "checkpoint '" << prefix_ << "' has no tensor '" << key << "'";
+  const BundleTensorInfo& info = it->second;
+  char suffix[64];
+  std::snprintf(suffix, sizeof(suffix), ".data-%05d-of-%05d", info.shard, num_shards_);
+  std::string path = prefix_ + suffix;
+  std::ifstream in(path, std::ios::binary);
+  IR_CHECK(in.good()) << "cannot open '" << path << "'";
+  std::string bytes(static_cast<size_t>(info.size), '\0');
+  in.seekg(info.offset);
+  in.read(&bytes[0], info.size);
+  IR_CHECK(in.gcount() == info.size) << "'" << path << "' is too short for '" << key << "' (" << info.size
+                                     << " bytes at offset " << info.offset << ")";
+  IR_CHECK(MaskCrc(Crc32c(bytes.data(), bytes.size())) == info.crc32c)
+      << "'" << path << "': the bytes of '" << key << "' fail their CRC check (corrupt file)";
+  return bytes;
+}
+
+bool CheckpointReader::IsNumeric(const std::string& key) const {
+  auto it = tensors_.find(key);
+  return it != tensors_.end() && TFTypeSize(it->second.tf_dtype) != 0;
+}
+
+NDArray CheckpointReader::Read(const std::string& key) const {
+  IR_CHECK(Has(key)) << "checkpoint '" << prefix_ << "' has no tensor '" << key << "'";
+  const BundleTensorInfo& info = tensors_.at(key);
+  IR_CHECK(IsNumeric(key)) << "checkpoint tensor '" << key << "' has dtype " << TFTypeName(info.tf_dtype)
+                           << ", which does not load as an array";
+  tensorflow::TensorProto proto;
+  proto.set_dtype(static_cast<tensorflow::DataType>(info.tf_dtype));
+  for (int64_t d : info.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  proto.set_tensor_content(ReadBytes(key));
+  try {
+    return DecodeTensor(proto, int64_t{1} << 40);
+  } catch (const Error& err) {
+    throw Error(StrCat("checkpoint tensor '", key, "': ", err.what()));
+  }
+}
+
+}  // namespace tf
+}  // namespace ir

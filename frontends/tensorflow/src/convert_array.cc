@@ -1,0 +1,258 @@
+/*!
+ * \file convert_array.cc
+ * \brief Converters for shape manipulation and indexing. TensorFlow passes shapes, axes and
+ * multiples as tensor inputs; they become our ops' parameters once they are known at import.
+ */
+#include "converter.h"
+
+namespace ir {
+namespace tf {
+namespace {
+
+using Outputs = std::vector<NodeEntry>;
+
+std::string Bits(int64_t mask) { return std::to_string(mask); }
+
+Outputs ConvertReshape(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  std::vector<int64_t> shape = ctx.ConstInts(1);
+  for (int64_t d : shape) {
+    IR_CHECK(d != 0) << "reshaping to " << IntsAttr(shape) << ", which has a zero dimension, is not supported";
+  }
+  return {ctx.Op("reshape", {ctx.input(0)}, {{"shape", IntsAttr(shape)}})};
+}
+
+std::string OutType(const ImportContext& ctx) { return DTypeName(ctx.HasAttr("out_type") ? ctx.Type("out_type") : DType::kInt32); }
+
+Outputs ConvertShape(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("shape", {ctx.input(0)}, {{"out_type", OutType(ctx)}})};
+}
+
+Outputs ConvertShapeN(ImportContext& ctx) {
+  Outputs outs;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    outs.push_back(ctx.Op("shape", {ctx.input(i)}, {{"out_type", OutType(ctx)}}, std::to_string(i)));
+  }
+  ctx.input(0);
+  return outs;
+}
+
+Outputs ConvertSize(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("size", {ctx.input(0)}, {{"out_type", OutType(ctx)}})};
+}
+
+Outputs ConvertRank(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("rank", {ctx.input(0)})};
+}
+
+/*! \brief Fill(dims, value): a `fill` of a known value, else the value broadcast. */
+Outputs ConvertFill(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  std::string shape = IntsAttr(ctx.ConstInts(0));
+  NDArray value = ctx.TryConstInput(1);
+  if (!value.defined()) return {ctx.Op("broadcast_to", {ctx.input(1)}, {{"shape", shape}})};
+  return {ctx.Op("fill", {}, {{"shape", shape}, {"value", NumberAttr(ctx.ConstScalar(1))}, {"dtype", DTypeName(value.dtype())}})};
+}
+
+Outputs ConvertTile(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("tile", {ctx.input(0)}, {{"reps", IntsAttr(ctx.ConstInts(1))}})};
+}
+
+Outputs Concat(ImportContext& ctx, std::vector<NodeEntry> values, int64_t axis) {
+  IR_CHECK(!values.empty()) << "nothing to concatenate";
+  if (values.size() == 1) return {ctx.Op("identity", values)};
+  return {ctx.Op("concat", std::move(values), {{"axis", std::to_string(axis)}})};
+}
+
+Outputs ConvertConcatV2(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() >= 2) << "needs values and an axis, has " << ctx.num_inputs() << " input(s)";
+  std::vector<NodeEntry> values(ctx.inputs().begin(), ctx.inputs().end() - 1);
+  return Concat(ctx, values, static_cast<int64_t>(ctx.ConstScalar(ctx.num_inputs() - 1)));
+}
+
+Outputs ConvertConcat(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() >= 2) << "needs an axis and values, has " << ctx.num_inputs() << " input(s)";
+  std::vector<NodeEntry> values(ctx.inputs().begin() + 1, ctx.inputs().end());
+  return Concat(ctx, values, static_cast<int64_t>(ctx.ConstScalar(0)));
+}
+
+/*! \brief ConcatOffset(axis, shapes...): where each input starts in the concatenation. */
+Outputs ConvertConcatOffset(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() >= 2) << "needs an axis and shapes, has " << ctx.num_inputs() << " input(s)";
+  int64_t axis = static_cast<int64_t>(ctx.ConstScalar(0));
+  Outputs outs;
+  int64_t offset = 0;
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+    std::vector<int64_t> shape = ctx.ConstInts(i);
+    int64_t rank = static_cast<int64_t>(shape.size());
+    int64_t a = axis < 0 ? axis + rank : axis;
+    IR_CHECK(a >= 0 && a < rank) << "axis " << axis << " is out of range for shape " << IntsAttr(shape);
+    std::vector<int32_t> result(shape.size(), 0);
+    result[a] = static_cast<int32_t>(offset);
+    offset += shape[a];
+    outs.push_back(ctx.Constant(NDArray::FromVector<int32_t>(Shape{rank}, result), std::to_string(i - 1)));
+  }
+  return outs;
+}
+
+Outputs ConvertPack(ImportContext& ctx) {
+  std::string axis = std::to_string(ctx.Int("axis", 0));
+  std::vector<NodeEntry> expanded;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    expanded.push_back(ctx.Op("expand_dims", {ctx.input(i)}, {{"axis", axis}}, "expand_" + std::to_string(i)));
+  }
+  IR_CHECK(!expanded.empty()) << "nothing to pack";
+  if (expanded.size() == 1) return expanded;
+  return {ctx.Op("concat", expanded, {{"axis", axis}})};
+}
+
+Outputs ConvertUnpack(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  std::string axis = std::to_string(ctx.Int("axis", 0));
+  int64_t num = ctx.Int("num");
+  IR_CHECK(num >= 1) << "attribute 'num' must be at least 1, got " << num;
+  NodeEntry parts = ctx.input(0);
+  if (num > 1) parts = ctx.Op("split", {parts}, {{"axis", axis}, {"num_outputs", std::to_string(num)}}, "split");
+  Outputs outs;
+  for (int64_t i = 0; i < num; ++i) {
+    NodeEntry part{parts.node, static_cast<uint32_t>(num > 1 ? i : parts.index)};
+    outs.push_back(ctx.Op("squeeze", {part}, {{"axis", IntsAttr({ctx.Int("axis", 0)})}}, std::to_string(i)));
+  }
+  return outs;
+}
+
+Outputs SplitOutputs(ImportContext& ctx, const NodeEntry& value, int64_t axis, const std::map<std::string, std::string>& how,
+                     int64_t count) {
+  std::map<std::string, std::string> attrs = how;
+  attrs["axis"] = std::to_string(axis);
+  NodeEntry split = ctx.Op("split", {value}, attrs);
+  Outputs outs;
+  for (int64_t i = 0; i < count; ++i) outs.push_back(NodeEntry{split.node, static_cast<uint32_t>(i)});
+  return outs;
+}
+
+/*! \brief TF1 Split takes the axis first: Split(split_dim, value). */
+Outputs ConvertSplit(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  int64_t num = ctx.Int("num_split");
+  IR_CHECK(num >= 1) << "attribute 'num_split' must be at least 1, got " << num;
+  return SplitOutputs(ctx, ctx.input(1), static_cast<int64_t>(ctx.ConstScalar(0)),
+                      {{"num_outputs", std::to_string(num)}}, num);
+}
+
+Outputs ConvertSplitV(ImportContext& ctx) {
+  ctx.ExpectInputs(3);
+  std::vector<int64_t> sizes = ctx.ConstInts(1);
+  return SplitOutputs(ctx, ctx.input(0), static_cast<int64_t>(ctx.ConstScalar(2)), {{"sizes", IntsAttr(sizes)}},
+                      static_cast<int64_t>(sizes.size()));
+}
+
+Outputs ConvertSlice(ImportContext& ctx) {
+  ctx.ExpectInputs(3);
+  return {ctx.Op("slice", {ctx.input(0)}, {{"begin", IntsAttr(ctx.ConstInts(1))}, {"size", IntsAttr(ctx.ConstInts(2))}})};
+}
+
+Outputs ConvertStridedSlice(ImportContext& ctx) {
+  ctx.ExpectInputs(4);
+  return {ctx.Op("strided_slice", {ctx.input(0)},
+                 {{"begin", IntsAttr(ctx.ConstInts(1))},
+                  {"end", IntsAttr(ctx.ConstInts(2))},
+                  {"strides", IntsAttr(ctx.ConstInts(3))},
+                  {"begin_mask", Bits(ctx.Int("begin_mask", 0))},
+                  {"end_mask", Bits(ctx.Int("end_mask", 0))},
+                  {"ellipsis_mask", Bits(ctx.Int("ellipsis_mask", 0))},
+                  {"new_axis_mask", Bits(ctx.Int("new_axis_mask", 0))},
+                  {"shrink_axis_mask", Bits(ctx.Int("shrink_axis_mask", 0))}})};
+}
+
+Outputs ConvertExpandDims(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("expand_dims", {ctx.input(0)}, {{"axis", std::to_string(static_cast<int64_t>(ctx.ConstScalar(1)))}})};
+}
+
+Outputs ConvertSqueeze(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  std::vector<int64_t> axes = ctx.HasAttr("squeeze_dims") ? ctx.Ints("squeeze_dims")
+                              : ctx.HasAttr("axis")       ? ctx.Ints("axis")
+                                                          : std::vector<int64_t>();
+  return {ctx.Op("squeeze", {ctx.input(0)}, {{"axis", IntsAttr(axes)}})};
+}
+
+Outputs ConvertTranspose(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("transpose", {ctx.input(0)}, {{"axes", IntsAttr(ctx.ConstInts(1))}})};
+}
+
+Outputs ConvertRange(ImportContext& ctx) {
+  ctx.ExpectInputs(3);
+  DType dtype = ctx.HasAttr("Tidx") ? ctx.Type("Tidx") : DType::kInt32;
+  return {ctx.Op("range", {},
+                 {{"start", NumberAttr(ctx.ConstScalar(0))},
+                  {"limit", NumberAttr(ctx.ConstScalar(1))},
+                  {"delta", NumberAttr(ctx.ConstScalar(2))},
+                  {"dtype", DTypeName(dtype)}})};
+}
+
+Outputs ConvertBroadcastTo(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("broadcast_to", {ctx.input(0)}, {{"shape", IntsAttr(ctx.ConstInts(1))}})};
+}
+
+Outputs ConvertPad(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() == 2 || ctx.num_inputs() == 3) << "needs 2 or 3 inputs, has " << ctx.num_inputs();
+  std::string fill = ctx.num_inputs() == 3 ? NumberAttr(ctx.ConstScalar(2)) : "0";
+  return {ctx.Op("pad", {ctx.input(0)}, {{"paddings", IntsAttr(ctx.ConstInts(1))}, {"constant_value", fill}})};
+}
+
+Outputs ConvertOneHot(ImportContext& ctx) {
+  ctx.ExpectInputs(4);
+  return {ctx.Op("one_hot", {ctx.input(0)},
+                 {{"depth", std::to_string(static_cast<int64_t>(ctx.ConstScalar(1)))},
+                  {"on_value", NumberAttr(ctx.ConstScalar(2))},
+                  {"off_value", NumberAttr(ctx.ConstScalar(3))},
+                  {"axis", std::to_string(ctx.Int("axis", -1))},
+                  {"dtype", DTypeName(ctx.Type("T"))}})};
+}
+
+Outputs ConvertGather(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() == 2 || ctx.num_inputs() == 3) << "needs 2 or 3 inputs, has " << ctx.num_inputs();
+  int64_t axis = ctx.num_inputs() == 3 ? static_cast<int64_t>(ctx.ConstScalar(2)) : 0;
+  IR_CHECK(ctx.Int("batch_dims", 0) == 0) << "batch_dims other than 0 is not supported";
+  return {ctx.Op("gather", {ctx.input(0), ctx.input(1)}, {{"axis", std::to_string(axis)}})};
+}
+
+}  // namespace
+
+IR_TF_CONVERTER({"Reshape"}, ConvertReshape);
+IR_TF_CONVERTER({"Shape"}, ConvertShape);
+IR_TF_CONVERTER({"ShapeN"}, ConvertShapeN);
+IR_TF_CONVERTER({"Size"}, ConvertSize);
+IR_TF_CONVERTER({"Rank"}, ConvertRank);
+IR_TF_CONVERTER({"Fill"}, ConvertFill);
+IR_TF_CONVERTER({"ZerosLike"}, [](ImportContext& ctx) -> Outputs { return {ctx.Op("zeros_like", {ctx.input(0)})}; });
+IR_TF_CONVERTER({"OnesLike"}, [](ImportContext& ctx) -> Outputs { return {ctx.Op("ones_like", {ctx.input(0)})}; });
+IR_TF_CONVERTER({"Tile"}, ConvertTile);
+IR_TF_CONVERTER({"ConcatV2"}, ConvertConcatV2);
+IR_TF_CONVERTER({"Concat"}, ConvertConcat);
+IR_TF_CONVERTER({"ConcatOffset"}, ConvertConcatOffset);
+IR_TF_CONVERTER({"Pack"}, ConvertPack);
+IR_TF_CONVERTER({"Unpack"}, ConvertUnpack);
+IR_TF_CONVERTER({"Split"}, ConvertSplit);
+IR_TF_CONVERTER({"SplitV"}, ConvertSplitV);
+IR_TF_CONVERTER({"Slice"}, ConvertSlice);
+IR_TF_CONVERTER({"StridedSlice"}, ConvertStridedSlice);
+IR_TF_CONVERTER({"ExpandDims"}, ConvertExpandDims);
+IR_TF_CONVERTER({"Squeeze"}, ConvertSqueeze);
+IR_TF_CONVERTER({"Transpose"}, ConvertTranspose);
+IR_TF_CONVERTER({"Range"}, ConvertRange);
+IR_TF_CONVERTER({"BroadcastTo"}, ConvertBroadcastTo);
+IR_TF_CONVERTER({"Pad", "PadV2"}, ConvertPad);
+IR_TF_CONVERTER({"OneHot"}, ConvertOneHot);
+IR_TF_CONVERTER({"Gather", "GatherV2"}, ConvertGather);
+
+}  // namespace tf
+}  // namespace ir

@@ -1,0 +1,167 @@
+/*!
+ * \file convert_math.cc
+ * \brief Converters for elementwise math, comparisons, casts, matrix products and the
+ * elementwise gradient ops TensorFlow's training graphs use.
+ */
+#include "converter.h"
+
+namespace ir {
+namespace tf {
+namespace {
+
+using Outputs = std::vector<NodeEntry>;
+
+/*! \brief A TF op that is our op applied to the same inputs, in order. */
+Converter Same(const char* op, size_t num_inputs) {
+  return [op, num_inputs](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(num_inputs);
+    return {ctx.Op(op, ctx.inputs())};
+  };
+}
+
+/*!
+ * \brief Div: a true division for floats; for integers TensorFlow's kernel truncates toward zero
+ * (C++ semantics), which is |x| // |y| with the sign of x * y.
+ */
+Outputs ConvertDiv(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  DType dtype = ctx.HasAttr("T") ? ctx.Type("T") : DType::kFloat32;
+  if (DTypeIsFloat(dtype) && ctx.op() == "Div") return {ctx.Op("divide", ctx.inputs())};
+  NodeEntry x = ctx.input(0), y = ctx.input(1);
+  NodeEntry quotient = ctx.Op("floor_divide", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {y}, {}, "abs_y")}, {},
+                              "abs_quotient");
+  NodeEntry sign = ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), ctx.Op("sign", {y}, {}, "sign_y")}, {}, "sign");
+  return {ctx.Op("multiply", {quotient, sign})};
+}
+
+Outputs ConvertSquaredDifference(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("square", {ctx.Op("subtract", ctx.inputs(), {}, "difference")})};
+}
+
+Outputs ConvertRelu6(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("clip", {ctx.input(0)}, {{"a_min", "0"}, {"a_max", "6"}})};
+}
+
+Outputs ConvertLeakyRelu(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  double alpha = ctx.Float("alpha", 0.2);
+  NodeEntry scaled = ctx.Op("multiply_scalar", {ctx.input(0)}, {{"scalar", NumberAttr(alpha)}}, "scaled");
+  return {ctx.Op(alpha <= 1 ? "maximum" : "minimum", {ctx.input(0), scaled})};
+}
+
+Outputs ConvertAddN(ImportContext& ctx) {
+  ctx.input(0);
+  if (ctx.num_inputs() == 1) return {ctx.Op("identity", ctx.inputs())};
+  return {ctx.Op("add_n", ctx.inputs())};
+}
+
+Outputs ConvertCast(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("cast", {ctx.input(0)}, {{"dtype", DTypeName(ctx.Type("DstT"))}})};
+}
+
+/*!
+ * \brief Select/SelectV2 -> where. TF1's Select also takes a vector condition choosing rows
+ * of higher-rank values: that condition becomes a column [n, 1, ...] so it broadcasts.
+ */
+Outputs ConvertSelect(ImportContext& ctx) {
+  ctx.ExpectInputs(3);
+  NodeEntry cond = ctx.input(0);
+  if (ctx.op() == "Select") {
+    Shape c = ctx.InputShape(0), t = ctx.InputShape(1);
+    if (c.ndim() == 1 && t.ndim() > 1) {
+      std::vector<int64_t> column(t.ndim(), 1);
+      column[0] = -1;
+      cond = ctx.Op("reshape", {cond}, {{"shape", IntsAttr(column)}}, "condition");
+    }
+  }
+  return {ctx.Op("where", {cond, ctx.input(1), ctx.input(2)})};
+}
+
+/*! \brief MatMul (transpose_a/b) and BatchMatMul (adj_x/adj_y: the adjoint of a real matrix). */
+Converter MatMul(const char* flag_a, const char* flag_b) {
+  return [flag_a, flag_b](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(2);
+    return {ctx.Op("matmul", ctx.inputs(),
+                   {{"transpose_a", ctx.Bool(flag_a, false) ? "true" : "false"},
+                    {"transpose_b", ctx.Bool(flag_b, false) ? "true" : "false"}})};
+  };
+}
+
+Outputs ConvertBiasAdd(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("bias_add", ctx.inputs(), {{"data_format", ctx.Str("data_format", "NHWC")}})};
+}
+
+Outputs ConvertBiasAddGrad(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("bias_add_grad", ctx.inputs(), {{"data_format", ctx.Str("data_format", "NHWC")}})};
+}
+
+/*! \brief ReluGrad(gradients, features) -> relu_grad(dy, y): the sign of features and outputs agree. */
+Outputs ConvertReluGrad(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("relu_grad", {ctx.input(0), ctx.input(1)})};
+}
+
+}  // namespace
+
+IR_TF_CONVERTER({"Neg"}, Same("negative", 1));
+IR_TF_CONVERTER({"Abs"}, Same("abs", 1));
+IR_TF_CONVERTER({"Square"}, Same("square", 1));
+IR_TF_CONVERTER({"Sqrt"}, Same("sqrt", 1));
+IR_TF_CONVERTER({"Rsqrt"}, Same("rsqrt", 1));
+IR_TF_CONVERTER({"Exp"}, Same("exp", 1));
+IR_TF_CONVERTER({"Log"}, Same("log", 1));
+IR_TF_CONVERTER({"Log1p"}, Same("log1p", 1));
+IR_TF_CONVERTER({"Expm1"}, Same("expm1", 1));
+IR_TF_CONVERTER({"Tanh"}, Same("tanh", 1));
+IR_TF_CONVERTER({"Sigmoid"}, Same("sigmoid", 1));
+IR_TF_CONVERTER({"Relu"}, Same("relu", 1));
+IR_TF_CONVERTER({"Softplus"}, Same("softplus", 1));
+IR_TF_CONVERTER({"Floor"}, Same("floor", 1));
+IR_TF_CONVERTER({"Ceil"}, Same("ceil", 1));
+IR_TF_CONVERTER({"Round"}, Same("round", 1));
+IR_TF_CONVERTER({"Sign"}, Same("sign", 1));
+IR_TF_CONVERTER({"Reciprocal", "Inv"}, Same("reciprocal", 1));
+IR_TF_CONVERTER({"Sin"}, Same("sin", 1));
+IR_TF_CONVERTER({"Cos"}, Same("cos", 1));
+IR_TF_CONVERTER({"LogicalNot"}, Same("logical_not", 1));
+IR_TF_CONVERTER({"Relu6"}, ConvertRelu6);
+IR_TF_CONVERTER({"LeakyRelu"}, ConvertLeakyRelu);
+
+IR_TF_CONVERTER({"Add", "AddV2"}, Same("add", 2));
+IR_TF_CONVERTER({"Sub"}, Same("subtract", 2));
+IR_TF_CONVERTER({"Mul"}, Same("multiply", 2));
+IR_TF_CONVERTER({"RealDiv"}, Same("divide", 2));
+IR_TF_CONVERTER({"Div", "TruncateDiv"}, ConvertDiv);
+IR_TF_CONVERTER({"FloorDiv"}, Same("floor_divide", 2));
+IR_TF_CONVERTER({"FloorMod"}, Same("floor_mod", 2));
+IR_TF_CONVERTER({"Maximum"}, Same("maximum", 2));
+IR_TF_CONVERTER({"Minimum"}, Same("minimum", 2));
+IR_TF_CONVERTER({"Pow"}, Same("power", 2));
+IR_TF_CONVERTER({"SquaredDifference"}, ConvertSquaredDifference);
+IR_TF_CONVERTER({"Equal"}, Same("equal", 2));
+IR_TF_CONVERTER({"NotEqual"}, Same("not_equal", 2));
+IR_TF_CONVERTER({"Greater"}, Same("greater", 2));
+IR_TF_CONVERTER({"GreaterEqual"}, Same("greater_equal", 2));
+IR_TF_CONVERTER({"Less"}, Same("less", 2));
+IR_TF_CONVERTER({"LessEqual"}, Same("less_equal", 2));
+IR_TF_CONVERTER({"LogicalAnd"}, Same("logical_and", 2));
+IR_TF_CONVERTER({"LogicalOr"}, Same("logical_or", 2));
+
+IR_TF_CONVERTER({"AddN"}, ConvertAddN);
+IR_TF_CONVERTER({"Cast"}, ConvertCast);
+IR_TF_CONVERTER({"Select", "SelectV2"}, ConvertSelect);
+IR_TF_CONVERTER({"MatMul"}, MatMul("transpose_a", "transpose_b"));
+IR_TF_CONVERTER({"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}, MatMul("adj_x", "adj_y"));
+IR_TF_CONVERTER({"BiasAdd", "BiasAddV1"}, ConvertBiasAdd);
+IR_TF_CONVERTER({"BiasAddGrad"}, ConvertBiasAddGrad);
+IR_TF_CONVERTER({"ReluGrad"}, ConvertReluGrad);
+IR_TF_CONVERTER({"SigmoidGrad"}, Same("sigmoid_grad", 2));
+IR_TF_CONVERTER({"TanhGrad"}, Same("tanh_grad", 2));
+
+}  // namespace tf
+}  // namespace ir

@@ -1,0 +1,161 @@
+/*!
+ * \file checkpoint_test.cc
+ * \brief The checkpoint V2 reader: the LevelDB-format table (built here byte by byte) and the
+ * real bundles TensorFlow wrote.
+ */
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir_tf/checkpoint.h"
+#include "snappy.h"
+#include "test_util.h"
+#include "tf_test_util.h"
+
+namespace ir {
+namespace tf {
+namespace {
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutFixed32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+/*! \brief `raw` as a valid Snappy stream of literals only (what matters is the framing). */
+std::string SnappyLiterals(const std::string& raw) {
+  std::string out;
+  PutVarint(&out, raw.size());
+  for (size_t at = 0; at < raw.size(); at += 60) {
+    std::string chunk = raw.substr(at, 60);
+    out.push_back(static_cast<char>((chunk.size() - 1) << 2));
+    out += chunk;
+  }
+  return out;
+}
+
+/*! \brief A block as LevelDB writes it: prefix-compressed keys, a restart every `interval` entries. */
+std::string Block(const std::vector<std::pair<std::string, std::string>>& entries, int interval, char compression = 0) {
+  std::string out, prev;
+  std::vector<uint32_t> restarts;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    size_t shared = 0;
+    if (i % interval == 0) {
+      restarts.push_back(static_cast<uint32_t>(out.size()));
+    } else {
+      while (shared < prev.size() && shared < entries[i].first.size() && prev[shared] == entries[i].first[shared]) ++shared;
+    }
+    PutVarint(&out, shared);
+    PutVarint(&out, entries[i].first.size() - shared);
+    PutVarint(&out, entries[i].second.size());
+    out += entries[i].first.substr(shared) + entries[i].second;
+    prev = entries[i].first;
+  }
+  if (restarts.empty()) restarts.push_back(0);
+  for (uint32_t r : restarts) PutFixed32(&out, r);
+  PutFixed32(&out, static_cast<uint32_t>(restarts.size()));
+  if (compression == 1) out = SnappyLiterals(out);
+  out.push_back(compression);
+  PutFixed32(&out, MaskCrc(Crc32c(out.data(), out.size())));
+  return out;
+}
+
+/*! \brief A table of one data block, an empty meta-index block, an index block and the footer. */
+std::string Table(const std::vector<std::pair<std::string, std::string>>& entries, char compression = 0) {
+  std::string file = Block(entries, 2, compression);
+  uint64_t data_size = file.size() - 5;
+  std::string handle;
+  PutVarint(&handle, 0);
+  PutVarint(&handle, data_size);
+  uint64_t meta_offset = file.size();
+  file += Block({}, 16);
+  uint64_t index_offset = file.size();
+  file += Block({{entries.empty() ? "" : entries.back().first, handle}}, 16);
+  std::string footer;
+  PutVarint(&footer, meta_offset);
+  PutVarint(&footer, index_offset - meta_offset - 5);
+  PutVarint(&footer, index_offset);
+  PutVarint(&footer, file.size() - index_offset - 5);
+  footer.resize(40, '\0');
+  PutFixed32(&footer, 0x8b80fb57u);
+  PutFixed32(&footer, 0xdb477524u);
+  return file + footer;
+}
+
+TEST(CheckpointTest, ComputesCrc32c) {
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);  // the standard check value of CRC-32C
+  EXPECT_EQ(Crc32c("", 0), 0u);
+}
+
+TEST(CheckpointTest, ReadsTablesWithSharedKeyPrefixes) {
+  std::vector<std::pair<std::string, std::string>> entries = {
+      {"", "header"}, {"layer/bias", "b"}, {"layer/kernel", "k"}, {"layer/kernel/Adam", "m"}, {"z", ""}};
+  std::map<std::string, std::string> table = ReadTable(Table(entries));
+  ASSERT_EQ(table.size(), entries.size());
+  for (const auto& kv : entries) EXPECT_EQ(table.at(kv.first), kv.second) << kv.first;
+}
+
+TEST(CheckpointTest, RejectsCorruptOrCompressedTables) {
+  std::string good = Table({{"a", "1"}});
+  EXPECT_ERROR(ReadTable(good.substr(0, 20), "x.index"), "'x.index' is too short to be a table");
+  std::string bad_magic = good;
+  bad_magic[bad_magic.size() - 1] ^= 1;
+  EXPECT_ERROR(ReadTable(bad_magic, "x.index"), "bad magic number");
+  std::string flipped = good;
+  flipped[3] ^= 0x40;
+  EXPECT_ERROR(ReadTable(flipped, "x.index"), "fails its CRC check");
+  EXPECT_ERROR(ReadTable(Table({{"a", "1"}}, 2), "x.index"), "is compressed with type 2, which is not supported");
+}
+
+TEST(CheckpointTest, ReadsSnappyCompressedBlocks) {
+  std::vector<std::pair<std::string, std::string>> entries = {{"", "header"}, {"w", std::string(100, 'x')}};
+  EXPECT_EQ(ReadTable(Table(entries, 1)).at("w"), std::string(100, 'x'));
+  // Literal "abc", a copy of 6 bytes from 3 back (overlapping), literal "X".
+  std::string stream("\x0a\x08" "abc" "\x09\x03" "\x00" "X", 9);
+  EXPECT_EQ(SnappyUncompress(stream, "s"), "abcabcabcX");
+  EXPECT_ERROR(SnappyUncompress("\x0a\x08" "abc\x09\x07", "s"), "'s': snappy copy out of bounds");
+  EXPECT_ERROR(SnappyUncompress("\x05\x10" "ab", "s"), "'s': snappy literal out of bounds");
+  EXPECT_ERROR(SnappyUncompress(std::string("\x05\x00" "a", 3), "s"), "'s': snappy block holds 1 bytes, expected 5");
+}
+
+TEST(CheckpointTest, ReadsTheSavedModelVariables) {
+  IR_TF_REQUIRE(dir, "tensorflow-serving/saved_model_half_plus_two_tf2_cpu/variables");
+  CheckpointReader reader(dir + "/variables");
+  const double expected[] = {0.5, 2, 3};
+  const char* names[] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i) {
+    std::string key = std::string(names[i]) + "/.ATTRIBUTES/VARIABLE_VALUE";
+    ASSERT_TRUE(reader.Has(key)) << key;
+    NDArray value = reader.Read(key);
+    EXPECT_EQ(value.shape(), Shape::Scalar());
+    test::ExpectClose(value, {expected[i]}, key, 0, 0);
+  }
+  EXPECT_FALSE(reader.IsNumeric("_CHECKPOINTABLE_OBJECT_GRAPH"));
+  EXPECT_ERROR(reader.Read("_CHECKPOINTABLE_OBJECT_GRAPH"), "has dtype DT_STRING, which does not load as an array");
+  EXPECT_ERROR(reader.Read("nope"), "has no tensor 'nope'");
+}
+
+TEST(CheckpointTest, ReadsTheRegressionCheckpoint) {
+  IR_TF_REQUIRE(index, "tensorflow-onnx/regression/checkpoint/model.index");
+  CheckpointReader reader(index.substr(0, index.size() - 6));
+  ASSERT_TRUE(reader.Has("W") && reader.Has("b"));
+  // The frozen graph of the same model computes pred = 0.21396178 * X + 1.0495254.
+  test::ExpectClose(reader.Read("W"), {0.21396178}, "W", 1e-7, 0);
+  test::ExpectClose(reader.Read("b"), {1.0495254}, "b", 1e-7, 0);
+}
+
+TEST(CheckpointTest, NamesTheMissingIndexFile) {
+  EXPECT_ERROR(CheckpointReader("/nonexistent/model"), "cannot open '/nonexistent/model.index'");
+}
+
+}  // namespace
+}  // namespace tf
+}  // namespace ir
