@@ -6,6 +6,10 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake git pkg-config
   libdmlc-dev libgtest-dev libbenchmark-dev libdnnl-dev
+  # TensorFlow frontend: protoc and the protobuf runtime.
+  protobuf-compiler libprotobuf-dev
+  # OpenCL backend: headers, the ICD loader, and POCL (an OpenCL device on the CPU).
+  opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
 )
 
 missing=()
