@@ -32,6 +32,11 @@ struct FusedGroup {
    * writes the input's buffer; the output aliases it).
    */
   std::vector<std::pair<int, int>> aliases;
+  /*!
+   * \brief Mutated inputs no member reads (only overwritten, as by assign): running the group
+   * may initialize such a variable.
+   */
+  std::vector<int> overwritten_inputs;
 
   /*! \brief Node attributes of a "_fused" node holding this group. */
   std::map<std::string, std::string> ToAttrs() const;

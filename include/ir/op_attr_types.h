@@ -58,6 +58,13 @@ using FMutateInputs = std::function<std::vector<uint32_t>(const NodeAttrs& attrs
  */
 using TOverwritesMutatedInputs = bool;
 
+/*!
+ * \brief "FOverwrittenInputs": for ops where it depends on the node (a fused group holding an
+ * assign), the mutated inputs written without being read. When registered, it replaces
+ * TOverwritesMutatedInputs for that op.
+ */
+using FOverwrittenInputs = std::function<std::vector<uint32_t>(const NodeAttrs& attrs)>;
+
 /*! \brief "TIsStateful": true for ops whose result is not a function of inputs (random ops). */
 using TIsStateful = bool;
 

@@ -6,6 +6,7 @@
  * own kernels one by one (the unfused reference; CodeGen/RTCGen replace it by one generated
  * kernel per node through the graph attribute "kernels").
  */
+#include <algorithm>
 #include <sstream>
 
 #include "ir/fusion.h"
@@ -15,7 +16,8 @@
 namespace ir {
 
 std::map<std::string, std::string> FusedGroup::ToAttrs() const {
-  std::ostringstream aliases_text, mutated_text;
+  std::ostringstream aliases_text, mutated_text, overwritten_text;
+  for (size_t i = 0; i < overwritten_inputs.size(); ++i) overwritten_text << (i ? "," : "") << overwritten_inputs[i];
   for (size_t i = 0; i < aliases.size(); ++i) {
     aliases_text << (i ? "," : "") << aliases[i].first << ":" << aliases[i].second;
   }
@@ -23,7 +25,8 @@ std::map<std::string, std::string> FusedGroup::ToAttrs() const {
   return {{"kind", kind},
           {"subgraph", SaveJSON(subgraph)},
           {"aliases", aliases_text.str()},
-          {"mutated_inputs", mutated_text.str()}};
+          {"mutated_inputs", mutated_text.str()},
+          {"overwritten_inputs", overwritten_text.str()}};
 }
 
 bool FusedGroup::IsAliasedOutput(int index) const {
@@ -49,6 +52,7 @@ void ParseFused(NodeAttrs* attrs) {
   auto group = std::make_shared<FusedGroup>();
   for (const auto& kv : attrs->dict) {
     IR_CHECK(kv.first == "kind" || kv.first == "subgraph" || kv.first == "aliases" || kv.first == "mutated_inputs" ||
+             kv.first == "overwritten_inputs" ||
              (kv.first.size() > 4 && kv.first.rfind("__", 0) == 0))
         << NodeDesc(*attrs) << ": unknown parameter '" << kv.first << "'";
   }
@@ -68,6 +72,13 @@ void ParseFused(NodeAttrs* attrs) {
   }
   std::istringstream mutated(attrs->dict.count("mutated_inputs") ? attrs->dict.at("mutated_inputs") : "");
   for (std::string item; std::getline(mutated, item, ',');) group->mutated_inputs.push_back(std::stoi(item));
+  std::istringstream overwritten(attrs->dict.count("overwritten_inputs") ? attrs->dict.at("overwritten_inputs") : "");
+  for (std::string item; std::getline(overwritten, item, ',');) {
+    int k = std::stoi(item);
+    IR_CHECK(std::find(group->mutated_inputs.begin(), group->mutated_inputs.end(), k) != group->mutated_inputs.end())
+        << NodeDesc(*attrs) << ": overwritten input " << k << " is not a mutated input";
+    group->overwritten_inputs.push_back(k);
+  }
   const IndexedGraph& idx = group->subgraph.indexed_graph();
   for (size_t i = 0; i < idx.input_nodes().size(); ++i) {
     const Node* var = idx[idx.input_nodes()[i]].source;
@@ -162,6 +173,11 @@ IR_REGISTER_OP(_fused)
                                const auto& inputs = GetFusedGroup(attrs).mutated_inputs;
                                return std::vector<uint32_t>(inputs.begin(), inputs.end());
                              })
+    .set_attr<FOverwrittenInputs>("FOverwrittenInputs",
+                                  [](const NodeAttrs& attrs) {
+                                    const auto& inputs = GetFusedGroup(attrs).overwritten_inputs;
+                                    return std::vector<uint32_t>(inputs.begin(), inputs.end());
+                                  })
     .set_attr<FInplaceOption>("FInplaceOption",
                               [](const NodeAttrs& attrs) {
                                 std::vector<std::pair<int, int>> pairs;

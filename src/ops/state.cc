@@ -17,6 +17,19 @@ namespace {
 std::vector<uint32_t> MutatesRef(const NodeAttrs&) { return {0}; }
 std::vector<std::pair<int, int>> OutputIsRef(const NodeAttrs&) { return {{0, 0}}; }
 
+/*!
+ * \brief The element expression of an update: the new value of `ref`. The Fusion pass
+ * fuses updates with the elementwise math that computes their value (a whole optimizer
+ * step of one variable becomes one kernel); code generation stores the expression into the
+ * mutated input, so the variable is written in place.
+ */
+FCodeGen UpdateCodeGen(ast::Expr (*combine)(ast::Expr ref, ast::Expr value)) {
+  return [combine](const NodeAttrs&, const std::vector<ast::Expr>& in) -> std::vector<ast::Expr> {
+    if (in[0]->dtype != in[1]->dtype || in[0]->dtype == DType::kBool) return {};
+    return {combine(in[0], in[1])};
+  };
+}
+
 /*! \brief Registers what the assign family shares: signature, aliasing, inference. */
 struct StateUpdateOp {
   DTypeSet allowed;
@@ -34,7 +47,7 @@ struct StateUpdateOp {
                                 CheckDType(attrs, "input", (*in)[0], types);
                                 return known;
                               })
-        .set_attr<TOpPattern>("TOpPattern", kOpaque);
+        .set_attr<TOpPattern>("TOpPattern", kElemWise);
   }
 };
 
@@ -91,16 +104,19 @@ IR_REGISTER_OP(assign)
               "(it shares ref's storage). On an uninitialized variable, allocates it.")
     .apply(StateUpdateOp{AllTypes()})
     .set_attr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs", true)
+    .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr, ast::Expr value) { return value; }))
     .set_attr<FCompute>("FCompute", AssignCompute);
 
 IR_REGISTER_OP(assign_add)
     .describe("ref += value; the output is the variable's new value (it shares ref's storage).")
     .apply(StateUpdateOp{NumericTypes()})
+    .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr ref, ast::Expr value) { return ref + value; }))
     .set_attr<FCompute>("FCompute", ReadModifyWrite([](auto a, auto b) { return a + b; }));
 
 IR_REGISTER_OP(assign_sub)
     .describe("ref -= value; the output is the variable's new value (it shares ref's storage).")
     .apply(StateUpdateOp{NumericTypes()})
+    .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr ref, ast::Expr value) { return ref - value; }))
     .set_attr<FCompute>("FCompute", ReadModifyWrite([](auto a, auto b) { return a - b; }));
 
 IR_REGISTER_OP(no_op)

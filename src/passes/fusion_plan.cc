@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/ast.h"
@@ -183,6 +184,47 @@ class Planner {
     return false;
   }
 
+  // Members that write an input in place (assign): the entry each writes -> the writer.
+  std::unordered_map<uint32_t, uint32_t> Writers(const std::vector<uint32_t>& members, std::string* why) const {
+    std::unordered_map<uint32_t, uint32_t> writers;
+    const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+    if (mutate == nullptr) return writers;
+    for (uint32_t nid : members) {
+      const Node* node = idx_[nid].source;
+      if (!mutate->count(node->op())) continue;
+      for (uint32_t i : (*mutate)[node->op()](node->attrs)) {
+        uint32_t eid = idx_.entry_id(idx_[nid].inputs.at(i));
+        auto it = writers.find(eid);
+        if (it != writers.end() && why != nullptr) {
+          *why = StrCat(Name(nid), " and ", Name(it->second), " both write ", Name(idx_[nid].inputs[i].node_id));
+        }
+        writers[eid] = nid;
+      }
+    }
+    return writers;
+  }
+
+  // In a kernel every element loads its inputs before it stores: a member may read a variable
+  // another member writes only if it runs before the write in the unfused order too.
+  bool MutationsKeepOrder(const std::vector<uint32_t>& members, std::string* why) const {
+    std::string twice;
+    std::unordered_map<uint32_t, uint32_t> writers = Writers(members, &twice);
+    if (!twice.empty()) {
+      *why = twice;
+      return false;
+    }
+    for (uint32_t nid : members) {
+      for (const auto& e : idx_[nid].inputs) {
+        auto it = writers.find(idx_.entry_id(e));
+        if (it != writers.end() && it->second != nid && nid > it->second) {
+          *why = StrCat(Name(nid), " reads ", Name(e.node_id), " after ", Name(it->second), " writes it");
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   bool Admissible(const std::vector<uint32_t>& members, std::string* why) const {
     if (static_cast<int>(members.size()) > max_size_) {
       *why = StrCat("group size ", members.size(), " > ", max_size_);
@@ -193,6 +235,7 @@ class Planner {
       *why = StrCat("unique inputs ", inputs, " > F_max ", fmax_);
       return false;
     }
+    if (!MutationsKeepOrder(members, why)) return false;
     std::string through;
     if (LeavesAndReenters(members, &through)) {
       *why = StrCat("a path leaves the group and comes back through ", through);
@@ -257,8 +300,8 @@ class Planner {
     const Shape& domain = shapes_[idx_.entry_id(input)];
     int g = plan_.group_of[input.node_id];
     if (g >= 0 && !plan_.groups[g].closed && plan_.groups[g].domain == domain) {
-      std::string why;
-      if (Admissible(Union({g}, nid), &why)) {
+      std::string why = "the prologue writes a variable";
+      if (Writers(plan_.groups[g].members, nullptr).empty() && Admissible(Union({g}, nid), &why)) {
         Merge({g}, nid, "reduce");
         plan_.groups[g].domain = domain;
         return;

@@ -174,6 +174,16 @@ class Rewriter {
     return false;
   }
 
+  /*! \brief True when member `nid` is the only member of the group reading entry `eid`. */
+  bool OnlyReader(uint32_t eid, uint32_t nid, const std::unordered_set<uint32_t>& members) const {
+    auto it = readers_.find(eid);
+    if (it == readers_.end()) return true;
+    for (uint32_t reader : it->second) {
+      if (reader != nid && members.count(reader)) return false;
+    }
+    return true;
+  }
+
   std::string Label(const IndexedGraph::Entry& e) const {
     const std::string& name = idx_[e.node_id].source->attrs.name;
     return idx_.num_outputs(e.node_id) == 1 ? name : StrCat(name, ":", e.index);
@@ -225,6 +235,7 @@ void Rewriter::BuildGroup(int g) {
   std::vector<Output> outputs;
   const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
   const auto* inplace = Op::FindAttr<FInplaceOption>("FInplaceOption");
+  const auto* overwrites = Op::FindAttr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs");
   std::unordered_map<uint32_t, int> aliased_input;  // old entry id -> mutated input position
   for (uint32_t nid : group.members) {
     const Node* old = idx_[nid].source;
@@ -242,8 +253,12 @@ void Rewriter::BuildGroup(int g) {
     }
     if (mutate != nullptr && mutate->count(old->op())) {
       for (uint32_t i : (*mutate)[old->op()](old->attrs)) {
-        int position = input_position.at(idx_.entry_id(idx_[nid].inputs[i]));
+        uint32_t ref = idx_.entry_id(idx_[nid].inputs[i]);
+        int position = input_position.at(ref);
         fused.mutated_inputs.push_back(position);
+        if (overwrites != nullptr && overwrites->get(old->op(), false) && OnlyReader(ref, nid, members)) {
+          fused.overwritten_inputs.push_back(position);
+        }
         if (inplace == nullptr || !inplace->count(old->op())) continue;
         for (const auto& pair : (*inplace)[old->op()](old->attrs)) {
           if (pair.first == static_cast<int>(i)) aliased_input[idx_.entry_id(nid, pair.second)] = position;
@@ -254,7 +269,9 @@ void Rewriter::BuildGroup(int g) {
     for (uint32_t i = 0; i < idx_.num_outputs(nid); ++i) {
       uint32_t eid = idx_.entry_id(nid, i);
       sub_entry[eid] = NodeEntry{node, i};
-      if (ReadOutside(eid, members)) outputs.push_back(Output{eid, NodeEntry{node, i}, Label(IndexedGraph::Entry{nid, i})});
+      // A variable's new value is always an output: it aliases the variable, so it costs no
+      // store of its own, and the node stays something control dependencies can name.
+      if (ReadOutside(eid, members) || aliased_input.count(eid)) outputs.push_back(Output{eid, NodeEntry{node, i}, Label(IndexedGraph::Entry{nid, i})});
     }
   }
   for (size_t j = 0; j < outputs.size(); ++j) {

@@ -105,15 +105,14 @@ void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
 void DescribeNodes(const Graph& graph, uint64_t graph_seed, BoundPlan* plan) {
   const IndexedGraph& idx = graph.indexed_graph();
   const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
-  const auto* overwrites = Op::FindAttr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs");
   plan->mutated.assign(idx.num_nodes(), {});
-  plan->overwrites.assign(idx.num_nodes(), false);
+  plan->overwritten.assign(idx.num_nodes(), {});
   plan->seed_base.assign(idx.num_nodes(), 0);
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
     if (node->is_variable()) continue;
     if (mutate != nullptr && mutate->count(node->op())) plan->mutated[nid] = (*mutate)[node->op()](node->attrs);
-    plan->overwrites[nid] = overwrites != nullptr && overwrites->get(node->op(), false);
+    plan->overwritten[nid] = OverwrittenInputsOf(*node);
     plan->seed_base[nid] = NodeSeedBase(node->attrs, graph_seed);
   }
 }

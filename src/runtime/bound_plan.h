@@ -30,9 +30,9 @@ struct BoundPlan {
   /*! \brief Per node: its kernel (empty for variables) and whether it runs on host copies. */
   std::vector<FCompute> kernels;
   std::vector<bool> on_host;
-  /*! \brief Per node: inputs the op mutates, and whether it overwrites them without reading. */
+  /*! \brief Per node: inputs the op mutates, and those it overwrites without reading. */
   std::vector<std::vector<uint32_t>> mutated;
-  std::vector<bool> overwrites;
+  std::vector<std::vector<uint32_t>> overwritten;
   /*! \brief Per node: the part of OpContext::seed that does not change run to run. */
   std::vector<uint64_t> seed_base;
   /*! \brief Pool slots, allocated by the first run, and per entry its view of its slot. */

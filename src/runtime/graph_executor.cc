@@ -105,8 +105,8 @@ class Executor::Impl {
     NDArray& value = (*data)[idx.entry_id(in)];
     if (value.defined()) return value;
     const std::string& var = idx[in.node_id].source->attrs.name;
-    const std::vector<uint32_t>& mutated = plan.mutated[nid];
-    bool overwritten = plan.overwrites[nid] && std::find(mutated.begin(), mutated.end(), k) != mutated.end();
+    const std::vector<uint32_t>& overwrites = plan.overwritten[nid];
+    bool overwritten = std::find(overwrites.begin(), overwrites.end(), k) != overwrites.end();
     IR_CHECK(overwritten) << "variable '" << var << "' is not initialized (run its initializer first); node '"
                           << idx[nid].source->attrs.name << "' (op " << idx[nid].source->op()->name
                           << ") reads it";

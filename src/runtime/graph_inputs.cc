@@ -12,20 +12,28 @@
 
 namespace ir {
 namespace runtime {
+
+std::vector<uint32_t> OverwrittenInputsOf(const Node& node) {
+  if (node.is_variable()) return {};
+  const auto* by_node = Op::FindAttr<FOverwrittenInputs>("FOverwrittenInputs");
+  if (by_node != nullptr && by_node->count(node.op())) return (*by_node)[node.op()](node.attrs);
+  const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  const auto* overwrites = Op::FindAttr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs");
+  if (mutate == nullptr || overwrites == nullptr || !overwrites->get(node.op(), false) || !mutate->count(node.op())) {
+    return {};
+  }
+  return (*mutate)[node.op()](node.attrs);
+}
+
 namespace {
 
 std::string KindName(const GraphInput& input) { return input.is_variable ? "variable" : "placeholder"; }
 
-/*! \brief Variable node ids that an op with TOverwritesMutatedInputs writes. */
+/*! \brief Variable node ids that some node overwrites without reading. */
 std::set<uint32_t> OverwrittenInputs(const IndexedGraph& idx) {
   std::set<uint32_t> result;
-  const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
-  const auto* overwrites = Op::FindAttr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs");
-  if (mutate == nullptr || overwrites == nullptr) return result;
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    const Node* node = idx[nid].source;
-    if (node->is_variable() || !overwrites->get(node->op(), false) || !mutate->count(node->op())) continue;
-    for (uint32_t i : (*mutate)[node->op()](node->attrs)) result.insert(idx[nid].inputs.at(i).node_id);
+    for (uint32_t i : OverwrittenInputsOf(*idx[nid].source)) result.insert(idx[nid].inputs.at(i).node_id);
   }
   return result;
 }

@@ -36,6 +36,13 @@ struct GraphInput {
   DType hint_dtype = DType::kUnknown;
 };
 
+/*!
+ * \brief The inputs `node` writes without reading them (FOverwrittenInputs when the op has it,
+ * else every mutated input of an op with TOverwritesMutatedInputs): running it may initialize
+ * the variables there.
+ */
+std::vector<uint32_t> OverwrittenInputsOf(const Node& node);
+
 /*! \brief Describes every input of the graph. Throws on malformed hints or an unknown __kind__. */
 std::vector<GraphInput> ClassifyInputs(const Graph& graph);
 

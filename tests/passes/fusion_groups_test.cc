@@ -1,0 +1,193 @@
+// Fusion beyond elementwise chains: reduction prologues, softmax parts, and multi-output
+// groups that update variables in place (a whole Adam step of one variable as one kernel).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/fusion.h"
+#include "ir/op.h"
+#include "passes/fusion_plan.h"
+#include "ir/pass.h"
+#include "ir/runtime.h"
+#include "ops/op_harness.h"
+#include "test_util.h"
+
+namespace ir {
+namespace {
+
+using test::ExpectNear;
+using test::RandomArray;
+
+NodeEntry Var(const std::string& name) { return NodeEntry{Node::CreateVariable(name), 0}; }
+
+NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
+                const std::map<std::string, std::string>& attrs = {}) {
+  return MakeNode(op, name, std::move(inputs), attrs);
+}
+
+Graph Infer(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds) {
+  Graph graph(std::move(outputs));
+  const IndexedGraph& idx = graph.indexed_graph();
+  ShapeVector shapes;
+  DTypeVector dtypes;
+  for (uint32_t nid : idx.input_nodes()) {
+    const NDArray& value = feeds.at(idx[nid].source->attrs.name);
+    shapes.push_back(value.shape());
+    dtypes.push_back(value.dtype());
+  }
+  graph.SetAttr("shape_inputs", shapes);
+  graph.SetAttr("dtype_inputs", dtypes);
+  return ApplyPasses(graph, {"InferShape", "InferType"});
+}
+
+Graph Fuse(Graph graph, int fmax = 8) {
+  graph.SetAttr("fusion.fmax", fmax);
+  return ApplyPasses(graph, {"Fusion"});
+}
+
+std::vector<const fusion::GroupRecord*> Groups(const Graph& fused) {
+  std::vector<const fusion::GroupRecord*> groups;
+  for (const auto& record : fused.GetAttr<std::vector<fusion::GroupRecord>>("fusion_groups")) groups.push_back(&record);
+  return groups;
+}
+
+void ExpectSameResults(const Graph& unfused, const std::map<std::string, NDArray>& feeds) {
+  std::vector<NDArray> expected = test::EvalGraphWithKernels(unfused, feeds);
+  Graph compiled = ApplyPasses(Fuse(unfused), {"CodeGen", "RTCGen"});
+  std::vector<NDArray> generated = test::EvalGraphWithKernels(compiled, feeds);
+  ASSERT_EQ(expected.size(), generated.size());
+  for (size_t i = 0; i < expected.size(); ++i) ExpectNear(generated[i], expected[i], 1e-5, 1e-5);
+}
+
+TEST(FusionGroupsTest, ElementwisePrologueFusesIntoTheReduction) {
+  NodeEntry a = Var("a"), b = Var("b");
+  NodeEntry dot = Apply("sum", "dot", {Apply("multiply", "ab", {a, b})}, {{"axis", "1"}});
+  std::map<std::string, NDArray> feeds = {{"a", RandomArray(Shape{9, 130}, DType::kFloat32, 1)},
+                                          {"b", RandomArray(Shape{9, 130}, DType::kFloat32, 2)}};
+  Graph graph = Infer({dot}, feeds);
+  Graph fused = Fuse(graph);
+  auto groups = Groups(fused);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0]->kind, "reduce");
+  EXPECT_EQ(groups[0]->members, (std::vector<std::string>{"ab", "dot"}));
+  EXPECT_EQ(groups[0]->inputs, (std::vector<std::string>{"a", "b"}));
+  ExpectSameResults(graph, feeds);
+}
+
+TEST(FusionGroupsTest, ExpandedSoftmaxNeedsOneKernelPerReductionPlusOne) {
+  // softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))), written out op by op.
+  NodeEntry x = Var("x");
+  NodeEntry mx = Apply("max", "mx", {x}, {{"axis", "1"}, {"keepdims", "true"}});
+  NodeEntry e = Apply("exp", "e", {Apply("subtract", "shifted", {x, mx})});
+  NodeEntry s = Apply("sum", "s", {e}, {{"axis", "1"}, {"keepdims", "true"}});
+  NodeEntry out = Apply("divide", "out", {e, s});
+  std::map<std::string, NDArray> feeds = {{"x", RandomArray(Shape{16, 10}, DType::kFloat32, 3)}};
+  Graph graph = Infer({out}, feeds);
+  Graph fused = Fuse(graph);
+  // max; (x - mx, exp) into sum; the division reads e from the sum's group output.
+  EXPECT_LE(Groups(fused).size(), 3u);
+  size_t opaque = 0;
+  const IndexedGraph& idx = fused.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    if (!idx[nid].source->is_variable() && idx[nid].source->op()->name != "_fused") ++opaque;
+  }
+  EXPECT_EQ(opaque, 0u) << "every op of the expanded softmax is in some group";
+  ExpectSameResults(graph, feeds);
+}
+
+// One Adam step on variable `w` (m, v its moments), built from elementwise ops and the
+// assign family, as optimizers that build their updates as graph ops do.
+struct AdamGraph {
+  NodeEntry w = Var("w"), m = Var("m"), v = Var("v");
+  NodePtr step;
+  explicit AdamGraph(NodeEntry grad) {
+    auto scalar = [](const std::string& op, const std::string& name, NodeEntry x, double value) {
+      return Apply(op, name, {x}, {{"scalar", std::to_string(value)}});
+    };
+    NodeEntry m_new = Apply("assign", "m_new",
+                            {m, Apply("add", "m_sum", {scalar("multiply_scalar", "m_decay", m, 0.9),
+                                                       scalar("multiply_scalar", "g_part", grad, 0.1)})});
+    NodeEntry g2 = Apply("square", "g2", {grad});
+    NodeEntry v_new = Apply("assign", "v_new",
+                            {v, Apply("add", "v_sum", {scalar("multiply_scalar", "v_decay", v, 0.999),
+                                                       scalar("multiply_scalar", "g2_part", g2, 0.001)})});
+    NodeEntry denom = scalar("add_scalar", "denom", Apply("sqrt", "v_sqrt", {v_new}), 1e-8);
+    NodeEntry delta = scalar("multiply_scalar", "delta", Apply("divide", "ratio", {m_new, denom}), 0.01);
+    NodeEntry w_new = Apply("assign_sub", "w_new", {w, delta});
+    step = Apply("group", "adam_step", {w_new}).node;
+  }
+};
+
+SessionOptions Options(bool fusion) {
+  SessionOptions options;
+  options.fusion = fusion;
+  return options;
+}
+
+TEST(FusionGroupsTest, AdamUpdateOfOneVariableIsOneKernel) {
+  NodeEntry grad = Apply("multiply_scalar", "grad", {Var("g")}, {{"scalar", "1"}});
+  AdamGraph adam(grad);
+  std::map<std::string, std::vector<float>> results[2];
+  for (bool fusion : {false, true}) {
+    Session sess(Options(fusion));
+    sess.variables().Set("w", RandomArray(Shape{37, 5}, DType::kFloat32, 4));
+    sess.variables().Set("m", RandomArray(Shape{37, 5}, DType::kFloat32, 5));
+    sess.variables().Set("v", RandomArray(Shape{37, 5}, DType::kFloat32, 6, 0.1, 1));
+    for (int i = 0; i < 3; ++i) {
+      sess.Run({}, {{"g", RandomArray(Shape{37, 5}, DType::kFloat32, 10 + i)}}, {adam.step});
+    }
+    for (const char* name : {"w", "m", "v"}) results[fusion][name] = sess.variables().Get(name).ToVector<float>();
+    if (!fusion) continue;
+    const Graph& bound = sess.last_graph();
+    auto groups = Groups(bound);
+    ASSERT_EQ(groups.size(), 1u) << "the whole update, gradient scaling included, is one kernel";
+    EXPECT_EQ(groups[0]->inputs, (std::vector<std::string>{"m", "g", "v", "w"}));
+    const IndexedGraph& idx = bound.indexed_graph();
+    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+      const Node* node = idx[nid].source;
+      if (node->is_variable()) continue;
+      EXPECT_TRUE(node->op()->name == "_fused" || node->op()->name == "group" || node->op()->name == "no_op")
+          << "'" << node->attrs.name << "' (" << node->op()->name << ") runs outside the fused update";
+    }
+  }
+  for (const char* name : {"w", "m", "v"}) {
+    ASSERT_EQ(results[0][name].size(), results[1][name].size());
+    for (size_t i = 0; i < results[0][name].size(); ++i) {
+      EXPECT_NEAR(results[1][name][i], results[0][name][i], 1e-5) << name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(FusionGroupsTest, FusedAssignInitializesAVariable) {
+  // w = 0.5 * init: the assign joins the scale's group and still initializes w.
+  NodeEntry w = Var("w");
+  NodeEntry init = Apply("assign", "init", {w, Apply("multiply_scalar", "scaled", {Var("x")}, {{"scalar", "0.5"}})});
+  Session sess(Options(true));
+  NDArray x = RandomArray(Shape{11}, DType::kFloat32, 7);
+  sess.Run({}, {{"x", x}}, {init.node});
+  ASSERT_EQ(Groups(sess.last_graph()).size(), 1u);
+  std::vector<float> got = sess.variables().Get("w").ToVector<float>(), in = x.ToVector<float>();
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_FLOAT_EQ(got[i], 0.5f * in[i]);
+}
+
+TEST(FusionGroupsTest, ReadAfterWriteOfAVariableStaysOutOfTheWritersKernel) {
+  // r reads w after the assign (ordered by a control dependency): it must see the new value.
+  NodeEntry w = Var("w");
+  NodeEntry set = Apply("assign", "set", {w, Apply("negative", "neg", {Var("x")})});
+  NodeEntry read = Apply("exp", "read", {w});
+  read.node->control_deps.push_back(set.node);
+  NodeEntry out = Apply("add", "out", {read, set});
+  Session sess(Options(true));
+  NDArray x = RandomArray(Shape{6}, DType::kFloat32, 8);
+  sess.variables().Set("w", RandomArray(Shape{6}, DType::kFloat32, 9));
+  std::vector<float> got = sess.Run({out}, {{"x", x}})[0].ToVector<float>(), in = x.ToVector<float>();
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_NEAR(got[i], std::exp(-in[i]) - in[i], 1e-5);
+  bool refused = false;
+  for (const std::string& line : sess.last_graph().GetAttr<std::vector<std::string>>("fusion_log")) {
+    refused = refused || line.find("reads 'w' (variable) after 'set' (assign) writes it") != std::string::npos;
+  }
+  EXPECT_TRUE(refused);
+}
+
+}  // namespace
+}  // namespace ir
