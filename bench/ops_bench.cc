@@ -1,0 +1,124 @@
+/*!
+ * \file ops_bench.cc
+ * \brief Single-op CPU kernels (fusion off): elementwise, reductions, matmul, conv, pooling,
+ * softmax. Prints one JSON object {name: median ms} so bench/ops_vs_pytorch.py can put the
+ * same ops in PyTorch beside them.
+ *
+ * Usage: ir-ops-bench [--reps R]
+ */
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/node.h"
+#include "ir/runtime.h"
+
+namespace {
+
+using ir::NDArray;
+using ir::NodeEntry;
+using ir::Shape;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+NDArray Random(const Shape& shape, unsigned seed) {
+  NDArray a(shape, ir::DType::kFloat32);
+  float* p = a.data<float>();
+  unsigned state = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < a.Size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    p[i] = -1.f + 2.f * static_cast<float>(state >> 8) / 16777216.0f;
+  }
+  return a;
+}
+
+NodeEntry Var(const std::string& name) { return NodeEntry{ir::Node::CreateVariable(name), 0}; }
+
+struct Case {
+  std::string name;
+  std::string op;
+  std::vector<Shape> shapes;
+  std::map<std::string, std::string> attrs;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 9;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      reps = std::stoi(argv[++i]);
+    } else {
+      std::cerr << "usage: ir-ops-bench [--reps R]\n";
+      return 2;
+    }
+  }
+  const int64_t n = 4 << 20;
+  const std::vector<Case> cases = {
+      {"add 4M", "add", {Shape{n}, Shape{n}}, {}},
+      {"add broadcast 4096x1024 + 1024", "add", {Shape{4096, 1024}, Shape{1024}}, {}},
+      {"multiply 4M", "multiply", {Shape{n}, Shape{n}}, {}},
+      {"exp 4M", "exp", {Shape{n}}, {}},
+      {"tanh 4M", "tanh", {Shape{n}}, {}},
+      {"sigmoid 4M", "sigmoid", {Shape{n}}, {}},
+      {"relu 4M", "relu", {Shape{n}}, {}},
+      {"sum rows 4096x1024", "sum", {Shape{4096, 1024}}, {{"axis", "1"}}},
+      {"sum cols 4096x1024", "sum", {Shape{4096, 1024}}, {{"axis", "0"}}},
+      {"max rows 4096x1024", "max", {Shape{4096, 1024}}, {{"axis", "1"}}},
+      {"argmax rows 4096x1024", "argmax", {Shape{4096, 1024}}, {{"axis", "1"}}},
+      {"softmax 4096x1024", "softmax", {Shape{4096, 1024}}, {}},
+      {"transpose 2048x2048", "transpose", {Shape{2048, 2048}}, {}},
+      {"matmul 1024^3", "matmul", {Shape{1024, 1024}, Shape{1024, 1024}}, {}},
+      {"matmul 64x1024x1024", "matmul", {Shape{64, 1024}, Shape{1024, 1024}}, {}},
+      {"conv2d LeNet-1 b64 28x28x1 5x5x6 SAME", "conv2d", {Shape{64, 28, 28, 1}, Shape{5, 5, 1, 6}},
+       {{"strides", "(1, 1)"}, {"padding", "SAME"}}},
+      {"conv2d LeNet-2 b64 14x14x6 5x5x16 VALID", "conv2d", {Shape{64, 14, 14, 6}, Shape{5, 5, 6, 16}},
+       {{"strides", "(1, 1)"}, {"padding", "VALID"}}},
+      {"conv2d b32 56x56x64 3x3x64 SAME", "conv2d", {Shape{32, 56, 56, 64}, Shape{3, 3, 64, 64}},
+       {{"strides", "(1, 1)"}, {"padding", "SAME"}}},
+      {"max_pool2d b64 28x28x32 2x2/2", "max_pool2d", {Shape{64, 28, 28, 32}}, {{"ksize", "(2, 2)"}, {"strides", "(2, 2)"}}},
+      {"avg_pool2d b64 28x28x32 3x3/1 SAME", "avg_pool2d", {Shape{64, 28, 28, 32}},
+       {{"ksize", "(3, 3)"}, {"strides", "(1, 1)"}, {"padding", "SAME"}}},
+  };
+  ir::SessionOptions options;
+  options.fusion = false;
+  std::string json = "{";
+  try {
+    for (size_t c = 0; c < cases.size(); ++c) {
+      const Case& k = cases[c];
+      std::vector<NodeEntry> inputs;
+      std::unordered_map<std::string, NDArray> feeds;
+      for (size_t i = 0; i < k.shapes.size(); ++i) {
+        std::string name = "in" + std::to_string(i);
+        inputs.push_back(Var(name));
+        feeds[name] = Random(k.shapes[i], static_cast<unsigned>(c * 10 + i));
+      }
+      NodeEntry out = ir::MakeNode(k.op, "out", inputs, k.attrs);
+      ir::Session sess(options);
+      sess.Run({out}, feeds);  // binds
+      std::vector<double> times;
+      for (int r = 0; r < reps; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        sess.Run({out}, feeds);
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      }
+      double ms = Median(times);
+      std::fprintf(stderr, "%-44s %9.3f ms\n", k.name.c_str(), ms);
+      json += (c ? "," : "") + std::string("\"") + k.name + "\":" + std::to_string(ms);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << json << "}\n";
+  return 0;
+}
