@@ -62,28 +62,6 @@ void ExpectCompilesAndAssembles(const std::string& source, const std::string& wh
   EXPECT_EQ(errors, "") << what << "\n--- source ---\n" << source;
 }
 
-NodeEntry Var(const std::string& name) { return NodeEntry{Node::CreateVariable(name), 0}; }
-
-NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
-                const std::map<std::string, std::string>& attrs, uint32_t index) {
-  return MakeNode(op, name, std::move(inputs), attrs, index);
-}
-
-Graph InferFromFeeds(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds) {
-  Graph graph(std::move(outputs));
-  const IndexedGraph& idx = graph.indexed_graph();
-  ShapeVector shapes;
-  DTypeVector dtypes;
-  for (uint32_t nid : idx.input_nodes()) {
-    const NDArray& value = feeds.at(idx[nid].source->attrs.name);
-    shapes.push_back(value.shape());
-    dtypes.push_back(value.dtype());
-  }
-  graph.SetAttr("shape_inputs", shapes);
-  graph.SetAttr("dtype_inputs", dtypes);
-  return ApplyPasses(graph, {"InferShape", "InferType"});
-}
-
 std::string FusedCUDASource(Graph graph, int fmax) {
   graph.SetAttr("fusion.fmax", fmax);
   graph.SetAttr("target", std::string("cuda"));

@@ -12,6 +12,7 @@
 
 #include "ir/graph.h"
 #include "ir/ndarray.h"
+#include "ops/op_harness.h"
 
 namespace ir {
 namespace test {
@@ -25,15 +26,6 @@ std::string PtxasErrors(const std::string& ptx);
 /*! \brief Expects `source` to compile with NVRTC and its PTX to assemble with ptxas (`what` names it). */
 void ExpectCompilesAndAssembles(const std::string& source, const std::string& what);
 
-/*! \brief A variable entry. */
-NodeEntry Var(const std::string& name);
-
-/*! \brief Entry `index` of a new node of `op`. */
-NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
-                const std::map<std::string, std::string>& attrs = {}, uint32_t index = 0);
-
-/*! \brief `outputs` as a graph with shapes and dtypes inferred from the feeds' (by variable name). */
-Graph InferFromFeeds(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds);
 
 /*! \brief A LeNet training step: its outputs (loss, the SGD update token) and feeds (x, labels, weights). */
 struct LeNet {

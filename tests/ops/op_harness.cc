@@ -11,6 +11,7 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/op_kernel.h"
+#include "ir/pass.h"
 
 namespace ir {
 namespace test {
@@ -279,6 +280,28 @@ void CheckCodeGen(const std::string& op, const Attrs& attrs, const std::vector<N
       }
     }
   }
+}
+
+NodeEntry Var(const std::string& name) { return NodeEntry{Node::CreateVariable(name), 0}; }
+
+NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
+                const std::map<std::string, std::string>& attrs, uint32_t index) {
+  return MakeNode(op, name, std::move(inputs), attrs, index);
+}
+
+Graph InferFromFeeds(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds) {
+  Graph graph(std::move(outputs));
+  const IndexedGraph& idx = graph.indexed_graph();
+  ShapeVector shapes;
+  DTypeVector dtypes;
+  for (uint32_t nid : idx.input_nodes()) {
+    const NDArray& value = feeds.at(idx[nid].source->attrs.name);
+    shapes.push_back(value.shape());
+    dtypes.push_back(value.dtype());
+  }
+  graph.SetAttr("shape_inputs", shapes);
+  graph.SetAttr("dtype_inputs", dtypes);
+  return ApplyPasses(graph, {"InferShape", "InferType"});
 }
 
 }  // namespace test

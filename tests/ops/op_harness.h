@@ -40,6 +40,16 @@ std::vector<NDArray> EvalGraph(const std::vector<NodeEntry>& outputs, const std:
  */
 std::vector<NDArray> EvalGraphWithKernels(const Graph& graph, const std::map<std::string, NDArray>& feeds);
 
+/*! \brief A variable entry. */
+NodeEntry Var(const std::string& name);
+
+/*! \brief Entry `index` of a new node of `op`. */
+NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
+                const std::map<std::string, std::string>& attrs = {}, uint32_t index = 0);
+
+/*! \brief `outputs` as a graph with shapes and dtypes inferred from the feeds' (by variable name). */
+Graph InferFromFeeds(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds);
+
 /*! \brief Applies op `op` with `attrs` to `inputs` and returns its outputs. */
 std::vector<NDArray> RunOp(const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs);
 

@@ -18,27 +18,9 @@ namespace {
 using test::ExpectNear;
 using test::RandomArray;
 
-NodeEntry Var(const std::string& name) { return NodeEntry{Node::CreateVariable(name), 0}; }
-
-NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
-                const std::map<std::string, std::string>& attrs = {}) {
-  return MakeNode(op, name, std::move(inputs), attrs);
-}
-
-Graph Infer(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds) {
-  Graph graph(std::move(outputs));
-  const IndexedGraph& idx = graph.indexed_graph();
-  ShapeVector shapes;
-  DTypeVector dtypes;
-  for (uint32_t nid : idx.input_nodes()) {
-    const NDArray& value = feeds.at(idx[nid].source->attrs.name);
-    shapes.push_back(value.shape());
-    dtypes.push_back(value.dtype());
-  }
-  graph.SetAttr("shape_inputs", shapes);
-  graph.SetAttr("dtype_inputs", dtypes);
-  return ApplyPasses(graph, {"InferShape", "InferType"});
-}
+using test::Apply;
+using test::InferFromFeeds;
+using test::Var;
 
 Graph Fuse(Graph graph, int fmax = 8) {
   graph.SetAttr("fusion.fmax", fmax);
@@ -64,7 +46,7 @@ TEST(FusionGroupsTest, ElementwisePrologueFusesIntoTheReduction) {
   NodeEntry dot = Apply("sum", "dot", {Apply("multiply", "ab", {a, b})}, {{"axis", "1"}});
   std::map<std::string, NDArray> feeds = {{"a", RandomArray(Shape{9, 130}, DType::kFloat32, 1)},
                                           {"b", RandomArray(Shape{9, 130}, DType::kFloat32, 2)}};
-  Graph graph = Infer({dot}, feeds);
+  Graph graph = InferFromFeeds({dot}, feeds);
   Graph fused = Fuse(graph);
   auto groups = Groups(fused);
   ASSERT_EQ(groups.size(), 1u);
@@ -82,7 +64,7 @@ TEST(FusionGroupsTest, ExpandedSoftmaxNeedsOneKernelPerReductionPlusOne) {
   NodeEntry s = Apply("sum", "s", {e}, {{"axis", "1"}, {"keepdims", "true"}});
   NodeEntry out = Apply("divide", "out", {e, s});
   std::map<std::string, NDArray> feeds = {{"x", RandomArray(Shape{16, 10}, DType::kFloat32, 3)}};
-  Graph graph = Infer({out}, feeds);
+  Graph graph = InferFromFeeds({out}, feeds);
   Graph fused = Fuse(graph);
   // max; (x - mx, exp) into sum; the division reads e from the sum's group output.
   EXPECT_LE(Groups(fused).size(), 3u);

@@ -18,27 +18,9 @@ namespace {
 using test::ExpectNear;
 using test::RandomArray;
 
-NodeEntry Var(const std::string& name) { return NodeEntry{Node::CreateVariable(name), 0}; }
-
-NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
-                const std::map<std::string, std::string>& attrs = {}) {
-  return MakeNode(op, name, std::move(inputs), attrs);
-}
-
-Graph Infer(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds) {
-  Graph graph(std::move(outputs));
-  const IndexedGraph& idx = graph.indexed_graph();
-  ShapeVector shapes;
-  DTypeVector dtypes;
-  for (uint32_t nid : idx.input_nodes()) {
-    const NDArray& value = feeds.at(idx[nid].source->attrs.name);
-    shapes.push_back(value.shape());
-    dtypes.push_back(value.dtype());
-  }
-  graph.SetAttr("shape_inputs", shapes);
-  graph.SetAttr("dtype_inputs", dtypes);
-  return ApplyPasses(graph, {"InferShape", "InferType"});
-}
+using test::Apply;
+using test::InferFromFeeds;
+using test::Var;
 
 Graph Fuse(Graph graph, int fmax = 8) {
   graph.SetAttr("fusion.fmax", fmax);
@@ -81,7 +63,7 @@ TEST(FusionTest, ElementwiseChainBecomesOneKernel) {
   NodeEntry a = Apply("add", "a", {m, x});
   NodeEntry out = Apply("tanh", "out", {a});
   auto feeds = Feeds({{"x", Shape{16, 33}}, {"y", Shape{16, 33}}});
-  Graph graph = Infer({out}, feeds);
+  Graph graph = InferFromFeeds({out}, feeds);
   Graph fused = Fuse(graph);
   ASSERT_EQ(FusedNodes(fused).size(), 1u);
   const auto& records = fused.GetAttr<std::vector<fusion::GroupRecord>>("fusion_groups");
@@ -97,7 +79,7 @@ TEST(FusionTest, DiamondComputesSharedValueOnce) {
   NodeEntry a = Apply("exp", "a", {x});
   NodeEntry d = Apply("add", "d", {Apply("sin", "b", {a}), Apply("cos", "c", {a})});
   auto feeds = Feeds({{"x", Shape{100}}});
-  Graph graph = Infer({d}, feeds);
+  Graph graph = InferFromFeeds({d}, feeds);
   Graph fused = Fuse(graph);
   ASSERT_EQ(FusedNodes(fused).size(), 1u);
   Graph compiled = ApplyPasses(fused, {"CodeGen"});
@@ -114,7 +96,7 @@ TEST(FusionTest, ValuesUsedOutsideTheGroupAreWrittenOut) {
   NodeEntry b = Apply("multiply_scalar", "b", {a}, {{"scalar", "2"}});
   NodeEntry mm = Apply("matmul", "mm", {a, w});
   auto feeds = Feeds({{"x", Shape{4, 8}}, {"w", Shape{8, 3}}});
-  Graph graph = Infer({b, mm}, feeds);
+  Graph graph = InferFromFeeds({b, mm}, feeds);
   Graph fused = Fuse(graph);
   std::vector<const Node*> nodes = FusedNodes(fused);
   ASSERT_EQ(nodes.size(), 1u);
@@ -130,7 +112,7 @@ TEST(FusionTest, BroadcastInputsLoadWithStrideZero) {
   NodeEntry x = Var("x"), b = Var("b"), c = Var("c");
   NodeEntry out = Apply("multiply", "out", {Apply("add", "s", {x, b}), c});
   auto feeds = Feeds({{"x", Shape{4, 5, 8}}, {"b", Shape{5, 8}}, {"c", Shape{4, 1, 1}}});
-  Graph graph = Infer({out}, feeds);
+  Graph graph = InferFromFeeds({out}, feeds);
   ExpectSameResults(graph, feeds);
   Graph fused = Fuse(graph);
   const Node* node = FusedNodes(fused).at(0);
@@ -149,7 +131,7 @@ TEST(FusionTest, ScalarConstantsAreFoldedAndLiteralsKeepFullPrecision) {
   NodeEntry out = Apply("multiply_scalar", "out", {Apply("add_scalar", "a", {x}, {{"scalar", "0.1"}})},
                         {{"scalar", "1e-30"}});
   auto feeds = Feeds({{"x", Shape{7}}});
-  Graph compiled = ApplyPasses(Fuse(Infer({out}, feeds)), {"CodeGen"});
+  Graph compiled = ApplyPasses(Fuse(InferFromFeeds({out}, feeds)), {"CodeGen"});
   const std::string& source = compiled.GetAttr<std::string>("kernel_source");
   EXPECT_NE(source.find("0.100000001f"), std::string::npos) << source;
   EXPECT_NE(source.find("(t1 * 1e-30f)"), std::string::npos) << source;  // %.9g round-trips every float
@@ -162,8 +144,8 @@ TEST(FusionTest, IdenticalGroupsGiveIdenticalKernels) {
   };
   auto feeds1 = Feeds({{"p_x", Shape{32}}});
   auto feeds2 = Feeds({{"q_x", Shape{32}}});
-  Graph g1 = ApplyPasses(Fuse(Infer({build("p_")}, feeds1)), {"CodeGen"});
-  Graph g2 = ApplyPasses(Fuse(Infer({build("q_")}, feeds2)), {"CodeGen"});
+  Graph g1 = ApplyPasses(Fuse(InferFromFeeds({build("p_")}, feeds1)), {"CodeGen"});
+  Graph g2 = ApplyPasses(Fuse(InferFromFeeds({build("q_")}, feeds2)), {"CodeGen"});
   EXPECT_EQ(g1.GetAttr<std::string>("kernel_source"), g2.GetAttr<std::string>("kernel_source"));
 }
 
@@ -191,7 +173,7 @@ Graph RandomGraph(std::mt19937* rng, int num_inputs, int num_ops, std::map<std::
   // Outputs: the last value and a couple of random intermediates (multi-output groups).
   std::vector<NodeEntry> outputs = {values.back(), values[num_inputs + (*rng)() % num_ops],
                                     values[num_inputs + (*rng)() % num_ops]};
-  return Infer(outputs, *feeds);
+  return InferFromFeeds(outputs, *feeds);
 }
 
 TEST(FusionTest, RespectsFmaxBoundAndKeepsResults) {
@@ -215,7 +197,7 @@ TEST(FusionTest, FmaxOfOneStillRunsEveryOp) {
   NodeEntry x = Var("x"), y = Var("y");
   NodeEntry out = Apply("add", "out", {Apply("exp", "e", {x}), y});
   auto feeds = Feeds({{"x", Shape{5}}, {"y", Shape{5}}});
-  Graph fused = Fuse(Infer({out}, feeds), 1);
+  Graph fused = Fuse(InferFromFeeds({out}, feeds), 1);
   const auto& log = fused.GetAttr<std::vector<std::string>>("fusion_log");
   bool refused = false;
   for (const std::string& line : log) refused = refused || line.find("unique inputs 2 > F_max 1") != std::string::npos;
@@ -226,7 +208,7 @@ TEST(FusionTest, FusedGraphsSaveAndLoad) {
   NodeEntry x = Var("x");
   NodeEntry out = Apply("tanh", "t", {Apply("exp", "e", {x})});
   auto feeds = Feeds({{"x", Shape{3}}});
-  Graph fused = Fuse(Infer({out}, feeds));
+  Graph fused = Fuse(InferFromFeeds({out}, feeds));
   std::string json = SaveJSON(fused);
   Graph loaded = LoadJSON(json);
   EXPECT_EQ(SaveJSON(loaded), json);
@@ -235,7 +217,7 @@ TEST(FusionTest, FusedGraphsSaveAndLoad) {
 
 TEST(FusionTest, InvalidOptionsAreErrors) {
   NodeEntry x = Var("x");
-  Graph graph = Infer({Apply("exp", "e", {x})}, Feeds({{"x", Shape{3}}}));
+  Graph graph = InferFromFeeds({Apply("exp", "e", {x})}, Feeds({{"x", Shape{3}}}));
   EXPECT_ERROR(Fuse(graph, 0), "fusion.fmax must be at least 1, got 0");
 }
 
