@@ -211,6 +211,14 @@ void Symbol::Compose(const std::vector<Symbol>& args,
     ComposeAtomic(head, args, kwargs);
     return;
   }
+  Node* head = HeadNode(*this);
+  if (head != nullptr && !head->is_variable() && head->inputs.empty() && head->op()->InputCount(head->attrs) == 0) {
+    // An op without inputs (constant, zeros, random_*): composing only names it.
+    IR_CHECK(args.empty() && kwargs.empty()) << "op '" << head->op()->name << "' (node '" << head->attrs.name
+                                             << "') takes no inputs, got " << args.size() + kwargs.size();
+    if (!name.empty()) head->attrs.name = name;
+    return;
+  }
   *this = Copy();
   SubstituteVariables(this, args, kwargs);
 }

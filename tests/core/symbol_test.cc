@@ -24,6 +24,14 @@ TEST(SymbolTest, ComposeByPositionAndKeyword) {
   EXPECT_EQ(add.outputs[0].node->attrs.name, "sum");
 }
 
+TEST(SymbolTest, ComposingAnOpWithoutInputsNamesIt) {
+  Symbol token = Symbol::CreateFunctor(Op::Get("no_op"), {}, "");
+  token.Compose({}, {}, "my_token");
+  EXPECT_EQ(token.outputs[0].node->attrs.name, "my_token");
+  Symbol other = Symbol::CreateFunctor(Op::Get("no_op"), {}, "t");
+  EXPECT_ERROR(other.Compose({Symbol::CreateVariable("x")}, {}), "op 'no_op' (node 't') takes no inputs, got 1");
+}
+
 TEST(SymbolTest, ComposeErrorsNameTheInput) {
   Symbol x = Symbol::CreateVariable("x");
   Symbol add = Symbol::CreateFunctor(Op::Get("core_test_add"), {}, "a");
