@@ -6,8 +6,11 @@
  * (ir::LoadOpLibrary, IRLoadOpLibrary, tf.load_op_library) registers the op with its
  * whole story, so every pass treats it like a built-in op.
  */
+#include <ir/ast.h>
+#include <ir/ndarray.h>
 #include <ir/op.h>
 #include <ir/op_attr_types.h>
+#include <ir/op_kernel.h>
 
 #include <sstream>
 
@@ -56,6 +59,33 @@ std::vector<ir::NodeEntry> AxpbyGradient(const ir::NodePtr& node, const std::vec
   return {scaled(param.alpha, "_grad_x"), scaled(param.beta, "_grad_y")};
 }
 
+// The CPU kernel: what runs when the op is not fused.
+template <typename T>
+void AxpbyLoop(const AxpbyParam& p, const ir::NDArray& x, const ir::NDArray& y, const ir::NDArray& out) {
+  const T* px = x.data<T>();
+  const T* py = y.data<T>();
+  T* po = out.data<T>();
+  const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
+  for (int64_t i = 0; i < out.Size(); ++i) po[i] = alpha * px[i] + beta * py[i];
+}
+
+void AxpbyCompute(const ir::OpContext&, const ir::NodeAttrs& attrs, const std::vector<ir::NDArray>& in,
+                  const std::vector<ir::NDArray>& out) {
+  const auto& param = dmlc::get<AxpbyParam>(attrs.parsed);
+  switch (out[0].dtype()) {
+    case ir::DType::kFloat32: AxpbyLoop<float>(param, in[0], in[1], out[0]); break;
+    case ir::DType::kFloat64: AxpbyLoop<double>(param, in[0], in[1], out[0]); break;
+    default: throw ir::Error("axpby (node '" + attrs.name + "'): float32 or float64 only");
+  }
+}
+
+// The element expression: lets Fusion put axpby into generated kernels on every target.
+std::vector<ir::ast::Expr> AxpbyCodeGen(const ir::NodeAttrs& attrs, const std::vector<ir::ast::Expr>& in) {
+  const auto& param = dmlc::get<AxpbyParam>(attrs.parsed);
+  if (in[0]->dtype != ir::DType::kFloat32 && in[0]->dtype != ir::DType::kFloat64) return {};
+  return {ir::ast::ConstLike(param.alpha, in[0]) * in[0] + ir::ast::ConstLike(param.beta, in[1]) * in[1]};
+}
+
 IR_REGISTER_OP(axpby)
     .describe("alpha * x + beta * y for x and y of the same shape (example op library).")
     .set_num_inputs(2)
@@ -64,6 +94,8 @@ IR_REGISTER_OP(axpby)
     .set_attr<ir::FInferShape>("FInferShape", AxpbyShape)
     .set_attr<ir::FInferType>("FInferType", AxpbyType)
     .set_attr<ir::FGradient>("FGradient", AxpbyGradient)
+    .set_attr<ir::FCompute>("FCompute", AxpbyCompute)
+    .set_attr<ir::FCodeGen>("FCodeGen", AxpbyCodeGen)
     .set_attr<ir::TOpPattern>("TOpPattern", ir::kElemWise);
 
 }  // namespace example
