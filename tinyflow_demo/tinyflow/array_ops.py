@@ -1,0 +1,240 @@
+"""Tensor creation (fills, random) and shape manipulation."""
+import builtins
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from .framework import Tensor, apply_op, constant, convert_to_tensor, get_default_graph
+
+__all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "random_normal", "random_uniform",
+           "truncated_normal", "set_random_seed", "reshape", "transpose", "concat", "stack", "unstack", "split",
+           "expand_dims", "squeeze", "tile", "gather", "one_hot", "where", "identity", "shape", "size", "rank",
+           "slice", "pad", "stop_gradient", "range", "broadcast_to"]
+
+
+def _static_shape(shape):
+    if isinstance(shape, Tensor):
+        raise TypeError("this op needs a static shape (a list of ints), got the tensor %s" % shape.name)
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def zeros(shape, dtype=_dtypes.float32, name=None):
+    return apply_op("zeros", [], {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype)}, name=name)
+
+
+def ones(shape, dtype=_dtypes.float32, name=None):
+    return apply_op("ones", [], {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype)}, name=name)
+
+
+def fill(dims, value, name=None):
+    dtype = _dtypes.as_dtype(np.asarray(value).dtype)
+    if dtype == _dtypes.float64 and isinstance(value, float):
+        dtype = _dtypes.float32
+    return apply_op("fill", [], {"shape": _static_shape(dims), "value": float(value), "dtype": dtype}, name=name)
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    out = apply_op("zeros_like", [tensor], name=name)
+    return out if dtype is None else apply_op("cast", [out], {"dtype": _dtypes.as_dtype(dtype)})
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    out = apply_op("ones_like", [tensor], name=name)
+    return out if dtype is None else apply_op("cast", [out], {"dtype": _dtypes.as_dtype(dtype)})
+
+
+def set_random_seed(seed):
+    """The graph-level seed: sessions of this graph use it as their run seed."""
+    get_default_graph().seed = int(seed)
+
+
+def _op_seed(seed):
+    # Random nodes are told apart by their seed attribute (a per-graph counter unless given), so
+    # two same-shaped initializers never draw the same values.
+    graph = get_default_graph()
+    graph._random_ops = getattr(graph, "_random_ops", 0) + 1
+    return int(seed) if seed is not None else graph._random_ops
+
+
+def _random(op, shape, dtype, seed, name, **params):
+    attrs = {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype).name, "seed": _op_seed(seed)}
+    attrs.update({k: float(v) for k, v in params.items()})
+    return apply_op(op, [], attrs, name=name)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
+    return _random("random_normal", shape, dtype, seed, name, mean=mean, stddev=stddev)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
+    return _random("truncated_normal", shape, dtype, seed, name, mean=mean, stddev=stddev)
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
+    return _random("random_uniform", shape, dtype, seed, name, minval=minval,
+                   maxval=1.0 if maxval is None else maxval)
+
+
+def reshape(tensor, shape, name=None):
+    return apply_op("reshape", [tensor], {"shape": tuple(-1 if d is None else int(d) for d in
+                                                        _static_shape_allow_neg(shape))}, name=name)
+
+
+def _static_shape_allow_neg(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(-1 if d is None else int(d) for d in shape)
+
+
+def transpose(a, perm=None, name=None, conjugate=False):
+    return apply_op("transpose", [a], {"axes": tuple(perm) if perm is not None else ()}, name=name)
+
+
+def concat(values, axis, name="concat"):
+    values = list(values)
+    if len(values) == 1:
+        return identity(values[0], name=name)
+    return apply_op("concat", values, {"axis": int(axis)}, name=name)
+
+
+def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
+    axis = dim if axis is None else axis
+    return apply_op("expand_dims", [input], {"axis": int(axis)}, name=name)
+
+
+def stack(values, axis=0, name="stack"):
+    values = [convert_to_tensor(v) for v in values]
+    return concat([expand_dims(v, axis) for v in values], axis, name=name)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """A list of tensors: num_or_size_splits equal parts, or parts of the given sizes."""
+    if isinstance(num_or_size_splits, (int, np.integer)):
+        attrs = {"axis": int(axis), "num_outputs": int(num_or_size_splits)}
+    else:
+        sizes = tuple(int(s) for s in num_or_size_splits)
+        attrs = {"axis": int(axis), "num_outputs": len(sizes), "sizes": sizes}
+    out = apply_op("split", [value], attrs, name=name)
+    return [out] if isinstance(out, Tensor) else list(out.outputs)
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    value = convert_to_tensor(value)
+    num = num or value.shape.dims[axis]
+    return [squeeze(p, [axis]) for p in split(value, num, axis)]
+
+
+def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+    axis = squeeze_dims if axis is None else axis
+    axes = () if axis is None else (tuple(axis) if isinstance(axis, (list, tuple)) else (int(axis),))
+    return apply_op("squeeze", [input], {"axis": axes}, name=name)
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    return apply_op("tile", [input], {"reps": _static_shape(multiples)}, name=name)
+
+
+def gather(params, indices, validate_indices=None, name=None, axis=0):
+    indices = convert_to_tensor(indices)
+    return apply_op("gather", [params, indices], {"axis": int(axis)}, name=name)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    attrs = {"depth": int(depth), "on_value": 1.0 if on_value is None else float(on_value),
+             "off_value": 0.0 if off_value is None else float(off_value),
+             "axis": -1 if axis is None else int(axis), "dtype": _dtypes.as_dtype(dtype or _dtypes.float32).name}
+    return apply_op("one_hot", [convert_to_tensor(indices)], attrs, name=name)
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None or y is None:
+        raise NotImplementedError("tinyflow.where needs x and y (the one-argument form is not supported)")
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = convert_to_tensor(x)
+    if not isinstance(x, Tensor):
+        x = convert_to_tensor(x, dtype=y.dtype)
+    if not isinstance(y, Tensor):
+        y = convert_to_tensor(y, dtype=x.dtype)
+    return apply_op("where", [condition, x, y], name=name)
+
+
+def identity(input, name=None):  # noqa: A002
+    return apply_op("identity", [input], name=name)
+
+
+def stop_gradient(input, name=None):  # noqa: A002
+    return apply_op("stop_gradient", [input], name=name)
+
+
+def shape(input, name=None, out_type=_dtypes.int32):  # noqa: A002
+    return apply_op("shape", [input], {"out_type": _dtypes.as_dtype(out_type).name}, name=name)
+
+
+def size(input, name=None, out_type=_dtypes.int32):  # noqa: A002
+    return apply_op("size", [input], {"out_type": _dtypes.as_dtype(out_type).name}, name=name)
+
+
+def rank(input, name=None):  # noqa: A002
+    return apply_op("rank", [input], name=name)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001
+    return apply_op("slice", [input_], {"begin": tuple(begin), "size": tuple(size)}, name=name)
+
+
+def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
+    if mode.upper() != "CONSTANT":
+        raise NotImplementedError("tinyflow.pad supports mode='CONSTANT' only")
+    flat = tuple(int(v) for pair in np.asarray(paddings).reshape(-1, 2) for v in pair)
+    return apply_op("pad", [tensor], {"paddings": flat, "constant_value": float(constant_values)}, name=name)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    if limit is None:
+        start, limit = 0, start
+    if dtype is None:
+        dtype = _dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in (start, limit, delta)) \
+            else _dtypes.float32
+    return apply_op("range", [], {"start": float(start), "limit": float(limit), "delta": float(delta),
+                                  "dtype": _dtypes.as_dtype(dtype).name}, name=name)
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    return apply_op("broadcast_to", [input], {"shape": _static_shape(shape)}, name=name)
+
+
+def _slice_item(tensor, item):
+    """tensor[item] for ints, slices, Ellipsis and None (tf.strided_slice semantics)."""
+    if not isinstance(item, tuple):
+        item = (item,)
+    begin, end, strides = [], [], []
+    begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_mask = 0
+    for i, s in enumerate(item):
+        if s is Ellipsis:
+            ellipsis_mask |= 1 << i
+            begin.append(0), end.append(0), strides.append(1)
+        elif s is None:
+            new_axis_mask |= 1 << i
+            begin.append(0), end.append(0), strides.append(1)
+        elif isinstance(s, (int, np.integer)):
+            shrink_mask |= 1 << i
+            begin.append(int(s)), end.append(int(s) + 1 if s != -1 else 0), strides.append(1)
+            if s == -1:
+                end_mask |= 1 << i
+        elif isinstance(s, builtins.slice):
+            if s.start is None:
+                begin_mask |= 1 << i
+            if s.stop is None:
+                end_mask |= 1 << i
+            begin.append(s.start or 0), end.append(s.stop or 0), strides.append(s.step or 1)
+        else:
+            raise TypeError("unsupported index %r" % (s,))
+    attrs = {"begin": tuple(begin), "end": tuple(end), "strides": tuple(strides), "begin_mask": begin_mask,
+             "end_mask": end_mask, "ellipsis_mask": ellipsis_mask, "new_axis_mask": new_axis_mask,
+             "shrink_axis_mask": shrink_mask}
+    return apply_op("strided_slice", [tensor], attrs)
+
+
+_ = constant  # re-exported by the package

@@ -1,0 +1,1 @@
+"""Small dataset loaders for the demos."""

@@ -1,0 +1,514 @@
+"""Graph building: Graph, Operation, Tensor and Variable over IR symbols (the C API's IRSymbolHandle).
+
+An Operation is one IR node (a symbol whose outputs are the node's outputs); a Tensor is one
+output of it. Shapes and dtypes are inferred lazily by the library's InferShape/InferType
+passes, so Python never re-implements an op's rules.
+"""
+import base64
+import contextlib
+import ctypes
+import re
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from ._lib import LIB, c_handle_array, c_str, c_str_array, check_call
+
+__all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "reset_default_graph",
+           "apply_op", "convert_to_tensor", "placeholder", "constant", "control_dependencies",
+           "name_scope", "TensorShape", "Dimension"]
+
+_OP_HANDLES = {}
+
+
+def _op_handle(name):
+    handle = _OP_HANDLES.get(name)
+    if handle is None:
+        handle = ctypes.c_void_p()
+        check_call(LIB.IRGetOpHandle(c_str(name), ctypes.byref(handle)))
+        _OP_HANDLES[name] = handle
+    return handle
+
+
+class _Symbol(object):
+    """Owns an IRSymbolHandle."""
+    __slots__ = ["handle"]
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __del__(self):
+        try:
+            if LIB is not None and self.handle:
+                LIB.IRSymbolFree(self.handle)
+        except Exception:  # interpreter shutdown
+            pass
+
+    @staticmethod
+    def group(symbols):
+        out = ctypes.c_void_p()
+        check_call(LIB.IRSymbolCreateGroup(len(symbols), c_handle_array([s.handle for s in symbols]),
+                                           ctypes.byref(out)))
+        return _Symbol(out)
+
+    def output(self, index):
+        out = ctypes.c_void_p()
+        check_call(LIB.IRSymbolGetOutput(self.handle, index, ctypes.byref(out)))
+        return _Symbol(out)
+
+    def num_outputs(self):
+        n = ctypes.c_uint32()
+        check_call(LIB.IRSymbolGetNumOutputs(self.handle, ctypes.byref(n)))
+        return n.value
+
+    def set_attrs(self, attrs):
+        keys = list(attrs.keys())
+        check_call(LIB.IRSymbolSetAttrs(self.handle, len(keys), c_str_array(keys),
+                                        c_str_array([str(attrs[k]) for k in keys])))
+
+
+class Dimension(object):
+    def __init__(self, value):
+        self.value = value
+
+    def __int__(self):
+        return self.value
+
+    def __index__(self):
+        return self.value
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, Dimension) else other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return "Dimension(%s)" % self.value
+
+
+class TensorShape(object):
+    """A partially known shape: dims is None (unknown rank) or a list of int/None."""
+
+    def __init__(self, dims):
+        self.dims = None if dims is None else [None if d is None or d < 0 else int(d) for d in dims]
+
+    @property
+    def ndims(self):
+        return None if self.dims is None else len(self.dims)
+
+    def as_list(self):
+        if self.dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self.dims)
+
+    def is_fully_defined(self):
+        return self.dims is not None and all(d is not None for d in self.dims)
+
+    def num_elements(self):
+        return int(np.prod(self.dims)) if self.is_fully_defined() else None
+
+    def __len__(self):
+        return len(self.dims)
+
+    def __iter__(self):
+        return iter(Dimension(d) for d in self.dims)
+
+    def __getitem__(self, i):
+        return Dimension(self.dims[i])
+
+    def __eq__(self, other):
+        other_dims = other.dims if isinstance(other, TensorShape) else list(other)
+        return self.dims == other_dims
+
+    def __repr__(self):
+        if self.dims is None:
+            return "TensorShape(None)"
+        return "TensorShape([%s])" % ", ".join("?" if d is None else str(d) for d in self.dims)
+
+
+class Graph(object):
+    """Holds what TF keeps per graph: unique names, collections, control-dependency scopes, seed."""
+
+    def __init__(self):
+        self._names = {}
+        self._inputs = {}  # placeholders and variables by name (feeds given by name)
+        self.collections = {}
+        self._control_stack = []
+        self._name_stack = []
+        self.seed = None
+
+    def unique_name(self, base):
+        base = re.sub(r"[^A-Za-z0-9_./-]", "_", base)
+        if self._name_stack:
+            base = "/".join(self._name_stack) + "/" + base
+        count = self._names.get(base, 0)
+        self._names[base] = count + 1
+        return base if count == 0 else "%s_%d" % (base, count)
+
+    def add_to_collection(self, key, value):
+        self.collections.setdefault(key, []).append(value)
+
+    def get_tensor_by_name(self, name):
+        base = name.split(":")[0]
+        if base not in self._inputs:
+            raise KeyError("The name '%s' refers to no placeholder or variable of this graph" % name)
+        return self._inputs[base]
+
+    def get_collection(self, key):
+        return list(self.collections.get(key, []))
+
+    def as_default(self):
+        return _default_graph_scope(self)
+
+    def control_dependencies(self, control_inputs):
+        return _control_scope(self, control_inputs)
+
+    def finalize(self):
+        pass
+
+
+_GRAPH_STACK = [Graph()]
+
+
+def get_default_graph():
+    return _GRAPH_STACK[-1]
+
+
+def reset_default_graph():
+    _GRAPH_STACK[:] = [Graph()]
+
+
+@contextlib.contextmanager
+def _default_graph_scope(graph):
+    _GRAPH_STACK.append(graph)
+    try:
+        yield graph
+    finally:
+        _GRAPH_STACK.remove(graph)
+
+
+@contextlib.contextmanager
+def _control_scope(graph, control_inputs):
+    saved = graph._control_stack
+    graph._control_stack = [] if control_inputs is None else saved + [_as_operation(c) for c in control_inputs]
+    try:
+        yield
+    finally:
+        graph._control_stack = saved
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+@contextlib.contextmanager
+def name_scope(name, default_name=None, values=None):
+    graph = get_default_graph()
+    scope = name or default_name
+    if scope:
+        graph._name_stack.append(scope.rstrip("/"))
+    try:
+        yield (scope or "") + "/"
+    finally:
+        if scope:
+            graph._name_stack.pop()
+
+
+def _as_operation(x):
+    if isinstance(x, Operation):
+        return x
+    if isinstance(x, Tensor):
+        return x.op
+    raise TypeError("control input must be an Operation or Tensor, got %r" % (x,))
+
+
+class Operation(object):
+    """One IR node. Running it (Session.run or .run()) executes it for its effects."""
+
+    def __init__(self, symbol, op_type, name, inputs, graph, output_dtypes=None):
+        self._symbol = symbol
+        self.type = op_type
+        self.name = name
+        self.inputs = list(inputs)
+        self.graph = graph
+        n = symbol.num_outputs()
+        self.outputs = [Tensor(self, i, symbol.output(i) if n > 1 else symbol) for i in range(n)]
+
+    @property
+    def handle(self):
+        return self._symbol.handle
+
+    def run(self, feed_dict=None, session=None):
+        from .session import _get_session
+        _get_session(session).run(self, feed_dict=feed_dict)
+
+    def __repr__(self):
+        return "<tf.Operation '%s' type=%s>" % (self.name, self.type)
+
+
+class Tensor(object):
+    """One output of an Operation."""
+
+    def __init__(self, op, value_index, symbol):
+        self.op = op
+        self.value_index = value_index
+        self._symbol = symbol
+        self._inferred = None
+        self._static_shape = None  # what the user declared (placeholder, constant)
+
+    @property
+    def handle(self):
+        return self._symbol.handle
+
+    @property
+    def name(self):
+        return "%s:%d" % (self.op.name, self.value_index)
+
+    @property
+    def graph(self):
+        return self.op.graph
+
+    def _infer(self):
+        if self._inferred is None:
+            from . import ir
+            self._inferred = ir.infer_shape_dtype(self)
+        return self._inferred
+
+    @property
+    def dtype(self):
+        return self._infer()[1]
+
+    @property
+    def shape(self):
+        if self._static_shape is not None:
+            return self._static_shape
+        return self._infer()[0]
+
+    def get_shape(self):
+        return self.shape
+
+    def set_shape(self, shape):
+        self._static_shape = TensorShape(shape)
+
+    def eval(self, feed_dict=None, session=None):
+        from .session import _get_session
+        return _get_session(session).run(self, feed_dict=feed_dict)
+
+    def __repr__(self):
+        return "<tf.Tensor '%s'>" % self.name
+
+    __hash__ = object.__hash__
+
+    # Python operators; the math module registers them (it defines the ops).
+    def __neg__(self):
+        return apply_op("negative", [self])
+
+    def __abs__(self):
+        return apply_op("abs", [self])
+
+    def __getitem__(self, item):
+        from .array_ops import _slice_item
+        return _slice_item(self, item)
+
+    def __bool__(self):
+        raise TypeError("Using a tf.Tensor as a Python bool is not allowed.")
+
+    def __iter__(self):
+        raise TypeError("'Tensor' object is not iterable.")
+
+
+def _binary(op, scalar_op, rscalar_op, reverse=False):
+    def method(self, other):
+        from .math_ops import binary_op
+        return binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
+            binary_op(op, scalar_op, rscalar_op, self, other)
+    return method
+
+
+for _name, _op, _s, _rs in [("add", "add", "add_scalar", "add_scalar"),
+                            ("sub", "subtract", "subtract_scalar", "rsubtract_scalar"),
+                            ("mul", "multiply", "multiply_scalar", "multiply_scalar"),
+                            ("truediv", "divide", "divide_scalar", "rdivide_scalar"),
+                            ("div", "divide", "divide_scalar", "rdivide_scalar"),
+                            ("floordiv", "floor_divide", "floor_divide_scalar", "rfloor_divide_scalar"),
+                            ("mod", "floor_mod", "floor_mod_scalar", "rfloor_mod_scalar"),
+                            ("pow", "power", "power_scalar", "rpower_scalar"),
+                            ("lt", "less", "less_scalar", "greater_scalar"),
+                            ("le", "less_equal", "less_equal_scalar", "greater_equal_scalar"),
+                            ("gt", "greater", "greater_scalar", "less_scalar"),
+                            ("ge", "greater_equal", "greater_equal_scalar", "less_equal_scalar"),
+                            ("and", "logical_and", "logical_and_scalar", "logical_and_scalar"),
+                            ("or", "logical_or", "logical_or_scalar", "logical_or_scalar")]:
+    setattr(Tensor, "__%s__" % _name, _binary(_op, _s, _rs))
+    if _name not in ("lt", "le", "gt", "ge"):
+        setattr(Tensor, "__r%s__" % _name, _binary(_op, _s, _rs, reverse=True))
+Tensor.__matmul__ = lambda self, other: apply_op("matmul", [self, convert_to_tensor(other)])
+Tensor.__rmatmul__ = lambda self, other: apply_op("matmul", [convert_to_tensor(other), self])
+Tensor.__invert__ = lambda self: apply_op("logical_not", [self])
+
+
+def _format_attr(value):
+    if isinstance(value, type(True)):
+        return "1" if value else "0"
+    if isinstance(value, _dtypes.DType):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return "(" + ",".join(_format_attr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (np.integer, np.floating)):
+        return _format_attr(value.item())
+    return str(value)
+
+
+def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
+    """Creates the IR node `op_type(inputs...)` with string attributes, in the default graph."""
+    graph = get_default_graph()
+    attrs = {k: _format_attr(v) for k, v in (attrs or {}).items() if v is not None}
+    keys = list(attrs.keys())
+    handle = ctypes.c_void_p()
+    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle(op_type), len(keys), c_str_array(keys),
+                                              c_str_array([attrs[k] for k in keys]), ctypes.byref(handle)))
+    symbol = _Symbol(handle)
+    node_name = graph.unique_name(name or op_type)
+    inputs = [convert_to_tensor(x) for x in inputs]
+    check_call(LIB.IRSymbolCompose(symbol.handle, c_str(node_name), len(inputs), None,
+                                   c_handle_array([x.handle for x in inputs])))
+    if graph._control_stack:
+        deps = _Symbol.group([op._symbol for op in graph._control_stack])
+        check_call(LIB.IRSymbolAddControlDeps(symbol.handle, deps.handle))
+    op = cls(symbol, op_type, node_name, inputs, graph)
+    return op.outputs[0] if len(op.outputs) == 1 and cls is Operation else op
+
+
+def _variable_node(name, attrs):
+    graph = get_default_graph()
+    handle = ctypes.c_void_p()
+    node_name = graph.unique_name(name)
+    check_call(LIB.IRSymbolCreateVariable(c_str(node_name), ctypes.byref(handle)))
+    symbol = _Symbol(handle)
+    symbol.set_attrs(attrs)
+    return symbol, node_name
+
+
+def _shape_text(shape):
+    return "[" + ",".join("?" if d is None or d < 0 else str(int(d)) for d in shape) + "]"
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A graph input fed by Session.run's feed_dict; None dims take any size."""
+    dtype = _dtypes.as_dtype(dtype)
+    attrs = {"__kind__": "placeholder", "__dtype__": dtype.name}
+    if shape is not None:
+        shape = [None if d is None else int(d) for d in _as_shape_list(shape)]
+        attrs["__shape__"] = _shape_text(shape)
+    symbol, node_name = _variable_node(name or "Placeholder", attrs)
+    op = Operation(symbol, "Placeholder", node_name, [], get_default_graph())
+    get_default_graph()._inputs[node_name] = op.outputs[0]
+    t = op.outputs[0]
+    t._inferred = (TensorShape(shape), dtype)
+    return t
+
+
+def _as_shape_list(shape):
+    if isinstance(shape, TensorShape):
+        return shape.dims
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    return [None if d is None else int(d) for d in shape]
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A tensor bound into the graph (NumPy bytes through the constant op's data_base64)."""
+    if isinstance(value, Tensor):
+        raise TypeError("constant() takes a Python or NumPy value, not a Tensor")
+    if dtype is not None:
+        dtype = _dtypes.as_dtype(dtype)
+    else:
+        arr = np.asarray(value)
+        if arr.dtype.kind == "f":
+            dtype = _dtypes.float32
+        elif arr.dtype.kind in "iu":
+            dtype = _dtypes.int64 if arr.dtype == np.int64 and not isinstance(value, (int, list, tuple)) \
+                else _dtypes.int32
+        else:
+            dtype = _dtypes.as_dtype(arr.dtype)
+    arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
+    if shape is not None:
+        shape = _as_shape_list(shape)
+        arr = np.broadcast_to(arr, shape) if arr.size == 1 else arr.reshape(shape)
+    arr = np.require(arr, requirements="C")
+    attrs = {"dtype": dtype.name, "shape": tuple(arr.shape),
+             "data_base64": base64.b64encode(arr.tobytes()).decode("ascii")}
+    t = apply_op("constant", [], attrs, name=name or "Const")
+    t._inferred = (TensorShape(arr.shape), dtype)
+    return t
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, Operation):
+        return value.outputs[0]
+    conv = getattr(value, "_as_tensor", None)
+    if conv is not None:
+        return conv()
+    return constant(value, dtype=dtype, name=name)
+
+
+class Variable(Tensor):
+    """A persistent, named IR variable (kind "variable"); its initializer assigns initial_value."""
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, collections=None,
+                 validate_shape=True):
+        from . import math_ops
+        graph = get_default_graph()
+        if callable(initial_value):
+            initial_value = initial_value()
+        if dtype is not None and not isinstance(initial_value, Tensor):
+            initial_value = constant(initial_value, dtype=dtype)
+        init = convert_to_tensor(initial_value)
+        if dtype is not None and init.dtype != _dtypes.as_dtype(dtype):
+            init = math_ops.cast(init, dtype)
+        shape, vdtype = init.shape, init.dtype
+        attrs = {"__kind__": "variable", "__dtype__": vdtype.name}
+        if shape.dims is not None and validate_shape:
+            attrs["__shape__"] = _shape_text(shape.dims)
+        symbol, node_name = _variable_node(name or "Variable", attrs)
+        op = Operation(symbol, "VariableV2", node_name, [], graph)
+        graph._inputs[node_name] = self
+        Tensor.__init__(self, op, 0, symbol)
+        op.outputs = [self]
+        self._inferred = (shape, vdtype)
+        self.initial_value = init
+        self.trainable = trainable
+        with control_dependencies(None):
+            self.initializer = apply_op("assign", [self, init], name=node_name + "/Assign").op
+        for key in collections or ["variables"] + (["trainable_variables"] if trainable else []):
+            graph.add_to_collection(key, self)
+
+    def _as_tensor(self):
+        return self
+
+    def value(self):
+        return self
+
+    def read_value(self):
+        return self
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        return apply_op("assign", [self, convert_to_tensor(value, dtype=self.dtype)], name=name or "Assign")
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        return apply_op("assign_add", [self, convert_to_tensor(delta, dtype=self.dtype)], name=name or "AssignAdd")
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        return apply_op("assign_sub", [self, convert_to_tensor(delta, dtype=self.dtype)], name=name or "AssignSub")
+
+    def load(self, value, session=None):
+        from .session import _get_session
+        _get_session(session).set_variable(self.op.name, value)
+
+    def __repr__(self):
+        return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.op.name, self.shape, self.dtype.name)

@@ -1,0 +1,206 @@
+"""The IR under the TF-like API: graphs, pass pipelines, graph attributes, printing.
+
+    g = tinyflow.ir.Graph([loss, train_op])
+    g = g.apply_passes(["InferShape", "InferType", "Fusion", "CodeGen"],
+                       {"fusion.fmax": 4}, input_shapes={"x": (64, 784)})
+    g.attr("fusion_groups"), g.attr("kernel_source"), print(g.text())
+"""
+import ctypes
+import json
+
+from ._lib import LIB, c_str, c_str_array, check_call, py_str_list
+
+__all__ = ["Graph", "list_ops", "list_passes", "op_info", "infer_shape_dtype", "parse_shape"]
+
+
+def _py_json(text):
+    return json.loads(text)
+
+
+def _typed(value):
+    """A Python value as the C API's typed JSON `["type", value]` (a pass option)."""
+    if isinstance(value, bool):
+        return ["int", int(value)]
+    if isinstance(value, int):
+        return ["int", value]
+    if isinstance(value, float):
+        return ["double", value]
+    if isinstance(value, str):
+        return ["str", value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return ["list_str", list(value)]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
+        return ["list_int", list(value)]
+    raise TypeError("cannot pass %r as a graph attribute; give [\"type\", value] JSON instead" % (value,))
+
+
+class Graph(object):
+    """An IR graph (IRGraphHandle). Build it from tensors/operations or a symbol; passes return new graphs."""
+
+    def __init__(self, outputs=None, handle=None):
+        if handle is None:
+            from .framework import _Symbol, Operation, convert_to_tensor
+            if isinstance(outputs, _Symbol):
+                symbol = outputs
+            else:
+                items = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+                symbols = [x._symbol if isinstance(x, Operation) else convert_to_tensor(x)._symbol for x in items]
+                symbol = symbols[0] if len(symbols) == 1 else _Symbol.group(symbols)
+            handle = ctypes.c_void_p()
+            check_call(LIB.IRGraphCreate(symbol.handle, ctypes.byref(handle)))
+        self.handle = handle
+
+    def __del__(self):
+        try:
+            if self.handle:
+                LIB.IRGraphFree(self.handle)
+        except Exception:
+            pass
+
+    @staticmethod
+    def load_json(text):
+        handle = ctypes.c_void_p()
+        check_call(LIB.IRGraphLoadJSON(c_str(text), ctypes.byref(handle)))
+        return Graph(handle=handle)
+
+    def save_json(self):
+        out = ctypes.c_char_p()
+        check_call(LIB.IRGraphSaveJSON(self.handle, ctypes.byref(out)))
+        return out.value.decode("utf-8")
+
+    def to_dict(self):
+        return json.loads(self.save_json())
+
+    def attrs(self):
+        """Names of the graph's attributes."""
+        n = ctypes.c_uint32()
+        names = ctypes.POINTER(ctypes.c_char_p)()
+        check_call(LIB.IRGraphListAttrs(self.handle, ctypes.byref(n), ctypes.byref(names)))
+        return py_str_list(n, names)
+
+    def attr(self, key, default=None):
+        """Attribute `key` as a Python value (parsed from its JSON), or `default` when absent."""
+        out = ctypes.c_char_p()
+        ok = ctypes.c_int()
+        check_call(LIB.IRGraphGetAttrJSON(self.handle, c_str(key), ctypes.byref(out), ctypes.byref(ok)))
+        if not ok.value:
+            return default
+        return _py_json(out.value.decode("utf-8"))
+
+    def set_attr(self, key, value):
+        """Sets attribute `key`: a Python value (int, float, str, list) or `["type", value]`."""
+        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
+            value = _typed(value)
+        check_call(LIB.IRGraphSetAttrJSON(self.handle, c_str(key), c_str(json.dumps(value))))
+
+    def input_names(self):
+        d = self.to_dict()
+        return [d["nodes"][i]["name"] for i in d["arg_nodes"]]
+
+    def set_input_shapes(self, shapes, dtypes=None):
+        """Seeds InferShape/InferType (`shape_inputs`/`dtype_inputs`) with {input name: shape/dtype}."""
+        names = self.input_names()
+        if shapes:
+            unknown = set(shapes) - set(names)
+            if unknown:
+                raise KeyError("not inputs of this graph: %s (inputs: %s)" % (sorted(unknown), names))
+            text = ["[" + ",".join("?" if d is None else str(int(d)) for d in shapes[n]) + "]" if n in shapes else "?"
+                    for n in names]
+            self.set_attr("shape_inputs", ["list_shape", text])
+        if dtypes:
+            from .dtypes import as_dtype
+            self.set_attr("dtype_inputs", ["list_dtype", [as_dtype(dtypes[n]).name if n in dtypes else "unknown"
+                                                          for n in names]])
+
+    def apply_passes(self, names, options=None, input_shapes=None):
+        """Runs passes in order on a copy carrying `options` (graph attributes) and returns the result."""
+        src = self
+        if options or input_shapes:
+            src = Graph.load_json(self.save_json())
+            for key, value in (options or {}).items():
+                src.set_attr(key, value)
+            if input_shapes:
+                src.set_input_shapes(input_shapes)
+        out = ctypes.c_void_p()
+        names = [names] if isinstance(names, str) else list(names)
+        check_call(LIB.IRGraphApplyPasses(src.handle, len(names), c_str_array(names), ctypes.byref(out)))
+        return Graph(handle=out)
+
+    def text(self):
+        """The readable IR (IRGraphPrint format 0)."""
+        return self._print(0)
+
+    def dot(self):
+        """Graphviz dot (IRGraphPrint format 1)."""
+        return self._print(1)
+
+    def _print(self, fmt):
+        out = ctypes.c_char_p()
+        check_call(LIB.IRGraphPrint(self.handle, fmt, ctypes.byref(out)))
+        return out.value.decode("utf-8")
+
+    def __str__(self):
+        return self.text()
+
+    # Convenience views of the attributes passes leave behind.
+    def fusion_groups(self):
+        return self.attr("fusion_groups", [])
+
+    def kernel_source(self):
+        return self.attr("kernel_source", "")
+
+    def pass_timings(self):
+        return self.attr("pass_timings", [])
+
+
+def list_ops():
+    n = ctypes.c_uint32()
+    names = ctypes.POINTER(ctypes.c_char_p)()
+    check_call(LIB.IRListAllOpNames(ctypes.byref(n), ctypes.byref(names)))
+    return py_str_list(n, names)
+
+
+def list_passes():
+    n = ctypes.c_uint32()
+    names = ctypes.POINTER(ctypes.c_char_p)()
+    check_call(LIB.IRListPasses(ctypes.byref(n), ctypes.byref(names)))
+    return py_str_list(n, names)
+
+
+def op_info(name):
+    """{"name", "description", "arguments": [(name, type, description)]} of a registered op."""
+    from .framework import _op_handle
+    nm, desc = ctypes.c_char_p(), ctypes.c_char_p()
+    n = ctypes.c_uint32()
+    an, at, ad = (ctypes.POINTER(ctypes.c_char_p)() for _ in range(3))
+    check_call(LIB.IRGetOpInfo(_op_handle(name), ctypes.byref(nm), ctypes.byref(desc), ctypes.byref(n),
+                               ctypes.byref(an), ctypes.byref(at), ctypes.byref(ad)))
+    args = [(an[i].decode(), at[i].decode(), ad[i].decode()) for i in range(n.value)]
+    return {"name": nm.value.decode(), "description": desc.value.decode(), "arguments": args}
+
+
+def parse_shape(value):
+    """A TensorShape from the library's shape text ("[?,784]", "[]", "?") or a list."""
+    from .framework import TensorShape
+    if value is None or value == "?":
+        return TensorShape(None)
+    if isinstance(value, str):
+        body = value.strip().strip("[]()").replace(" ", "")
+        return TensorShape([None if d in ("?", "-1") else int(d) for d in body.split(",") if d])
+    return TensorShape(value)
+
+
+def infer_shape_dtype(tensor):
+    """(TensorShape, DType) of a tensor, from the library's InferShape and InferType passes."""
+    from .dtypes import as_dtype
+    from .framework import _Symbol, _op_handle
+    handle = ctypes.c_void_p()
+    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle("identity"), 0, None, None, ctypes.byref(handle)))
+    probe = _Symbol(handle)
+    args = (ctypes.c_void_p * 1)(tensor.handle)
+    check_call(LIB.IRSymbolCompose(probe.handle, b"__infer__", 1, None, args))
+    g = Graph(probe).apply_passes(["InferShape", "InferType"])
+    shapes = g.attr("shape")
+    dtypes = g.attr("dtype")
+    dtype = dtypes[-1]
+    return parse_shape(shapes[-1]), (None if dtype in (None, "unknown", -1) else as_dtype(dtype))

@@ -1,0 +1,269 @@
+"""Session: runs fetches and targets of the graph through IRSessionRun, NumPy in and out."""
+import ctypes
+import json
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from ._lib import LIB, TinyflowError, c_str, c_str_array, check_call, py_str_list
+from .framework import Operation, Tensor, _Symbol, get_default_graph
+
+__all__ = ["Session", "InteractiveSession", "get_default_session"]
+
+_SESSION_STACK = []
+
+
+def get_default_session():
+    return _SESSION_STACK[-1] if _SESSION_STACK else None
+
+
+def _get_session(session):
+    session = session or get_default_session()
+    if session is None:
+        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. "
+                         "Use `with sess.as_default()` or pass an explicit session to `eval(session=sess)`")
+    return session
+
+
+def to_ndarray(value, dtype=None):
+    """A new IRNDArrayHandle holding a copy of `value` (converted to `dtype` when given)."""
+    arr = np.asarray(value, dtype=None if dtype is None else dtype.as_numpy_dtype)
+    if dtype is None:
+        dtype = _dtypes.as_dtype(arr.dtype)
+        arr = arr.astype(dtype.as_numpy_dtype, copy=False)
+    arr = np.require(arr, requirements="C")  # (ascontiguousarray would make a 0-d array 1-d)
+    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+    handle = ctypes.c_void_p()
+    check_call(LIB.IRNDArrayCreate(shape, arr.ndim, dtype.enum, arr.ctypes.data_as(ctypes.c_void_p),
+                                   ctypes.byref(handle)))
+    return handle
+
+
+def from_ndarray(handle, free=True):
+    """A NumPy copy of an IRNDArrayHandle (freed afterwards unless free=False)."""
+    try:
+        ndim = ctypes.c_int()
+        shape = ctypes.POINTER(ctypes.c_int64)()
+        check_call(LIB.IRNDArrayGetShape(handle, ctypes.byref(ndim), ctypes.byref(shape)))
+        dims = tuple(shape[i] for i in range(ndim.value))
+        dtype = ctypes.c_int()
+        check_call(LIB.IRNDArrayGetDType(handle, ctypes.byref(dtype)))
+        out = np.empty(dims, dtype=_dtypes.as_dtype(dtype.value).as_numpy_dtype)
+        check_call(LIB.IRNDArraySyncCopyToCPU(handle, out.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(out.nbytes)))
+        return out[()] if out.ndim == 0 else out
+    finally:
+        if free:
+            LIB.IRNDArrayFree(handle)
+
+
+class _FetchPlan(object):
+    """How one run's (nested) fetches map to fetched tensors and target operations."""
+
+    def __init__(self, fetches):
+        self.tensors, self.targets = [], []
+        self.structure = self._flatten(fetches)
+        self.fetch_symbol = _Symbol.group([t._symbol for t in self.tensors]) if self.tensors else None
+        self.target_symbol = _Symbol.group([op._symbol for op in self.targets]) if self.targets else None
+
+    def _flatten(self, fetch):
+        if isinstance(fetch, Operation):
+            if fetch not in self.targets:
+                self.targets.append(fetch)
+            return None
+        if isinstance(fetch, Tensor):
+            if fetch not in self.tensors:
+                self.tensors.append(fetch)
+            return ("t", self.tensors.index(fetch))
+        if isinstance(fetch, dict):
+            return ("d", type(fetch), [(k, self._flatten(v)) for k, v in fetch.items()])
+        if isinstance(fetch, (list, tuple)):
+            return ("l", type(fetch), [self._flatten(v) for v in fetch])
+        if hasattr(fetch, "_as_tensor"):
+            return self._flatten(fetch._as_tensor())
+        raise TypeError("Fetch argument %r has invalid type %s; expected a Tensor, an Operation, or a "
+                        "list, tuple or dict of them" % (fetch, type(fetch).__name__))
+
+    def build(self, values, node=()):
+        node = self.structure if node == () else node
+        if node is None:
+            return None
+        if node[0] == "t":
+            return values[node[1]]
+        if node[0] == "d":
+            return node[1]((k, self.build(values, v)) for k, v in node[2])
+        items = [self.build(values, v) for v in node[2]]
+        return items if node[1] is list else node[1](items)
+
+
+class Session(object):
+    """A TF1-style session over IRSessionCreate; options become the session's options JSON.
+
+    target: "cpu", "opencl" or "cuda" (also accepted: "" and "local" for cpu); fusion: fuse
+    elementwise chains into generated kernels; fmax: most array inputs of one fused kernel
+    (None: the library's default); dump_dir: write the IR after every pass there.
+    """
+
+    def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
+                 is_train=True, passes=None):
+        self.graph = graph or get_default_graph()
+        if target in ("", "local", None) or str(target).startswith("grpc"):
+            target = "cpu"
+        seed = seed if seed is not None else (self.graph.seed or 0)
+        self.options = {"target": target, "fusion": bool(fusion), "fmax": -1 if fmax is None else int(fmax),
+                        "dump_dir": dump_dir or "", "seed": int(seed), "is_train": bool(is_train)}
+        if passes is not None:
+            self.options["passes"] = list(passes)
+        self.handle = ctypes.c_void_p()
+        check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
+        self._plans = {}
+        self._default_ctx = []
+
+    # -- running --
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if self.handle is None:
+            raise RuntimeError("Attempted to use a closed Session.")
+        key = _fetch_key(fetches)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is None:
+            plan = _FetchPlan(fetches)
+            if key is not None:
+                self._plans[key] = (plan, fetches)  # keep the fetched objects alive with the key
+        else:
+            plan = plan[0]
+        names, arrays = [], []
+        try:
+            for placeholder, value in (feed_dict or {}).items():
+                if isinstance(placeholder, str) and placeholder.split(":")[0] in self.graph._inputs:
+                    placeholder = self.graph._inputs[placeholder.split(":")[0]]
+                names.append(_feed_name(placeholder))
+                dtype = placeholder.dtype if isinstance(placeholder, Tensor) else None
+                arrays.append(to_ndarray(value, dtype))
+            num_out = ctypes.c_uint32()
+            outs = ctypes.POINTER(ctypes.c_void_p)()
+            check_call(LIB.IRSessionRun(self.handle, plan.fetch_symbol.handle if plan.fetch_symbol else None,
+                                        plan.target_symbol.handle if plan.target_symbol else None, len(names),
+                                        c_str_array(names), (ctypes.c_void_p * len(arrays))(*arrays),
+                                        ctypes.byref(num_out), ctypes.byref(outs)))
+            handles = [outs[i] for i in range(num_out.value)]
+        finally:
+            for a in arrays:
+                LIB.IRNDArrayFree(a)
+        values = [from_ndarray(ctypes.c_void_p(h)) for h in handles]
+        return plan.build(values)
+
+    def partial_run(self, *args, **kwargs):
+        raise NotImplementedError("partial_run is not supported")
+
+    # -- variables --
+    def get_variable(self, name):
+        """The stored value of variable `name` (NumPy), or None when it has none."""
+        out = ctypes.c_void_p()
+        found = ctypes.c_int()
+        check_call(LIB.IRSessionGetVariable(self.handle, c_str(name), ctypes.byref(out), ctypes.byref(found)))
+        return from_ndarray(out) if found.value else None
+
+    def set_variable(self, name, value):
+        arr = to_ndarray(value)
+        try:
+            check_call(LIB.IRSessionSetVariable(self.handle, c_str(name), arr))
+        finally:
+            LIB.IRNDArrayFree(arr)
+
+    def list_variables(self):
+        n = ctypes.c_uint32()
+        names = ctypes.POINTER(ctypes.c_char_p)()
+        check_call(LIB.IRSessionListVariables(self.handle, ctypes.byref(n), ctypes.byref(names)))
+        return py_str_list(n, names)
+
+    # -- introspection --
+    def stats(self):
+        """Statistics of the last run: kernels_launched, bytes_allocated, bind_ms, run_ms, ..."""
+        out = ctypes.c_char_p()
+        check_call(LIB.IRSessionGetStatsJSON(self.handle, ctypes.byref(out)))
+        return json.loads(out.value.decode("utf-8"))
+
+    def last_graph(self):
+        """The bound graph of the last run (a tinyflow.ir.Graph: fusion groups, kernel source, plan)."""
+        from .ir import Graph
+        out = ctypes.c_void_p()
+        check_call(LIB.IRSessionGetLastGraph(self.handle, ctypes.byref(out)))
+        return Graph(handle=out)
+
+    # -- lifetime and default session --
+    def close(self):
+        if self.handle is not None:
+            LIB.IRSessionFree(self.handle)
+            self.handle = None
+            self._plans.clear()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def as_default(self):
+        return _DefaultSession(self)
+
+    def __enter__(self):
+        ctx = _DefaultSession(self)
+        ctx.__enter__()
+        self._default_ctx.append(ctx)
+        return self
+
+    def __exit__(self, *exc):
+        self._default_ctx.pop().__exit__(*exc)
+        self.close()
+        return False
+
+
+class _DefaultSession(object):
+    def __init__(self, session):
+        self.session = session
+
+    def __enter__(self):
+        _SESSION_STACK.append(self.session)
+        return self.session
+
+    def __exit__(self, *exc):
+        if self.session in _SESSION_STACK:
+            _SESSION_STACK.reverse()
+            _SESSION_STACK.remove(self.session)
+            _SESSION_STACK.reverse()
+        return False
+
+
+class InteractiveSession(Session):
+    """A Session that installs itself as the default session on construction."""
+
+    def __init__(self, *args, **kwargs):
+        Session.__init__(self, *args, **kwargs)
+        _SESSION_STACK.append(self)
+
+    def close(self):
+        if self in _SESSION_STACK:
+            _SESSION_STACK.remove(self)
+        Session.close(self)
+
+
+def _feed_name(key):
+    if isinstance(key, Tensor):
+        if key.op.type not in ("Placeholder", "VariableV2"):
+            raise TinyflowError("cannot feed %s: only placeholders and variables can be fed" % key.name)
+        return key.op.name
+    if isinstance(key, str):
+        return key.split(":")[0]
+    raise TypeError("feed_dict keys must be Tensors or names, got %r" % (key,))
+
+
+def _fetch_key(fetches):
+    """A hashable key of the fetch structure (object identities), or None when it has none."""
+    if isinstance(fetches, (Tensor, Operation)):
+        return id(fetches)
+    if isinstance(fetches, (list, tuple)):
+        parts = [_fetch_key(f) for f in fetches]
+        return None if None in parts else (type(fetches).__name__, tuple(parts))
+    if isinstance(fetches, dict):
+        parts = [(k, _fetch_key(v)) for k, v in fetches.items()]
+        return None if any(p[1] is None for p in parts) else ("dict", tuple(parts))
+    return None

@@ -1,0 +1,73 @@
+"""Variables and state: initializers, assign, group, collections."""
+import builtins
+from .framework import Operation, Tensor, apply_op, convert_to_tensor, get_default_graph
+
+__all__ = ["global_variables", "all_variables", "trainable_variables", "local_variables",
+           "global_variables_initializer", "initialize_all_variables", "variables_initializer",
+           "local_variables_initializer", "assign", "assign_add", "assign_sub", "group", "no_op", "tuple"]
+
+
+def global_variables(scope=None):
+    return get_default_graph().get_collection("variables")
+
+
+all_variables = global_variables
+
+
+def trainable_variables(scope=None):
+    return get_default_graph().get_collection("trainable_variables")
+
+
+def local_variables(scope=None):
+    return []
+
+
+def no_op(name=None):
+    return apply_op("no_op", [], name=name or "NoOp").op
+
+
+def group(*inputs, **kwargs):
+    """One operation that runs after all of `inputs` (tensors or operations)."""
+    name = kwargs.get("name") or "group_deps"
+    flat = []
+    for x in inputs:
+        flat.extend(x if isinstance(x, (list, builtins.tuple)) else [x])
+    if not flat:
+        return no_op(name)
+    tensors = [x.outputs[0] if isinstance(x, Operation) else convert_to_tensor(x) for x in flat]
+    return apply_op("group", tensors, name=name).op
+
+
+def tuple(tensors, name=None, control_inputs=None):  # noqa: A001
+    return list(tensors)
+
+
+def variables_initializer(var_list, name="init"):
+    var_list = list(var_list)
+    return group(*[v.initializer for v in var_list], name=name) if var_list else no_op(name)
+
+
+def global_variables_initializer():
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    return no_op("init_local")
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    return apply_op("assign", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "Assign")
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    return apply_op("assign_add", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "AssignAdd")
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    return apply_op("assign_sub", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "AssignSub")
+
+
+_ = Tensor

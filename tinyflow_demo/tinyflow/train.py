@@ -1,0 +1,164 @@
+"""tf.train: optimizers whose updates are graph ops.
+
+Each variable's update is a chain of elementwise ops (hyper-parameters folded in as
+`*_scalar` ops) ending in `assign` ops, all grouped into one training op, so the Fusion pass
+turns each variable's update into one generated kernel.
+"""
+from . import dtypes as _dtypes
+from . import math_ops as M
+from .framework import Tensor, Variable, apply_op, convert_to_tensor, get_default_graph
+from .gradients import gradients
+from .state_ops import group, trainable_variables
+
+__all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "get_global_step",
+           "get_or_create_global_step", "create_global_step"]
+
+
+def _assign(ref, value, name):
+    return apply_op("assign", [ref, value], name=name)
+
+
+class Optimizer(object):
+    def __init__(self, use_locking=False, name="Optimizer"):
+        self._name = name
+        self._slots = {}
+
+    def compute_gradients(self, loss, var_list=None, gate_gradients=None, aggregation_method=None,
+                          colocate_gradients_with_ops=False, grad_loss=None):
+        var_list = list(var_list) if var_list is not None else trainable_variables()
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        grads = gradients(loss, var_list, grad_ys=grad_loss, name=self._name + "/gradients")
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        grads_and_vars = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not grads_and_vars:
+            raise ValueError("No gradients provided for any variable.")
+        shared = self._prepare()
+        updates = []
+        for g, v in grads_and_vars:
+            updates.extend(self._apply_dense(convert_to_tensor(g), v, shared))
+        if global_step is not None:
+            updates.append(apply_op("assign_add", [global_step, _one_like(global_step)],
+                                    name=self._name + "/global_step"))
+        return group(*updates, name=name or self._name)
+
+    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=None, aggregation_method=None,
+                 colocate_gradients_with_ops=False, name=None, grad_loss=None):
+        grads_and_vars = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+    def get_slot(self, var, name):
+        return self._slots.get((var.op.name, name))
+
+    def get_slot_names(self):
+        return sorted({k[1] for k in self._slots})
+
+    def variables(self):
+        return list(self._slots.values())
+
+    def _zeros_slot(self, var, slot_name):
+        from .array_ops import zeros
+        with get_default_graph().control_dependencies(None):
+            slot = Variable(zeros(var.shape.as_list(), var.dtype), trainable=False,
+                            name="%s/%s/%s" % (var.op.name, self._name, slot_name))
+        self._slots[(var.op.name, slot_name)] = slot
+        return slot
+
+    def _prepare(self):
+        return None
+
+    def _apply_dense(self, grad, var, shared):
+        raise NotImplementedError
+
+
+def _hyper(value):
+    """A hyper-parameter: a Python number (folded into *_scalar ops) or a scalar tensor (e.g. a placeholder)."""
+    return value if isinstance(value, Tensor) else float(value)
+
+
+def _one_like(step):
+    from .framework import constant
+    return constant(1, dtype=step.dtype)
+
+
+class GradientDescentOptimizer(Optimizer):
+    """var -= lr * grad."""
+
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+        Optimizer.__init__(self, use_locking, name)
+        self.learning_rate = _hyper(learning_rate)
+
+    def _apply_dense(self, grad, var, shared):
+        step = M.multiply(grad, self.learning_rate, name=var.op.name + "/sgd_step")
+        return [_assign(var, M.subtract(var, step, name=var.op.name + "/sgd_new"), var.op.name + "/sgd_assign")]
+
+
+class MomentumOptimizer(Optimizer):
+    """accum = momentum * accum + grad; var -= lr * accum (Nesterov: var -= lr * (grad + momentum * accum))."""
+
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum", use_nesterov=False):
+        Optimizer.__init__(self, use_locking, name)
+        self.learning_rate = _hyper(learning_rate)
+        self.momentum = float(momentum)
+        self.use_nesterov = use_nesterov
+
+    def _apply_dense(self, grad, var, shared):
+        accum = self._zeros_slot(var, "momentum")
+        n = var.op.name
+        new_accum = M.add(M.multiply(accum, self.momentum), grad, name=n + "/momentum_accum")
+        direction = M.add(grad, M.multiply(new_accum, self.momentum)) if self.use_nesterov else new_accum
+        new_var = M.subtract(var, M.multiply(direction, self.learning_rate), name=n + "/momentum_new")
+        return [_assign(accum, new_accum, n + "/momentum_assign_accum"), _assign(var, new_var, n + "/momentum_assign")]
+
+
+class AdamOptimizer(Optimizer):
+    """TF's Adam: with t the step count (a variable bumped by assign_add before the updates),
+    lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t); m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+    var -= lr_t * m / (sqrt(v) + epsilon)."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="Adam"):
+        Optimizer.__init__(self, use_locking, name)
+        self.learning_rate = _hyper(learning_rate)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+        self._step = None
+
+    def _prepare(self):
+        from .framework import constant
+        if self._step is None:
+            with get_default_graph().control_dependencies(None):
+                self._step = Variable(constant(0.0, dtype=_dtypes.float32), trainable=False,
+                                      name=self._name + "/step")
+        t = apply_op("assign_add", [self._step, constant(1.0, dtype=_dtypes.float32)], name=self._name + "/t")
+        # lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t), a scalar every update reads.
+        correction2 = M.sqrt(M.subtract(1.0, apply_op("rpower_scalar", [t], {"scalar": self.beta2})))
+        correction1 = M.subtract(1.0, apply_op("rpower_scalar", [t], {"scalar": self.beta1}))
+        return M.divide(M.multiply(correction2, self.learning_rate), correction1, name=self._name + "/lr_t")
+
+    def _apply_dense(self, grad, var, lr_t):
+        m = self._zeros_slot(var, "m")
+        v = self._zeros_slot(var, "v")
+        n = var.op.name
+        new_m = M.add(M.multiply(m, self.beta1), M.multiply(grad, 1.0 - self.beta1), name=n + "/adam_m")
+        new_v = M.add(M.multiply(v, self.beta2), M.multiply(M.square(grad), 1.0 - self.beta2), name=n + "/adam_v")
+        step = M.divide(M.multiply(new_m, lr_t), M.add(M.sqrt(new_v), self.epsilon))
+        new_var = M.subtract(var, step, name=n + "/adam_new")
+        return [_assign(m, new_m, n + "/adam_assign_m"), _assign(v, new_v, n + "/adam_assign_v"),
+                _assign(var, new_var, n + "/adam_assign")]
+
+
+def get_global_step(graph=None):
+    steps = (graph or get_default_graph()).get_collection("global_step")
+    return steps[0] if steps else None
+
+
+def create_global_step(graph=None):
+    from .framework import constant
+    step = Variable(constant(0, dtype=_dtypes.int64), trainable=False, name="global_step",
+                    collections=["variables", "global_step"])
+    return step
+
+
+def get_or_create_global_step(graph=None):
+    return get_global_step(graph) or create_global_step(graph)
