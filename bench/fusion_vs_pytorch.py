@@ -75,6 +75,7 @@ def torch_workloads(n, reps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=16 << 20)
+    parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument("--reps", type=int, default=7)
     args = parser.parse_args()
     bench = os.path.join(REPO, "build", "bin", "ir-fusion-bench")
@@ -96,6 +97,12 @@ def main():
         print("%-24s %7.2fms %7.2fms %11.2fx %10.2fms %11.2fx (%s)" % (
             w["name"], w["fused_ms"], ops_ms, ops_ms / w["fused_ms"], native_ms, native_ms / w["fused_ms"], native))
     print("(ratios > 1: ir's fused kernel is faster; PyTorch 1.13 eager, 2 threads)")
+    if args.json:
+        for w in ours["workloads"]:
+            ops_ms, native_ms, native = theirs[w["name"]]
+            w.update({"torch_ops_ms": ops_ms, "torch_native_ms": native_ms, "torch_native": native})
+        with open(args.json, "w") as f:
+            json.dump(ours, f, indent=1)
 
 
 if __name__ == "__main__":

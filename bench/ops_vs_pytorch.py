@@ -70,6 +70,7 @@ def torch_cases():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument("--reps", type=int, default=9)
     args = parser.parse_args()
     bench = os.path.join(REPO, "build", "bin", "ir-ops-bench")
@@ -82,9 +83,14 @@ def main():
     ours = json.loads(subprocess.run([bench, "--reps", str(args.reps)], check=True, stdout=subprocess.PIPE,
                                      text=True).stdout)
     print("\n%-44s %10s %10s %12s" % ("op", "ir ms", "torch ms", "torch/ir"))
+    results = {}
     for name, ms in ours.items():
         theirs = median_ms(cases[name], args.reps)
+        results[name] = {"ir_ms": ms, "torch_ms": theirs}
         print("%-44s %10.3f %10.3f %11.2fx" % (name, ms, theirs, theirs / ms))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
     print("(> 1: ir is faster. ir runs each op through a Session with fusion off: its times include\n"
           " the executor's per-run overhead and a fresh output array, as PyTorch's include its own.)")
 

@@ -9,6 +9,7 @@ all measured in this one run.
     /usr/bin/python3 bench/train_vs_pytorch.py [--models lenet,mlp] [--optimizer adam] [--threads 2]
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -93,6 +94,7 @@ def main():
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args()
     import torch
     torch.set_num_threads(args.threads)
@@ -104,14 +106,22 @@ def main():
     print("training step, batch %d, %s; median of %d x %d steps after %d warm-up; torch %s with %d threads"
           % (args.batch_size, args.optimizer, args.reps, args.steps, args.warmup, torch.__version__, args.threads))
     print("%-8s %-22s %10s %9s %14s" % ("model", "framework", "steps/s", "kernels", "ours/PyTorch"))
+    results = {"torch_blas": blas, "batch_size": args.batch_size, "optimizer": args.optimizer, "models": {}}
     for model in args.models.split(","):
         lr = demo.DEFAULT_LR[args.optimizer]
         torch_rate = bench_torch(model, args.optimizer, lr, xs, ys, args)
+        results["models"][model] = {"pytorch_steps_per_s": torch_rate}
         for fusion in (True, False):
             rate, kernels = bench_tinyflow(model, args.optimizer, lr, fusion, xs, ys, args)
             print("%-8s %-22s %10.1f %9d %14.2f" % (model, "tinyflow fusion %s" % ("on" if fusion else "off"),
                                                   rate, kernels, rate / torch_rate))
+            key = "fused" if fusion else "unfused"
+            results["models"][model][key + "_steps_per_s"] = rate
+            results["models"][model][key + "_kernels"] = kernels
         print("%-8s %-22s %10.1f %9s %14s" % (model, "pytorch eager", torch_rate, "-", "1.00"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":
