@@ -77,3 +77,36 @@ def test_session_last_graph_and_stats():
     assert stats["kernels_launched"] >= 1 and stats["bound"] is True
     assert graph.fusion_groups() and graph.kernel_source()
     assert json.loads(json.dumps(graph.attr("storage_id")))
+
+
+WARM_CACHE_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import tinyflow as tf
+x = tf.placeholder(tf.float32, [64], name="x")
+y = tf.tanh(tf.exp(x) * float(sys.argv[2]) + 1.0)
+with tf.Session() as sess:
+    sess.run(y, {x: np.ones(64, np.float32)})
+    print(json.dumps(sess.last_graph().attr("rtc_stats")))
+"""
+
+
+def test_a_warm_kernel_cache_compiles_nothing_in_a_new_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+    env = dict(os.environ, IR_KERNEL_CACHE_DIR=str(tmp_path))
+    salt = repr(1.0 + (time.time() % 1000.0))  # a kernel no earlier run has cached
+    package = os.path.dirname(os.path.dirname(tf.__file__))
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", WARM_CACHE_CHILD, package, salt], env=env, check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    cold, warm = run(), run()
+    assert cold["compilations"] == 1 and cold["disk_hits"] == 0
+    assert warm["compilations"] == 0 and warm["disk_hits"] == 1
+    assert [p.name.startswith("cpu-") for p in tmp_path.iterdir()] == [True]
