@@ -10,6 +10,7 @@
 #include "ir/pass.h"
 #include "ir/runtime.h"
 #include "ops/op_harness.h"
+#include "ops/random_graph.h"
 #include "test_util.h"
 
 namespace ir {
@@ -169,6 +170,29 @@ TEST(FusionGroupsTest, ReadAfterWriteOfAVariableStaysOutOfTheWritersKernel) {
     refused = refused || line.find("reads 'w' (variable) after 'set' (assign) writes it") != std::string::npos;
   }
   EXPECT_TRUE(refused);
+}
+
+TEST(FusionGroupsTest, RandomGraphsWithReductionsMatchUnfusedForEveryFmax) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    test::RandomGraph graph(seed);
+    Session unfused(Options(false));
+    std::vector<NDArray> expected = unfused.Run(graph.fetches(), graph.feeds());
+    for (int fmax = 1; fmax <= 8; ++fmax) {
+      SCOPED_TRACE(StrCat("graph seed ", seed, ", F_max ", fmax));
+      SessionOptions options = Options(true);
+      options.fmax = fmax;
+      Session fused(options);
+      std::vector<NDArray> got = fused.Run(graph.fetches(), graph.feeds());
+      for (size_t i = 0; i < got.size(); ++i) ExpectNear(got[i], expected[i], 1e-5, 1e-4);
+      const IndexedGraph& idx = fused.last_graph().indexed_graph();
+      for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+        const Node* node = idx[nid].source;
+        if (!node->is_variable() && node->op()->name == "_fused") {
+          EXPECT_LE(static_cast<int>(node->inputs.size()), fmax) << node->attrs.name;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
