@@ -99,6 +99,7 @@ TEST(CAPIRuntimeTest, SessionRunsTrainsAndReports) {
   ASSERT_API(IRSessionGetVariable(sess, "W", &got, &found));
   ASSERT_EQ(found, 1);
   EXPECT_EQ(ToFloats(got, 2), std::vector<float>({2, 4}));
+  IRNDArrayFree(got);
   ASSERT_API(IRSessionGetVariable(sess, "missing", &got, &found));
   EXPECT_EQ(found, 0);
 
