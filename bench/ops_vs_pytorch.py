@@ -11,21 +11,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def median_ms(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
+from bench_util import REPO, median_ms  # noqa: E402  (sets OPENBLAS_NUM_THREADS)
 
 
 def torch_cases():

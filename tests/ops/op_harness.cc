@@ -304,5 +304,10 @@ Graph InferFromFeeds(std::vector<NodeEntry> outputs, const std::map<std::string,
   return ApplyPasses(graph, {"InferShape", "InferType"});
 }
 
+Graph Fuse(Graph graph, int fmax) {
+  graph.SetAttr("fusion.fmax", fmax);
+  return ApplyPasses(graph, {"Fusion"});
+}
+
 }  // namespace test
 }  // namespace ir

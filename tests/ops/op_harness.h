@@ -50,6 +50,9 @@ NodeEntry Apply(const std::string& op, const std::string& name, std::vector<Node
 /*! \brief `outputs` as a graph with shapes and dtypes inferred from the feeds' (by variable name). */
 Graph InferFromFeeds(std::vector<NodeEntry> outputs, const std::map<std::string, NDArray>& feeds);
 
+/*! \brief `graph` after the Fusion pass with option fusion.fmax = `fmax`. */
+Graph Fuse(Graph graph, int fmax = 8);
+
 /*! \brief Applies op `op` with `attrs` to `inputs` and returns its outputs. */
 std::vector<NDArray> RunOp(const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs);
 

@@ -20,13 +20,9 @@ using test::ExpectNear;
 using test::RandomArray;
 
 using test::Apply;
+using test::Fuse;
 using test::InferFromFeeds;
 using test::Var;
-
-Graph Fuse(Graph graph, int fmax = 8) {
-  graph.SetAttr("fusion.fmax", fmax);
-  return ApplyPasses(graph, {"Fusion"});
-}
 
 std::vector<const fusion::GroupRecord*> Groups(const Graph& fused) {
   std::vector<const fusion::GroupRecord*> groups;
