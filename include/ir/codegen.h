@@ -114,16 +114,23 @@ struct KernelCacheStats {
   int64_t compilations = 0;
   int64_t memory_hits = 0;
   int64_t disk_hits = 0;
-  /*! \brief Disk entries found corrupt (and rebuilt). */
+  /*! \brief Disk entries found corrupt, truncated or for another key (and rebuilt). */
   int64_t corrupt_entries = 0;
+  /*!
+   * \brief Disk entries ignored as unsafe (and rebuilt): not a regular file (a symbolic link,
+   * a FIFO), owned by another user, writable by group or others, or larger than 256 MiB.
+   */
+  int64_t refused_entries = 0;
 };
 
 /*!
- * \brief Compiled modules keyed by a hash of (source, target, compiler id), kept in memory
- * and on disk ($IR_KERNEL_CACHE_DIR, default $XDG_CACHE_HOME/ir-kernels or
- * ~/.cache/ir-kernels; IR_KERNEL_CACHE_DIR=off disables the disk). Disk entries are written
- * to a temporary file and renamed, and carry a checksum, so a concurrent process never reads
- * a half-written entry and a corrupt one is detected and rebuilt.
+ * \brief Compiled modules keyed by (target, compiler id, source), kept in memory and on disk
+ * ($IR_KERNEL_CACHE_DIR, default $XDG_CACHE_HOME/ir-kernels or ~/.cache/ir-kernels;
+ * IR_KERNEL_CACHE_DIR=off disables the disk). Disk entries are written to a fresh mode-0600
+ * temporary file and renamed, and carry their whole key and a checksum, so a concurrent
+ * process never reads a half-written entry and a corrupt or mismatched one is rebuilt.
+ * Entries load machine code, so only a directory (created 0700) and entries owned by the
+ * effective user and writable by nobody else are used; others are ignored with a warning.
  */
 class KernelCache {
  public:
@@ -133,12 +140,13 @@ class KernelCache {
   KernelCacheStats stats() const;
   /*! \brief Forgets the in-memory entries (the disk cache stays). */
   void ClearMemory();
-  /*! \brief The disk directory in use ("" when disabled). */
+  /*! \brief The disk directory in use ("" when disabled, or refused as unsafe). */
   std::string directory() const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<CompiledModule>> modules_;
+  /*! \brief Hash of the key -> (whole key, module): equal hashes of different keys never mix. */
+  std::map<std::string, std::pair<std::string, std::shared_ptr<CompiledModule>>> modules_;
   KernelCacheStats stats_;
 };
 

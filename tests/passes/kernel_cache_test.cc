@@ -4,83 +4,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ir/codegen.h"
-#include "ir/pass.h"
-#include "ops/op_harness.h"
+#include "passes/kernel_cache_fixture.h"
 #include "test_util.h"
 
 namespace ir {
 namespace {
-
-// The generated C source of x * scale + 1 over 64 floats: `scale` makes it unique per test.
-std::string KernelSource(double scale) {
-  NodeEntry x{Node::CreateVariable("x"), 0};
-  NodeEntry y = MakeNode("add_scalar", "y", {MakeNode("multiply_scalar", "s", {x}, {{"scalar", StrCat(scale)}})},
-                         {{"scalar", "1"}});
-  Graph graph({y});
-  graph.SetAttr("shape_inputs", ShapeVector{Shape{64}});
-  graph.SetAttr("dtype_inputs", DTypeVector{DType::kFloat32});
-  graph.SetAttr("fusion.fmax", 4);
-  Graph compiled = ApplyPasses(graph, {"InferShape", "InferType", "Fusion", "CodeGen"});
-  return compiled.GetAttr<std::string>("kernel_source");
-}
-
-// A scale no other run of the suite uses, so the first lookup really compiles.
-double FreshScale() {
-  static int calls = 0;
-  auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return 1.0 + static_cast<double>((now ^ (static_cast<long long>(getpid()) << 20)) % 1000003) / 1000003.0 + ++calls;
-}
-
-class KernelCacheTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* old = std::getenv("IR_KERNEL_CACHE_DIR");
-    saved_ = old != nullptr ? old : "";
-    had_ = old != nullptr;
-    char pattern[] = "/tmp/ir-kcache-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    setenv("IR_KERNEL_CACHE_DIR", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (had_) {
-      setenv("IR_KERNEL_CACHE_DIR", saved_.c_str(), 1);
-    } else {
-      unsetenv("IR_KERNEL_CACHE_DIR");
-    }
-    std::string command = "rm -rf '" + dir_ + "'";
-    EXPECT_EQ(std::system(command.c_str()), 0);
-  }
-  std::vector<std::string> Entries() const {
-    std::vector<std::string> names;
-    FILE* pipe = popen(("ls -A '" + dir_ + "'").c_str(), "r");
-    char line[512];
-    while (pipe != nullptr && fgets(line, sizeof(line), pipe) != nullptr) {
-      std::string name(line);
-      if (!name.empty() && name.back() == '\n') name.pop_back();
-      names.push_back(name);
-    }
-    if (pipe != nullptr) pclose(pipe);
-    return names;
-  }
-  std::string dir_, saved_;
-  bool had_ = false;
-};
-
-KernelCacheStats Delta(const KernelCacheStats& before) {
-  KernelCacheStats now = KernelCache::Global().stats();
-  return KernelCacheStats{now.compilations - before.compilations, now.memory_hits - before.memory_hits,
-                          now.disk_hits - before.disk_hits, now.corrupt_entries - before.corrupt_entries};
-}
 
 TEST_F(KernelCacheTest, CompilesOnceThenHitsMemoryThenDisk) {
   std::string source = KernelSource(FreshScale());
@@ -108,13 +41,7 @@ TEST_F(KernelCacheTest, CorruptOrTruncatedEntriesAreRebuilt) {
   std::vector<std::string> entries = Entries();
   ASSERT_EQ(entries.size(), 1u);
   std::string path = dir_ + "/" + entries[0];
-  std::string good;
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    good = ss.str();
-  }
+  std::string good = ReadWholeFile(path);
   for (const std::string& damaged : {good.substr(0, good.size() / 2), std::string("garbage"),
                                      good.substr(0, good.size() - 1) + "x"}) {
     {
