@@ -65,6 +65,7 @@ class Planner {
         Log(StrCat(Name(nid), " is not fused: ", why));
       }
     }
+    SplitCyclicGroups(idx_, &plan_);  // a safety net: the merge checks keep the plan acyclic
     // Drop the groups emptied by merges, renumbering group_of.
     Plan result;
     result.foldable = plan_.foldable;
@@ -159,15 +160,28 @@ class Planner {
     return members;
   }
 
-  // A node outside `members` that is reachable from them and reaches them, if any.
+  // A node outside `members` that is reachable from them and reaches them, if any. Other
+  // groups count as one node each (a path into any member leaves by any member's consumers):
+  // a cycle through a group that has no path through single nodes still makes the groups'
+  // kernels depend on each other. Nodes after the last member belong to no group yet and only
+  // reach later nodes, so the walk stops there.
   bool LeavesAndReenters(const std::vector<uint32_t>& members, std::string* through) const {
     std::unordered_set<uint32_t> inside(members.begin(), members.end());
     uint32_t last = members.back();
     std::vector<uint32_t> stack;
     std::unordered_set<uint32_t> seen;
+    std::unordered_set<int> seen_groups;
+    auto visit = [&](uint32_t n) {
+      int g = plan_.group_of[n];
+      if (g < 0) {
+        if (seen.insert(n).second) stack.push_back(n);
+      } else if (seen_groups.insert(g).second) {
+        for (uint32_t m : plan_.groups[g].members) stack.push_back(m);
+      }
+    };
     for (uint32_t m : members) {
       for (uint32_t c : consumers_[m]) {
-        if (!inside.count(c) && c < last && seen.insert(c).second) stack.push_back(c);
+        if (!inside.count(c) && c < last) visit(c);
       }
     }
     while (!stack.empty()) {
@@ -178,7 +192,7 @@ class Planner {
           *through = Name(n);
           return true;
         }
-        if (c < last && seen.insert(c).second) stack.push_back(c);
+        if (c < last) visit(c);
       }
     }
     return false;

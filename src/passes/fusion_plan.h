@@ -44,6 +44,22 @@ struct Plan {
  */
 Plan PlanFusion(const Graph& graph, int fmax, int max_size);
 
+/*! \brief The unit of node `nid`: its group's index, or groups.size() + nid when it is unfused. */
+uint32_t UnitOf(const Plan& plan, uint32_t nid);
+
+/*!
+ * \brief The plan's units in dependency order (smallest first node first; iterative). When
+ * groups depend on each other in a cycle the order is partial; `cyclic`, if given, marks the
+ * units left out.
+ */
+std::vector<uint32_t> UnitOrder(const IndexedGraph& idx, const Plan& plan, std::vector<bool>* cyclic = nullptr);
+
+/*!
+ * \brief Dissolves groups into unfused nodes until the units form a DAG, logging each: fusion
+ * never turns a runnable graph into one that cannot be ordered.
+ */
+void SplitCyclicGroups(const IndexedGraph& idx, Plan* plan);
+
 /*! \brief One entry of the "fusion_groups" attribute (JSON-able). */
 struct GroupRecord {
   std::string node;

@@ -7,8 +7,6 @@
  * member value read outside it or returned by the graph.
  */
 #include <algorithm>
-#include <functional>
-#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -60,7 +58,7 @@ class Rewriter {
 
   Graph Run(std::vector<GroupRecord>* records) {
     records_ = records;
-    for (uint32_t unit : UnitOrder()) {
+    for (uint32_t unit : Order()) {
       if (unit < plan_.groups.size()) {
         BuildGroup(static_cast<int>(unit));
       } else {
@@ -88,48 +86,13 @@ class Rewriter {
   }
 
  private:
-  // Unit of a node: its group, or itself (numbered after the groups).
-  uint32_t UnitOf(uint32_t nid) const {
-    int g = plan_.group_of[nid];
-    return g >= 0 ? static_cast<uint32_t>(g) : static_cast<uint32_t>(plan_.groups.size()) + nid;
-  }
+  uint32_t UnitOf(uint32_t nid) const { return fusion::UnitOf(plan_, nid); }
 
-  // Units in dependency order (Kahn's algorithm, smallest node id first: deterministic and
-  // iterative, so long chains need no deep recursion). Folded constants feed groups by copy.
-  std::vector<uint32_t> UnitOrder() const {
-    size_t num_units = plan_.groups.size() + idx_.num_nodes();
-    std::vector<std::vector<uint32_t>> next(num_units);
-    std::vector<uint32_t> pending(num_units, 0), first_node(num_units, UINT32_MAX);
-    std::vector<bool> present(num_units, false);
-    for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) {
-      uint32_t unit = UnitOf(nid);
-      present[unit] = true;
-      first_node[unit] = std::min(first_node[unit], nid);
-      auto depend = [&](uint32_t producer) {
-        uint32_t from = UnitOf(producer);
-        if (from == unit || (plan_.group_of[nid] >= 0 && plan_.foldable[producer])) return;
-        next[from].push_back(unit);
-        ++pending[unit];
-      };
-      for (const auto& e : idx_[nid].inputs) depend(e.node_id);
-      for (uint32_t dep : idx_[nid].control_deps) depend(dep);
-    }
-    using Item = std::pair<uint32_t, uint32_t>;  // (first node id, unit)
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
-    for (uint32_t u = 0; u < num_units; ++u) {
-      if (present[u] && pending[u] == 0) ready.push({first_node[u], u});
-    }
-    std::vector<uint32_t> order;
-    while (!ready.empty()) {
-      uint32_t u = ready.top().second;
-      ready.pop();
-      order.push_back(u);
-      for (uint32_t v : next[u]) {
-        if (--pending[v] == 0) ready.push({first_node[v], v});
-      }
-    }
-    IR_CHECK(order.size() == static_cast<size_t>(std::count(present.begin(), present.end(), true)))
-        << "fusion: the planned groups form a cycle";
+  // Units in dependency order (iterative, so long chains need no deep recursion).
+  std::vector<uint32_t> Order() const {
+    std::vector<bool> cyclic;
+    std::vector<uint32_t> order = UnitOrder(idx_, plan_, &cyclic);
+    IR_CHECK(std::find(cyclic.begin(), cyclic.end(), true) == cyclic.end()) << "fusion: the planned groups form a cycle";
     return order;
   }
 

@@ -168,6 +168,54 @@ TEST(FusionGroupsTest, ReadAfterWriteOfAVariableStaysOutOfTheWritersKernel) {
   EXPECT_TRUE(refused);
 }
 
+// y = exp(t)*exp(c) + exp(c)*mean(exp(t)) with c of shape [b, 1]: exp(c) feeds the reduce
+// group {exp(t), exp(t)*exp(c), mean} and the mean comes back into exp(c)'s [b, 1] domain.
+// Only the contracted graph of groups shows the cycle (issue 9 item 18).
+Graph ExpMeanGraph(std::map<std::string, NDArray>* feeds) {
+  NodeEntry t = Var("t"), c = Var("c");
+  NodeEntry et = Apply("exp", "et", {t}), ec = Apply("exp", "ec", {c});
+  NodeEntry mean = Apply("mean", "mean", {et}, {{"axis", "-1"}, {"keepdims", "true"}});
+  NodeEntry y = Apply("add", "y", {Apply("multiply", "left", {et, ec}), Apply("multiply", "right", {ec, mean})});
+  *feeds = {{"t", RandomArray(Shape{4, 6}, DType::kFloat32, 1)}, {"c", RandomArray(Shape{4, 1}, DType::kFloat32, 2)}};
+  return InferFromFeeds({y}, *feeds);
+}
+
+TEST(FusionGroupsTest, CycleThroughAnotherGroupIsNotPlanned) {
+  std::map<std::string, NDArray> feeds;
+  Graph graph = ExpMeanGraph(&feeds);
+  for (int fmax = 1; fmax <= 8; ++fmax) {
+    SCOPED_TRACE(StrCat("F_max ", fmax));
+    std::vector<NDArray> expected = test::EvalGraphWithKernels(graph, feeds);
+    Graph compiled = ApplyPasses(Fuse(graph, fmax), {"CodeGen", "RTCGen"});
+    std::vector<NDArray> got = test::EvalGraphWithKernels(compiled, feeds);
+    ExpectNear(got[0], expected[0], 1e-5, 1e-5);
+  }
+}
+
+// A plan whose groups depend on each other is repaired by splitting a group, not refused.
+TEST(FusionGroupsTest, CyclicPlanIsSplitNotRefused) {
+  std::map<std::string, NDArray> feeds;
+  Graph graph = ExpMeanGraph(&feeds);
+  const IndexedGraph& idx = graph.indexed_graph();
+  fusion::Plan plan;
+  plan.group_of.assign(idx.num_nodes(), -1);
+  plan.foldable.assign(idx.num_nodes(), false);
+  plan.groups = {fusion::Group{"reduce", {}, Shape{4, 6}, true}, fusion::Group{"map", {}, Shape{4, 1}, false}};
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const std::string& name = idx[nid].source->attrs.name;
+    int g = name == "et" || name == "left" || name == "mean" ? 0 : name == "ec" || name == "right" ? 1 : -1;
+    if (g >= 0) plan.groups[g].members.push_back(nid);
+    plan.group_of[nid] = g;
+  }
+  std::vector<fusion::GroupRecord> records;
+  EXPECT_THROW(fusion::RewriteFusedGraph(graph, plan, &records), Error);
+  fusion::SplitCyclicGroups(idx, &plan);
+  ASSERT_EQ(plan.log.size(), 1u);
+  EXPECT_NE(plan.log[0].find("is split"), std::string::npos) << plan.log[0];
+  Graph fused = fusion::RewriteFusedGraph(graph, plan, &records);
+  ExpectNear(test::EvalGraphWithKernels(fused, feeds)[0], test::EvalGraphWithKernels(graph, feeds)[0], 1e-6, 1e-6);
+}
+
 TEST(FusionGroupsTest, RandomGraphsWithReductionsMatchUnfusedForEveryFmax) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     test::RandomGraph graph(seed);
