@@ -7,40 +7,61 @@
  * loops over math functions vectorize (with the prelude's `omp declare simd` declarations,
  * through libmvec) while NaN and infinity keep their IEEE meaning (no -ffast-math);
  * -fopenmp for the parallel loops. Loaded objects are never closed: closing a library that
- * used OpenMP crashes at exit.
+ * used OpenMP crashes at exit. The compiler (IR_CC: one program, no arguments) runs from an
+ * argument vector, never through a shell, and is killed after IR_COMPILE_TIMEOUT seconds.
  */
 #include <dlfcn.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
+#include "core/subprocess.h"
 #include "ir/codegen.h"
 
 namespace ir {
 namespace {
 
-const char* kFlags = "-O3 -march=native -fno-math-errno -fno-trapping-math -fopenmp -shared -fPIC -std=gnu11";
+const std::vector<std::string> kFlags = {"-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math",
+                                         "-fopenmp", "-shared", "-fPIC", "-std=gnu11"};
 
+// IR_CC names one program (a path, or a name looked up in PATH), never a command line.
 std::string CompilerPath() {
   const char* cc = std::getenv("IR_CC");
   return cc != nullptr && *cc ? cc : "gcc";
 }
 
-// Runs a shell command; returns its exit status and its combined output.
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  IR_CHECK(pipe != nullptr) << "cannot run '" << command << "'";
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// Seconds a compilation may take (IR_COMPILE_TIMEOUT, default 300) before it is killed.
+double CompileTimeout() {
+  const char* text = std::getenv("IR_COMPILE_TIMEOUT");
+  if (text == nullptr || *text == '\0') return 300;
+  char* end = nullptr;
+  double seconds = std::strtod(text, &end);
+  IR_CHECK(*end == '\0' && std::isfinite(seconds) && seconds > 0)
+      << "IR_COMPILE_TIMEOUT='" << text << "' is not a positive number of seconds";
+  return seconds;
+}
+
+// Runs `args` (the compiler first); throws naming it when it is missing or overruns the timeout.
+ProcessResult RunCompiler(const std::vector<std::string>& args) {
+  double timeout = CompileTimeout();
+  ProcessResult result = RunProcess(args, timeout);
+  if (result.not_found) {
+    throw Error(StrCat("C compiler '", args[0], "' not found (install gcc or set IR_CC to one program, without ",
+                       "arguments): ", result.output));
+  }
+  if (result.timed_out) {
+    throw Error(StrCat("C compiler '", args[0], "' did not finish within ", timeout,
+                       " s (IR_COMPILE_TIMEOUT) and was killed: ", DescribeCommand(args)));
+  }
+  return result;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -63,7 +84,8 @@ class TempDir {
     std::string pattern = std::string(base && *base ? base : "/tmp") + "/ir-cc-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
-    IR_CHECK(mkdtemp(buf.data()) != nullptr) << "cannot create a temporary directory for kernel compilation";
+    IR_CHECK(mkdtemp(buf.data()) != nullptr) << "cannot create a temporary directory for kernel compilation ('"
+                                              << pattern << "'): " << std::strerror(errno);
     path_ = buf.data();
   }
   ~TempDir() {
@@ -107,8 +129,7 @@ class CPUCompiler final : public KernelCompiler {
  public:
   std::string Id() const override {
     static const std::string id = [] {
-      std::string version;
-      RunCommand(CompilerPath() + " -dumpfullversion", &version);
+      std::string version = RunCompiler({CompilerPath(), "-dumpfullversion"}).output;
       // -march=native depends on the host: its CPU model is part of the identity.
       std::string cpu;
       std::ifstream info("/proc/cpuinfo");
@@ -116,7 +137,9 @@ class CPUCompiler final : public KernelCompiler {
         if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) cpu += line;
         if (line.empty() && !cpu.empty()) break;
       }
-      return StrCat(CompilerPath(), " ", version, " ", kFlags, " cpu:", HashHex(cpu));
+      std::string flags;
+      for (const std::string& flag : kFlags) flags += flag + " ";
+      return StrCat(CompilerPath(), " ", version, " ", flags, "cpu:", HashHex(cpu));
     }();
     return id;
   }
@@ -124,15 +147,13 @@ class CPUCompiler final : public KernelCompiler {
   std::string Compile(const std::string& source) const override {
     TempDir dir;
     WriteFile(dir.path() + "/kernels.c", source);
-    std::string command = StrCat(CompilerPath(), " ", kFlags, " ", dir.path(), "/kernels.c -o ", dir.path(),
-                                 "/kernels.so -lmvec -lm");
-    std::string log;
-    int status = RunCommand(command, &log);
-    if (status == 127 || log.find("not found") != std::string::npos) {
-      throw Error(StrCat("C compiler '", CompilerPath(), "' not found (install gcc or set IR_CC): ", log));
-    }
-    IR_CHECK(status == 0) << "kernel compilation failed (" << command << "):\n"
-                          << log << "\n--- source ---\n" << source;
+    std::vector<std::string> args = {CompilerPath()};
+    args.insert(args.end(), kFlags.begin(), kFlags.end());
+    args.insert(args.end(), {dir.path() + "/kernels.c", "-o", dir.path() + "/kernels.so", "-lmvec", "-lm"});
+    ProcessResult result = RunCompiler(args);
+    IR_CHECK(result.exit_code == 0) << "kernel compilation failed (" << DescribeCommand(args) << ", exit status "
+                                    << result.exit_code << "):\n"
+                                    << result.output << "\n--- source ---\n" << source;
     return ReadFile(dir.path() + "/kernels.so");
   }
 
