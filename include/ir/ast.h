@@ -51,6 +51,8 @@ struct ExprNode {
   double value = 0;
   std::string name;
   std::vector<Expr> args;
+  /*! \brief Frees a deep tree without recursing to its depth. */
+  ~ExprNode();
 };
 
 /*!
@@ -81,6 +83,15 @@ inline Expr operator/(Expr a, Expr b) { return Binary("/", std::move(a), std::mo
 inline Expr operator-(Expr a) { return Unary("-", std::move(a)); }
 /*! \brief A literal of the same dtype as `like`. */
 inline Expr ConstLike(double value, const Expr& like) { return Const(value, like->dtype); }
+
+/*!
+ * \brief `expr` rebuilt so that no subexpression is deeper than `max_depth` (a leaf has depth
+ * 1): each subexpression that would be is replaced by `bind(subexpression)`, typically a
+ * variable the caller defines first. Iterative, and shared subexpressions are rebuilt once.
+ * ToString, Evaluate and the kernel printers recurse to an expression's depth; codegen
+ * bounds it with this, so no input (add_n of 10,000 terms, say) controls their recursion.
+ */
+Expr BoundDepth(const Expr& expr, int max_depth, const std::function<Expr(const Expr&)>& bind);
 
 /*! \brief Canonical text of an expression (an s-expression), equal for equal trees. */
 std::string ToString(const Expr& expr);

@@ -59,6 +59,12 @@ int64_t UniformStride(const std::vector<int64_t>& strides, const Range& r, const
   return strides[dims.back()];
 }
 
+/*!
+ * \brief Deepest expression a let or store holds: printers and hashing recurse to it, and an
+ * op's expression may grow with its inputs (add_n), so deeper parts become lets.
+ */
+constexpr int kMaxExprDepth = 64;
+
 Expr Int(int64_t v) { return ast::Const(static_cast<double>(v), DType::kInt64); }
 
 // Index of a buffer at loop position (i0, i1, ...) for loop variables over `ranges`.
@@ -234,6 +240,7 @@ class Builder {
                                                << "') gives no code for these dtypes";
     for (uint32_t i = 0; i < out.size(); ++i) {
       Expr value = out[i]->dtype == types_[idx_.entry_id(nid, i)] ? out[i] : ast::Cast(out[i], types_[idx_.entry_id(nid, i)]);
+      value = ast::BoundDepth(value, kMaxExprDepth, [this](const Expr& sub) { return Let(sub); });
       values_[idx_.entry_id(nid, i)] = out[i]->kind == ast::ExprKind::kConst ? value : Let(value);
     }
     StoreMutations(nid);

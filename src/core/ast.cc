@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 namespace ir {
 namespace ast {
@@ -148,6 +149,80 @@ Expr Select(Expr condition, Expr if_true, Expr if_false) {
       << "AST: select branches must share one dtype";
   DType dtype = if_true->dtype;
   return Make(ExprKind::kSelect, dtype, "", {std::move(condition), std::move(if_true), std::move(if_false)});
+}
+
+ExprNode::~ExprNode() {
+  // Unlink subtrees this node alone holds, so a long chain is freed in a loop.
+  std::vector<Expr> orphans;
+  auto unlink = [&orphans](std::vector<Expr>* args) {
+    for (Expr& arg : *args) {
+      if (arg && arg.use_count() == 1) orphans.push_back(std::move(arg));
+    }
+    args->clear();
+  };
+  unlink(&args);
+  while (!orphans.empty()) {
+    Expr node = std::move(orphans.back());
+    orphans.pop_back();
+    // The last owner is this loop, so the node may give up its arguments before it dies.
+    unlink(&const_cast<ExprNode*>(node.get())->args);
+  }
+}
+
+Expr BoundDepth(const Expr& expr, int max_depth, const std::function<Expr(const Expr&)>& bind) {
+  IR_CHECK(max_depth >= 2) << "AST: depth bound " << max_depth << " leaves no room for an operator";
+  struct Rebuilt {
+    Expr expr;
+    int depth;
+  };
+  std::unordered_map<const ExprNode*, Rebuilt> done;
+  std::unordered_map<const ExprNode*, Expr> bound;  // rebuilt subexpression -> what stands for it
+  std::vector<std::pair<Expr, size_t>> stack = {{expr, 0}};
+  while (!stack.empty()) {
+    Expr node = stack.back().first;
+    size_t next = stack.back().second;
+    if (next < node->args.size()) {
+      ++stack.back().second;
+      const Expr& arg = node->args[next];
+      if (!done.count(arg.get())) stack.emplace_back(arg, 0);
+      continue;
+    }
+    stack.pop_back();
+    if (done.count(node.get())) continue;
+    int depth = 1;
+    bool changed = false;
+    std::vector<Expr> args;
+    for (const Expr& arg : node->args) {
+      const Rebuilt& r = done.at(arg.get());
+      depth = std::max(depth, r.depth + 1);
+      changed = changed || r.expr != arg;
+      args.push_back(r.expr);
+    }
+    Expr result = node;
+    if (changed) {
+      auto copy = std::make_shared<ExprNode>();
+      copy->kind = node->kind;
+      copy->dtype = node->dtype;
+      copy->value = node->value;
+      copy->name = node->name;
+      copy->args = std::move(args);
+      result = copy;
+    }
+    // Bind the arguments, not the node: the node stays at depth 2 and the root keeps its form.
+    if (depth > max_depth) {
+      auto copy = std::make_shared<ExprNode>(*result);
+      for (Expr& arg : copy->args) {
+        if (arg->kind == ExprKind::kConst || arg->kind == ExprKind::kVar) continue;
+        auto it = bound.find(arg.get());
+        if (it == bound.end()) it = bound.emplace(arg.get(), bind(arg)).first;
+        arg = it->second;
+      }
+      result = copy;
+      depth = 2;
+    }
+    done[node.get()] = Rebuilt{result, depth};
+  }
+  return done.at(expr.get()).expr;
 }
 
 std::string ToString(const Expr& expr) {

@@ -71,12 +71,18 @@ void AddNCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector
 
 std::vector<Expr> AddNCodeGen(const NodeAttrs&, const std::vector<Expr>& in) {
   if (in.empty() || !Contains(NumericTypes(), in[0]->dtype)) return {};
-  Expr sum = in[0];
-  for (size_t i = 1; i < in.size(); ++i) {
-    if (in[i]->dtype != in[0]->dtype) return {};
-    sum = sum + in[i];
+  for (const Expr& x : in) {
+    if (x->dtype != in[0]->dtype) return {};
   }
-  return {sum};
+  // Pairwise, so the tree is log2(n) deep however many terms there are.
+  std::vector<Expr> terms = in;
+  while (terms.size() > 1) {
+    std::vector<Expr> sums;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) sums.push_back(terms[i] + terms[i + 1]);
+    if (terms.size() % 2 == 1) sums.push_back(terms.back());
+    terms.swap(sums);
+  }
+  return terms;
 }
 
 // ---------------------------------------------------------------- where
