@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "codegen/single_op_kernel.h"
 #include "ir/fusion.h"
 #include "ir/graph_io.h"
 #include "ops/op_common.h"
@@ -129,7 +130,6 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
   const FusedGroup& group = GetFusedGroup(attrs);
   const auto& shape_fn = Op::GetAttr<FInferShape>("FInferShape");
   const auto& type_fn = Op::GetAttr<FInferType>("FInferType");
-  const auto& compute = Op::GetAttr<FCompute>("FCompute");
   std::vector<NDArray> results = WalkMembers<NDArray>(group, inputs, [&](const Node* node, const std::vector<NDArray>& in,
                                                                           std::vector<NDArray>* outs) {
     std::vector<Shape> in_shapes, out_shapes(outs->size());
@@ -141,7 +141,9 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
     shape_fn[node->op()](node->attrs, &in_shapes, &out_shapes);
     type_fn[node->op()](node->attrs, &in_types, &out_types);
     for (size_t i = 0; i < outs->size(); ++i) (*outs)[i] = NDArray(out_shapes[i], out_types[i]);
-    compute[node->op()](ctx, node->attrs, in, *outs);
+    FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
+    IR_CHECK(compute) << "op '" << node->op()->name << "' (node '" << node->attrs.name << "') has no CPU kernel";
+    compute(ctx, node->attrs, in, *outs);
   });
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!group.IsAliasedOutput(static_cast<int>(i))) outputs[i].CopyFrom(results[i]);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "codegen/single_op_kernel.h"
 #include "ir/graph_attr.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
@@ -81,7 +82,6 @@ void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
   IR_CHECK(generated == nullptr || generated->size() == idx.num_nodes())
       << "graph attribute 'kernels' has " << generated->size() << " elements for " << idx.num_nodes() << " nodes";
   const auto* target_map = Op::FindAttr<FCompute>(FComputeKey(device.type));
-  const auto* cpu_map = Op::FindAttr<FCompute>(FComputeKey(DeviceType::kCPU));
   plan->kernels.assign(idx.num_nodes(), FCompute());
   plan->on_host.assign(idx.num_nodes(), false);
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
@@ -91,12 +91,12 @@ void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
       plan->kernels[nid] = (*generated)[nid];
     } else if (target_map != nullptr && target_map->count(node->op())) {
       plan->kernels[nid] = (*target_map)[node->op()];
-    } else if (device.type != DeviceType::kCPU && cpu_map != nullptr && cpu_map->count(node->op())) {
-      plan->kernels[nid] = (*cpu_map)[node->op()];
-      plan->on_host[nid] = true;
+    } else if (FCompute cpu = codegen::CpuKernelOf(node->op())) {  // FCompute, or from FCodeGen
+      plan->kernels[nid] = cpu;
+      plan->on_host[nid] = device.type != DeviceType::kCPU;
     } else {
       throw Error(StrCat("no kernel for node '", node->attrs.name, "' (op ", node->op()->name, ") on ",
-                         device.ToString(), ": the op registers no ", FComputeKey(device.type)));
+                         device.ToString(), ": the op registers no ", FComputeKey(device.type), " and no FCodeGen"));
     }
   }
 }
