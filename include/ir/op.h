@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <typeindex>
@@ -134,22 +135,53 @@ class OpMapBase {
  public:
   virtual ~OpMapBase() = default;
   virtual bool Has(const Op* op) const = 0;
+  /*! \brief Number of op slots (set or not). */
+  virtual uint32_t slots() const = 0;
+  /*! \brief Priority of the value at op index `index`; 0 when unset. */
+  virtual int priority(uint32_t index) const = 0;
+  /*! \brief A copy (staged edits of a loading library go to a copy, see LoadOpLibrary). */
+  virtual std::unique_ptr<OpMapBase> Clone() const = 0;
+  /*! \brief An empty map of the same value type. */
+  virtual std::unique_ptr<OpMapBase> CloneEmpty() const = 0;
+  /*! \brief Copies slot `from` of `src` (same value type) into slot `to`. */
+  virtual void CopySlot(const OpMapBase& src, uint32_t from, uint32_t to) = 0;
   std::string key;
   std::type_index type = typeid(void);
   const std::type_info* type_info = &typeid(void);
 };
 /*!
- * \brief Looks up (creating when `create`) the attribute map of `key` and checks its type.
- * Returns nullptr when the key is unknown and `create` is null. Locks the registry while it
- * runs; `update` (if set) runs under the same lock.
+ * \brief Looks up the attribute map of `key` and checks its type.
+ * Returns nullptr when the key is unknown. Throws ir::Error on a type mismatch.
  */
-OpMapBase* GetOpMap(const std::string& key, const std::type_info& type,
-                    const std::function<OpMapBase*()>& create,
-                    const std::function<void(OpMapBase*)>& update);
+OpMapBase* GetOpMap(const std::string& key, const std::type_info& type);
+/*!
+ * \brief Runs `update` on the attribute map of `key` (made by `create` when new) for `op`.
+ * Locks the registry while it runs. While an op library loads, the update goes to a staged
+ * copy of the map, applied only when the whole library is accepted.
+ */
+void SetOpAttr(const Op& op, const std::string& key, const std::type_info& type,
+               const std::function<OpMapBase*()>& create, const std::function<void(OpMapBase*)>& update);
 /*! \brief Reports a registration conflict: thrown, or recorded while a library loads. */
 void ReportRegistrationError(const std::string& message);
-/*! \brief Wraps dmlc parameter parsing errors into an ir::Error naming the op and node. */
-[[noreturn]] void ThrowParamError(const NodeAttrs& attrs, const std::exception& err);
+/*!
+ * \brief Wraps a dmlc parameter parsing error into an ir::Error naming the op and node, and
+ * the parameter and its value when `bad` (the offending key and value) is given.
+ */
+[[noreturn]] void ThrowParamError(const NodeAttrs& attrs, const std::exception& err,
+                                  const std::pair<const std::string, std::string>* bad = nullptr);
+/*! \brief The first (key, value) of `dict` that P cannot take on its own, or nullptr. */
+template <typename P>
+const std::pair<const std::string, std::string>* FindBadParam(const std::map<std::string, std::string>& dict) {
+  for (const auto& kv : dict) {
+    P probe;
+    try {
+      probe.UpdateAllowUnknown(std::map<std::string, std::string>{kv});
+    } catch (const dmlc::Error&) {
+      return &kv;
+    }
+  }
+  return nullptr;
+}
 }  // namespace detail
 
 /*! \brief Values of one attribute key, indexed by op. */
@@ -169,6 +201,20 @@ class OpMap : public detail::OpMapBase {
   bool Has(const Op* op) const override {
     return op != nullptr && op->index_ < data_.size() && data_[op->index_].second != 0;
   }
+  uint32_t slots() const override { return static_cast<uint32_t>(data_.size()); }
+  int priority(uint32_t index) const override { return index < data_.size() ? data_[index].second : 0; }
+  std::unique_ptr<detail::OpMapBase> Clone() const override { return std::make_unique<OpMap<T>>(*this); }
+  std::unique_ptr<detail::OpMapBase> CloneEmpty() const override {
+    auto map = std::make_unique<OpMap<T>>();
+    map->key = key;
+    map->type = type;
+    map->type_info = type_info;
+    return map;
+  }
+  void CopySlot(const detail::OpMapBase& src, uint32_t from, uint32_t to) override {
+    if (data_.size() <= to) data_.resize(to + 1, std::make_pair(T(), 0));
+    data_[to] = static_cast<const OpMap<T>&>(src).data_[from];
+  }
 
  private:
   friend class Op;
@@ -178,11 +224,13 @@ class OpMap : public detail::OpMapBase {
 
 template <typename T>
 Op& Op::set_attr(const std::string& key, const T& value, int priority) {
-  IR_CHECK(priority > 0) << "op '" << name << "': attribute '" << key
-                         << "' needs a priority > 0, got " << priority;
-  detail::GetOpMap(
-      key, typeid(T),
-      [] { return new OpMap<T>(); },
+  if (priority <= 0) {
+    detail::ReportRegistrationError(
+        StrCat("op '", name, "': attribute '", key, "' needs a priority > 0, got ", priority));
+    return *this;
+  }
+  detail::SetOpAttr(
+      *this, key, typeid(T), [] { return new OpMap<T>(); },
       [&](detail::OpMapBase* base) {
         auto* map = static_cast<OpMap<T>*>(base);
         if (map->data_.size() <= index_) map->data_.resize(index_ + 1, std::make_pair(T(), 0));
@@ -199,7 +247,7 @@ Op& Op::set_attr(const std::string& key, const T& value, int priority) {
 
 template <typename T>
 const OpMap<T>* Op::FindAttr(const std::string& key) {
-  return static_cast<const OpMap<T>*>(detail::GetOpMap(key, typeid(T), nullptr, nullptr));
+  return static_cast<const OpMap<T>*>(detail::GetOpMap(key, typeid(T)));
 }
 
 template <typename T>
@@ -236,7 +284,8 @@ void ParamParser(NodeAttrs* attrs) {
   try {
     param.Init(attrs->dict, dmlc::parameter::kAllowHidden);
   } catch (const dmlc::Error& err) {
-    detail::ThrowParamError(*attrs, err);
+    // dmlc often does not say which parameter it rejected: find it by parsing one at a time.
+    detail::ThrowParamError(*attrs, err, detail::FindBadParam<P>(attrs->dict));
   }
   attrs->parsed = std::move(param);
 }

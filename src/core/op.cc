@@ -14,34 +14,10 @@
 #include <unordered_map>
 
 #include "core/json_util.h"
-#include "core/registration_errors.h"
+#include "core/op_registry.h"
+#include "core/registration_transaction.h"
 
 namespace ir {
-
-/*! \brief Owns every Op and every attribute map. One instance per process (in libir.so). */
-class OpRegistry {
- public:
-  static OpRegistry* Global() {
-    static OpRegistry* registry = new OpRegistry();  // never destroyed: ops outlive statics
-    return registry;
-  }
-  std::recursive_mutex mutex;
-  std::deque<std::unique_ptr<Op>> ops;
-  std::unordered_map<std::string, Op*> by_name;  // names and aliases
-  std::map<std::string, std::unique_ptr<detail::OpMapBase>> attrs;
-
-  Op& Register(const std::string& name) {
-    std::lock_guard<std::recursive_mutex> lock(mutex);
-    auto it = by_name.find(name);
-    if (it != by_name.end()) return *it->second;
-    ops.emplace_back(new Op());
-    Op* op = ops.back().get();
-    op->name = name;
-    op->index_ = static_cast<uint32_t>(ops.size() - 1);
-    by_name[name] = op;
-    return *op;
-  }
-};
 
 namespace {
 
@@ -72,48 +48,72 @@ std::string TypeName(const std::type_info& type) {
   return name;
 }
 
-OpMapBase* GetOpMap(const std::string& key, const std::type_info& type,
-                    const std::function<OpMapBase*()>& create,
-                    const std::function<void(OpMapBase*)>& update) {
+std::string AttrTypeMismatch(const Op& op, const OpMapBase& map, const std::type_info& type) {
+  if (map.type == std::type_index(type)) return "";
+  return StrCat("op '", op.name, "': attribute '", map.key, "' is set as ", TypeName(type),
+                " but was first registered as ", TypeName(*map.type_info));
+}
+
+OpMapBase* GetOpMap(const std::string& key, const std::type_info& type) {
+  OpRegistry* reg = OpRegistry::Global();
+  std::lock_guard<std::recursive_mutex> lock(reg->mutex);
+  OpMapBase* map = nullptr;
+  if (RegistrationTransaction* transaction = RegistrationTransaction::Current()) {
+    map = transaction->StagedMap(key);
+  }
+  if (map == nullptr) {
+    auto it = reg->attrs.find(key);
+    if (it == reg->attrs.end()) return nullptr;
+    map = it->second.get();
+  }
+  IR_CHECK(map->type == std::type_index(type)) << "op attribute '" << key << "' has type "
+                                               << TypeName(*map->type_info) << ", not " << TypeName(type);
+  return map;
+}
+
+void SetOpAttr(const Op& op, const std::string& key, const std::type_info& type,
+               const std::function<OpMapBase*()>& create, const std::function<void(OpMapBase*)>& update) {
+  if (RegistrationTransaction* transaction = RegistrationTransaction::Current()) {
+    transaction->SetAttr(op, key, type, create, update);
+    return;
+  }
   OpRegistry* reg = OpRegistry::Global();
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
   auto it = reg->attrs.find(key);
   if (it == reg->attrs.end()) {
-    if (!create) return nullptr;
     std::unique_ptr<OpMapBase> map(create());
     map->key = key;
     map->type = type;
     map->type_info = &type;
     it = reg->attrs.emplace(key, std::move(map)).first;
   }
-  OpMapBase* map = it->second.get();
-  if (map->type != std::type_index(type)) {
-    std::string msg = StrCat("op attribute '", key, "' has type ", TypeName(*map->type_info),
-                             ", not ", TypeName(type));
-    if (create) {
-      ReportRegistrationError(msg);
-      return map;
-    }
-    throw Error(msg);
-  }
-  if (update) update(map);
-  return map;
-}
-
-void ThrowParamError(const NodeAttrs& attrs, const std::exception& err) {
-  throw Error(StrCat("op '", attrs.op ? attrs.op->name : std::string("?"), "' (node '", attrs.name,
-                     "'): invalid parameters: ", CleanDmlcMessage(err.what())));
+  std::string mismatch = AttrTypeMismatch(op, *it->second, type);
+  if (!mismatch.empty()) throw Error(mismatch);
+  update(it->second.get());
 }
 
 }  // namespace detail
 
-Op& Op::Register(const std::string& name) { return OpRegistry::Global()->Register(name); }
-
-const Op* Op::Find(const std::string& name) {
+Op& Op::Register(const std::string& name) {
+  if (detail::RegistrationTransaction* transaction = detail::RegistrationTransaction::Current()) {
+    return transaction->Register(name);
+  }
   OpRegistry* reg = OpRegistry::Global();
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
-  auto it = reg->by_name.find(name);
-  return it == reg->by_name.end() ? nullptr : it->second;
+  if (Op* op = reg->FindLocked(name)) return *op;
+  std::unique_ptr<Op> op(new Op());
+  op->name = name;
+  op->index_ = static_cast<uint32_t>(reg->ops.size());
+  return *reg->AddLocked(std::move(op));
+}
+
+const Op* Op::Find(const std::string& name) {
+  if (detail::RegistrationTransaction* transaction = detail::RegistrationTransaction::Current()) {
+    if (const Op* staged = transaction->FindStaged(name)) return staged;
+  }
+  OpRegistry* reg = OpRegistry::Global();
+  std::lock_guard<std::recursive_mutex> lock(reg->mutex);
+  return reg->FindLocked(name);
 }
 
 const Op* Op::Get(const std::string& name) {
@@ -199,6 +199,10 @@ Op& Op::set_attr_parser(std::function<void(NodeAttrs*)> parser) {
 }
 
 Op& Op::add_alias(const std::string& alias) {
+  if (detail::RegistrationTransaction* transaction = detail::RegistrationTransaction::Current()) {
+    transaction->AddAlias(*this, alias);
+    return *this;
+  }
   OpRegistry* reg = OpRegistry::Global();
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
   auto it = reg->by_name.find(alias);

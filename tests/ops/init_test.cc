@@ -48,6 +48,19 @@ TEST(FillTest, ParametersAreChecked) {
   EXPECT_ERROR(Make("zeros", {{"shape", "(2)"}, {"value", "1"}}), "op 'zeros' (node 'zeros'): invalid parameters");
 }
 
+TEST(FillTest, ParameterErrorsNameTheParameterAndValue) {
+  EXPECT_ERROR(Make("fill", {{"shape", "(2)"}, {"value", "1.5x"}}),
+               "op 'fill' (node 'fill'): invalid parameters: value='1.5x': trailing characters could not be parsed");
+  EXPECT_ERROR(Make("zeros", {{"shape", "(2)"}, {"dtype", "complex"}}),
+               "op 'zeros' (node 'zeros'): invalid parameters: dtype='complex'");
+}
+
+TEST(FillTest, ShapeWhoseSizeOverflowsIsAnErrorNamingTheNode) {
+  EXPECT_ERROR(Make("fill", {{"shape", "(4611686018427387905, 4)"}, {"value", "1"}}),
+               "node 'fill' (op fill): shape (4611686018427387905,4) has more elements than a 64-bit integer");
+  EXPECT_ERROR(Make("zeros", {{"shape", "(0, 4611686018427387905, 4611686018427387905)"}}), "node 'zeros' (op zeros)");
+}
+
 TEST(FillTest, CodeGenIsALiteral) {
   std::vector<ast::Expr> e = CodeGen("fill", {{"shape", "(2)"}, {"value", "3"}, {"dtype", "int32"}}, {});
   ASSERT_EQ(e.size(), 1u);
