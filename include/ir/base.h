@@ -87,6 +87,12 @@ size_t DTypeSize(DType dtype);
 bool DTypeIsFloat(DType dtype);
 std::ostream& operator<<(std::ostream& os, DType dtype);
 
+/*!
+ * \brief *out = a * b for sizes a, b >= 0.
+ * \return false (leaving *out alone) when a factor is negative or the product exceeds int64.
+ */
+bool CheckedMul(int64_t a, int64_t b, int64_t* out);
+
 /*! \brief Marker for a dimension whose extent is not known yet. */
 constexpr int64_t kUnknownDim = -1;
 
@@ -115,10 +121,18 @@ class Shape {
   int64_t operator[](size_t i) const { return dims_[i]; }
   int64_t& operator[](size_t i) { return dims_[i]; }
   const std::vector<int64_t>& dims() const { return dims_; }
-  /*! \brief Number of elements; throws unless is_known(). */
+  /*! \brief Number of elements; throws unless is_known() and FitsInt64(). */
   int64_t Size() const;
-  /*! \brief Product of dims [begin, end); throws when one of them is unknown. */
+  /*! \brief Product of dims [begin, end); throws when one of them is unknown or it overflows. */
   int64_t ProdDims(int begin, int end) const;
+  /*!
+   * \brief True when the product of the non-zero known dimensions fits in int64, so that no
+   * product of any of them (sizes, strides, blocks) can overflow. Shapes from users are checked
+   * with it before any arithmetic.
+   */
+  bool FitsInt64() const;
+  /*! \brief Size() * DTypeSize(dtype); throws, naming the shape and dtype, when it overflows. */
+  int64_t Bytes(DType dtype) const;
   /*! \brief "[2,3]", "[?,3]", "[]" for a scalar, "?" for unknown rank. */
   std::string ToString() const;
   /*! \brief Parses the ToString() form, also accepting "(2,3)" and "2,3"; throws on garbage. */

@@ -59,6 +59,13 @@ bool Shape::is_known() const {
   return true;
 }
 
+bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
+  int64_t product = 0;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &product)) return false;
+  *out = product;
+  return true;
+}
+
 int64_t Shape::Size() const {
   IR_CHECK(is_known()) << "size of partially known shape " << ToString() << " is undefined";
   return ProdDims(0, ndim());
@@ -68,9 +75,26 @@ int64_t Shape::ProdDims(int begin, int end) const {
   int64_t size = 1;
   for (int i = begin; i < end; ++i) {
     IR_CHECK(dims_.at(i) >= 0) << "dimension " << i << " of " << ToString() << " is unknown";
-    size *= dims_[i];
+    IR_CHECK(CheckedMul(size, dims_[i], &size))
+        << "shape " << ToString() << " has more elements than a 64-bit integer can count";
   }
   return size;
+}
+
+bool Shape::FitsInt64() const {
+  int64_t product = 1;
+  for (int64_t d : dims_) {
+    if (d > 0 && !CheckedMul(product, d, &product)) return false;
+  }
+  return true;
+}
+
+int64_t Shape::Bytes(DType dtype) const {
+  int64_t bytes = 0;
+  IR_CHECK(CheckedMul(Size(), static_cast<int64_t>(DTypeSize(dtype)), &bytes))
+      << "an array of shape " << ToString() << " and dtype " << DTypeName(dtype)
+      << " has more bytes than a 64-bit integer can count";
+  return bytes;
 }
 
 std::string Shape::ToString() const {

@@ -82,14 +82,16 @@ Shape ReshapeTarget(const NodeAttrs& attrs, const Shape& in) {
       dims[i] = in.rank_known() ? in[i] : kUnknownDim;
     } else {
       dims[i] = t;
-      out_size *= t;
+      IR_CHECK(CheckedMul(out_size, t, &out_size))
+          << where() << ": the target has more elements than a 64-bit integer can count";
     }
   }
   for (int i = 0; i < in.ndim(); ++i) {
     bool copied = i < static_cast<int>(target.size()) && target[i] == 0;
     if (copied) continue;
     if (in[i] < 0) ratio_known = false;
-    in_size *= std::max<int64_t>(in[i], 0);
+    IR_CHECK(CheckedMul(in_size, std::max<int64_t>(in[i], 0), &in_size))
+        << where() << ": the input has more elements than a 64-bit integer can count";
   }
   if (!ratio_known) {
     if (infer >= 0) dims[infer] = kUnknownDim;

@@ -36,7 +36,10 @@ Shape ToShape(const NodeAttrs& attrs, const IntList& dims) {
   for (int64_t d : dims.values) {
     IR_CHECK(d >= 0) << NodeDesc(attrs) << ": shape " << dims << " has a negative dimension";
   }
-  return Shape(dims.values);
+  Shape shape(dims.values);
+  IR_CHECK(shape.FitsInt64()) << NodeDesc(attrs) << ": shape " << dims
+                              << " has more elements than a 64-bit integer can count";
+  return shape;
 }
 
 // ---------------------------------------------------------------- fill, zeros, ones

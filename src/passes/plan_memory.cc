@@ -41,7 +41,9 @@ std::vector<int64_t> EntryBytes(const IndexedGraph& idx, const ShapeVector& shap
       IR_CHECK(dtypes[eid] != DType::kUnknown)
           << "unknown dtype at " << NodeLabel(idx[nid].source) << ": output " << i
           << "; feed or annotate its inputs";
-      bytes[eid] = shapes[eid].Size() * static_cast<int64_t>(DTypeSize(dtypes[eid]));
+      IR_CHECK(shapes[eid].FitsInt64()) << NodeLabel(idx[nid].source) << ": output " << i << " of shape "
+                                        << shapes[eid] << " has more elements than a 64-bit integer can count";
+      bytes[eid] = shapes[eid].Bytes(dtypes[eid]);
     }
   }
   return bytes;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 
 namespace ir {
 
@@ -84,15 +85,31 @@ Storage::~Storage() {
 
 NDArray::NDArray(const Shape& shape, DType dtype, Device device) : shape_(shape), dtype_(dtype) {
   IR_CHECK(shape.is_known()) << "cannot allocate an array of partially known shape " << shape;
-  storage_ = std::make_shared<Storage>(static_cast<size_t>(shape.Size()) * DTypeSize(dtype), device);
+  IR_CHECK(shape.FitsInt64()) << "cannot allocate an array of shape " << shape
+                              << ": the product of its dimensions overflows a 64-bit integer";
+  const int64_t bytes = shape.Bytes(dtype);
+  DeviceAPI::Get(device);  // a missing backend is its own error, not an allocation failure
+  // Allocation failures name what was being allocated: no raw std::bad_alloc reaches the user.
+  auto fail = [&](const char* reason) {
+    return Error(StrCat("cannot allocate ", bytes, " bytes for array of shape ", shape, " dtype ",
+                        DTypeName(dtype), " on ", device.ToString(), ": ", reason));
+  };
+  try {
+    storage_ = std::make_shared<Storage>(static_cast<size_t>(bytes), device);
+  } catch (const std::bad_alloc&) {
+    throw fail("out of memory");
+  } catch (const Error& err) {
+    throw fail(err.what());
+  }
 }
 
 NDArray NDArray::FromStorage(std::shared_ptr<Storage> storage, size_t byte_offset, const Shape& shape,
                              DType dtype) {
   IR_CHECK(storage != nullptr) << "NDArray::FromStorage: null storage";
   IR_CHECK(shape.is_known()) << "NDArray::FromStorage: partially known shape " << shape;
-  size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
-  IR_CHECK(byte_offset + bytes <= storage->bytes())
+  IR_CHECK(shape.FitsInt64()) << "NDArray::FromStorage: shape " << shape << " overflows a 64-bit integer";
+  size_t bytes = static_cast<size_t>(shape.Bytes(dtype));
+  IR_CHECK(byte_offset <= storage->bytes() && bytes <= storage->bytes() - byte_offset)
       << "NDArray::FromStorage: " << bytes << " bytes at offset " << byte_offset
       << " do not fit in storage of " << storage->bytes() << " bytes";
   NDArray array;
@@ -130,7 +147,8 @@ NDArray NDArray::Reshape(const Shape& shape) const {
       IR_CHECK(infer < 0) << "reshape " << shape_ << " to " << shape << ": more than one -1";
       infer = static_cast<int>(i);
     } else {
-      known *= dims[i];
+      IR_CHECK(CheckedMul(known, dims[i], &known))
+          << "cannot reshape " << shape_ << " to " << shape << ": the target overflows a 64-bit integer";
     }
   }
   if (infer >= 0) {

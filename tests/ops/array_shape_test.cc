@@ -74,6 +74,13 @@ TEST(ReshapeTest, ErrorsNameNodeAndShapes) {
                "node 'reshape' (op reshape): output 0 has shape [3,2] but must be [2,3]");
 }
 
+TEST(ReshapeTest, TargetWhoseSizeOverflowsIsAnErrorNamingTheNode) {
+  EXPECT_ERROR(InferShapes("reshape", {{"shape", "(4611686018427387905,4)"}}, {Shape{4}}),
+               "node 'reshape' (op reshape): reshape [4] to [4611686018427387905,4]: the target has more elements");
+  EXPECT_ERROR(InferShapes("reshape", {{"shape", "(-1)"}}, {Shape{int64_t{1} << 62, 8}}),
+               "node 'reshape' (op reshape): reshape [4611686018427387904,8] to [-1]: the input has more elements");
+}
+
 TEST(ReshapeTest, MetadataOpsMayAliasTheirInput) {
   const auto& inplace = Op::GetAttr<FInplaceOption>("FInplaceOption");
   const auto& compute = Op::GetAttr<FCompute>("FCompute");

@@ -8,6 +8,9 @@
  * (a 64 MiB output: ~10 ms, as much as the kernel that fills it). IR_CPU_CACHE_MB=0 turns
  * the cache off; sanitizer builds never cache, so use-after-free stays detectable.
  */
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -25,6 +28,16 @@ constexpr bool kSanitized = false;
 #endif
 
 constexpr size_t kCachedMin = size_t{1} << 20;
+
+/*!
+ * \brief Bytes of physical memory. A larger block cannot be backed, and asking for one anyway
+ * (say 16 TiB from a shape typo) aborts sanitizer builds instead of failing cleanly.
+ */
+size_t PhysicalMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return SIZE_MAX;
+  return static_cast<size_t>(pages) * static_cast<size_t>(page_size);
+}
 
 size_t CacheLimit() {
   if (kSanitized) return 0;
@@ -78,10 +91,13 @@ class CPUDeviceAPI final : public DeviceAPI {
     if (large) {
       if (void* reused = cache_.Take(bytes)) return reused;
     }
+    static const size_t physical = PhysicalMemory();
+    IR_CHECK(bytes <= physical) << "out of host memory: " << bytes << " bytes requested, the machine has "
+                                << physical;
     void* ptr = nullptr;
     // posix_memalign with size 0 may return null; keep a valid unique pointer.
     int rc = posix_memalign(&ptr, 64, bytes == 0 ? 64 : bytes);
-    IR_CHECK(rc == 0 && ptr != nullptr) << "out of host memory allocating " << bytes << " bytes";
+    IR_CHECK(rc == 0 && ptr != nullptr) << "out of host memory: " << bytes << " bytes requested";
     if (large) cache_.Remember(ptr, bytes);
     return ptr;
   }
