@@ -12,6 +12,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,22 +58,46 @@ struct RunStats {
   double run_ms = 0;
 };
 
-/*! \brief Persistent values of variables, by name, shared by the executors of a session. */
+/*!
+ * \brief Persistent values of variables, by name, shared by the executors of a session.
+ *
+ * Thread-safe. Besides guarding its map, the store is the lock that orders runs: a run whose
+ * graph updates a variable (an op mutates one of its inputs: assign, assign_add, optimizer
+ * updates) holds LockForUpdate() for the whole run, any other run holds LockForRead(). So the
+ * updates of one run are atomic with respect to every other run sharing the store: no run
+ * sees another's updates half-applied, and no update is lost; runs that only read variables
+ * run concurrently.
+ */
 class VariableStore {
  public:
-  bool Has(const std::string& name) const { return values_.count(name) != 0; }
-  /*! \brief The value of `name`; throws "variable 'x' is not initialized" when absent. */
-  const NDArray& Get(const std::string& name) const;
-  void Set(const std::string& name, NDArray value) { values_[name] = std::move(value); }
+  bool Has(const std::string& name) const;
+  /*!
+   * \brief The array holding `name` (not a copy: runs update it in place; see Read).
+   * Throws "variable 'x' is not initialized" when absent.
+   */
+  NDArray Get(const std::string& name) const;
+  /*! \brief A copy of `name` on `device`, taken while no run updates variables. */
+  NDArray Read(const std::string& name, Device device) const;
+  void Set(const std::string& name, NDArray value);
   std::vector<std::string> Names() const;
+  /*! \brief Held by a run that reads but does not update variables (shared with other readers). */
+  std::shared_lock<std::shared_mutex> LockForRead() const;
+  /*! \brief Held by a run that updates variables (excludes every other run on the store). */
+  std::unique_lock<std::shared_mutex> LockForUpdate() const;
 
  private:
+  mutable std::mutex values_mutex_;
   std::map<std::string, NDArray> values_;
+  mutable std::shared_mutex runs_mutex_;
 };
 
 /*!
  * \brief A graph bound for execution. Outputs of the graph are the fetched values;
  * variables not fed are read from (and written to) the VariableStore.
+ *
+ * Run may be called from several threads at once: runs share the bound plan of their input
+ * shapes but each uses its own intermediate buffers, and they lock the VariableStore as it
+ * describes (runs that update variables are serialized with every other run on the store).
  */
 class Executor {
  public:
@@ -84,8 +110,9 @@ class Executor {
    * uninitialized variable, naming it.
    */
   std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds);
-  const RunStats& last_stats() const;
-  /*! \brief The graph after the pass pipeline of the last bind (attributes included). */
+  /*! \brief The stats of the most recently finished run (of any thread). */
+  RunStats last_stats() const;
+  /*! \brief The graph after the pass pipeline of the plan the last finished run used. */
   const Graph& bound_graph() const;
 
  private:
@@ -96,6 +123,9 @@ class Executor {
 /*!
  * \brief TF1-style session: runs any subgraph (fetches + targets) of the nodes it is given,
  * caching one Executor per distinct set of fetches and targets; variables persist.
+ *
+ * Thread-safe like tf.Session: Run may be called concurrently and each call gets its own
+ * results (see Executor and VariableStore for what runs updating variables are guaranteed).
  */
 class Session {
  public:
@@ -109,9 +139,10 @@ class Session {
                            const std::unordered_map<std::string, NDArray>& feeds = {},
                            const std::vector<NodePtr>& targets = {});
   VariableStore& variables();
-  const RunStats& last_stats() const;
+  /*! \brief The stats of the most recently finished run (of any thread). */
+  RunStats last_stats() const;
   const SessionOptions& options() const;
-  /*! \brief The bound graph of the most recent run (for inspection: kernels, shapes...). */
+  /*! \brief The bound graph of the most recently finished run (for inspection: kernels, shapes...). */
   const Graph& last_graph() const;
 
  private:

@@ -194,7 +194,7 @@ int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHan
   IR_API_CHECK_NOT_NULL(found);
   const ir::VariableStore& store = AsSession(session)->variables();
   *found = store.Has(name) ? 1 : 0;
-  *out = *found ? new NDArray(store.Get(name).CopyTo(ir::Device::CPU())) : nullptr;
+  *out = *found ? new NDArray(store.Read(name, ir::Device::CPU())) : nullptr;
   IR_API_END();
 }
 

@@ -166,18 +166,18 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
   return plan;
 }
 
-void AllocatePool(BoundPlan* plan, Device device) {
-  const std::vector<int64_t>& slot_bytes = plan->graph.GetAttr<std::vector<int64_t>>("storage_bytes");
-  if (!plan->pool_views.empty()) return;  // sized to the graph's entries once allocated
-  for (int64_t bytes : slot_bytes) {
-    plan->pool.push_back(std::make_shared<Storage>(static_cast<size_t>(bytes), device));
+std::unique_ptr<Workspace> AllocateWorkspace(const BoundPlan& plan, Device device) {
+  auto workspace = std::make_unique<Workspace>();
+  for (int64_t bytes : plan.graph.GetAttr<std::vector<int64_t>>("storage_bytes")) {
+    workspace->pool.push_back(std::make_shared<Storage>(static_cast<size_t>(bytes), device));
   }
-  plan->pool_views.assign(plan->storage_id.size(), NDArray());
-  for (size_t eid = 0; eid < plan->storage_id.size(); ++eid) {
-    int sid = plan->storage_id[eid];
+  workspace->views.assign(plan.storage_id.size(), NDArray());
+  for (size_t eid = 0; eid < plan.storage_id.size(); ++eid) {
+    int sid = plan.storage_id[eid];
     if (sid < 0) continue;
-    plan->pool_views[eid] = NDArray::FromStorage(plan->pool.at(sid), 0, plan->shapes[eid], plan->dtypes[eid]);
+    workspace->views[eid] = NDArray::FromStorage(workspace->pool.at(sid), 0, plan.shapes[eid], plan.dtypes[eid]);
   }
+  return workspace;
 }
 
 }  // namespace runtime

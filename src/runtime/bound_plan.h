@@ -1,7 +1,10 @@
 /*!
  * \file bound_plan.h
  * \brief A graph bound for given input shapes: the pass pipeline's result, each node's
- * kernel and seed, and the memory pool of the plan.
+ * kernel and seed; and the per-run memory (Workspace) a run of the plan needs.
+ *
+ * A BoundPlan is immutable once bound, so runs on several threads share it; each concurrent
+ * run uses its own Workspace (see PlanCache).
  */
 #ifndef IR_RUNTIME_BOUND_PLAN_H_
 #define IR_RUNTIME_BOUND_PLAN_H_
@@ -35,9 +38,7 @@ struct BoundPlan {
   std::vector<std::vector<uint32_t>> overwritten;
   /*! \brief Per node: the part of OpContext::seed that does not change run to run. */
   std::vector<uint64_t> seed_base;
-  /*! \brief Pool slots, allocated by the first run, and per entry its view of its slot. */
-  std::vector<std::shared_ptr<Storage>> pool;
-  std::vector<NDArray> pool_views;
+  /*! \brief Bytes of the memory pool of one Workspace of the plan. */
   size_t pool_bytes = 0;
   size_t no_reuse_bytes = 0;
   double bind_ms = 0;
@@ -59,8 +60,16 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
                                 const std::vector<NDArray>& values, const SessionOptions& options,
                                 Device device);
 
-/*! \brief Allocates the plan's pool slots on `device` (once) and each pooled entry's view. */
-void AllocatePool(BoundPlan* plan, Device device);
+/*! \brief The intermediate storage of one run of a plan: never shared by two runs at once. */
+struct Workspace {
+  /*! \brief The plan's pool slots. */
+  std::vector<std::shared_ptr<Storage>> pool;
+  /*! \brief Per entry of the plan's graph: its view of its slot (undefined when not pooled). */
+  std::vector<NDArray> views;
+};
+
+/*! \brief Allocates the pool slots of `plan` on `device` and each pooled entry's view. */
+std::unique_ptr<Workspace> AllocateWorkspace(const BoundPlan& plan, Device device);
 
 /*! \brief SplitMix64's finalizer: a well-mixed 64-bit hash of `x`. */
 uint64_t SplitMix64(uint64_t x);

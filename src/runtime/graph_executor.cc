@@ -1,11 +1,12 @@
 /*!
  * \file graph_executor.cc
  * \brief Executor: binds a graph per input signature (plans are cached) and runs it node by
- * node in topological order over the plan's memory pool.
+ * node in topological order over a Workspace of the plan that only this run uses.
  */
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <map>
+#include <mutex>
 
 #include "ir/op.h"
 #include "ir/pass.h"
@@ -13,10 +14,12 @@
 #include "runtime/bound_plan.h"
 #include "runtime/graph_inputs.h"
 #include "runtime/host_fallback.h"
+#include "runtime/plan_cache.h"
 
 namespace ir {
 
 using runtime::BoundPlan;
+using runtime::Workspace;
 
 class Executor::Impl {
  public:
@@ -28,48 +31,65 @@ class Executor::Impl {
     // Reads before writes is semantics, not optimization: it runs whatever the pipeline is.
     graph_ = ApplyPass(std::move(g), "OrderMutations");
     inputs_ = runtime::ClassifyInputs(graph_);
+    updates_variables_ = std::any_of(inputs_.begin(), inputs_.end(),
+                                     [](const runtime::GraphInput& input) { return input.mutated; });
   }
 
   std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds) {
     auto start = std::chrono::steady_clock::now();
-    stats_ = RunStats();
-    std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
-    BoundPlan* plan = PlanFor(values);
-    runtime::AllocatePool(plan, device_);
-    std::vector<NDArray> data = InputData(*plan, values);
-    const IndexedGraph& idx = plan->graph.indexed_graph();
-    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-      if (!idx[nid].source->is_variable()) RunNode(*plan, nid, &data);
+    RunStats stats;
+    std::shared_lock<std::shared_mutex> reading;
+    std::unique_lock<std::shared_mutex> updating;
+    if (updates_variables_) {
+      updating = variables_->LockForUpdate();
+    } else {
+      reading = variables_->LockForRead();
     }
-    ++run_count_;
-    std::vector<NDArray> outputs = Fetch(*plan, data);
-    stats_.bytes_allocated = plan->pool_bytes;
-    stats_.bytes_without_reuse = plan->no_reuse_bytes;
+    std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
+    runtime::PlanCache::Lease lease = plans_.Checkout(
+        runtime::InputSignature(values), [&] { return runtime::Bind(graph_, inputs_, values, options_, device_); },
+        device_);
+    const BoundPlan& plan = lease.plan();
+    if (lease.bound()) {
+      stats.bound = true;
+      stats.bind_ms = plan.bind_ms;
+    }
+    CheckBoundInputs(plan, values);
+    RunContext run{plan, lease.workspace(), InputData(plan, values), run_count_.fetch_add(1), &stats};
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+      if (!idx[nid].source->is_variable()) RunNode(&run, nid);
+    }
+    std::vector<NDArray> outputs = Fetch(plan, run.data);
+    stats.bytes_allocated = plan.pool_bytes;
+    stats.bytes_without_reuse = plan.no_reuse_bytes;
     double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    stats_.run_ms = total - stats_.bind_ms;
+    stats.run_ms = total - stats.bind_ms;
+    std::lock_guard<std::mutex> lock(last_mutex_);
+    last_stats_ = stats;
+    last_graph_ = &plan.graph;
     return outputs;
   }
 
-  const RunStats& last_stats() const { return stats_; }
+  RunStats last_stats() const {
+    std::lock_guard<std::mutex> lock(last_mutex_);
+    return last_stats_;
+  }
   const Graph& bound_graph() const {
-    IR_CHECK(last_plan_ != nullptr) << "the executor has not run yet: no bound graph";
-    return last_plan_->graph;
+    std::lock_guard<std::mutex> lock(last_mutex_);
+    IR_CHECK(last_graph_ != nullptr) << "the executor has not run yet: no bound graph";
+    return *last_graph_;  // plans stay in plans_ as long as the executor
   }
 
  private:
-  /*! \brief The plan bound for these input shapes, binding on a cache miss. */
-  BoundPlan* PlanFor(const std::vector<NDArray>& values) {
-    std::string key = runtime::InputSignature(values);
-    auto it = plans_.find(key);
-    if (it == plans_.end()) {
-      it = plans_.emplace(key, runtime::Bind(graph_, inputs_, values, options_, device_)).first;
-      stats_.bound = true;
-      stats_.bind_ms = it->second->bind_ms;
-    }
-    last_plan_ = it->second;
-    CheckBoundInputs(*last_plan_, values);
-    return last_plan_.get();
-  }
+  /*! \brief What one run works on: its plan, its buffers, its values per entry, its number and stats. */
+  struct RunContext {
+    const BoundPlan& plan;
+    const Workspace& workspace;
+    std::vector<NDArray> data;
+    uint64_t run_number;
+    RunStats* stats;
+  };
 
   /*! \brief Passes may refine but never change an input's shape; a change is a bug worth naming. */
   void CheckBoundInputs(const BoundPlan& plan, const std::vector<NDArray>& values) const {
@@ -99,10 +119,11 @@ class Executor::Impl {
    * \brief The array of input `k` of node `nid`. An undefined one is an uninitialized variable:
    * an op that overwrites it allocates and stores it, anything else is an error.
    */
-  NDArray InputArray(const BoundPlan& plan, uint32_t nid, uint32_t k, std::vector<NDArray>* data) {
+  NDArray InputArray(RunContext* run, uint32_t nid, uint32_t k) {
+    const BoundPlan& plan = run->plan;
     const IndexedGraph& idx = plan.graph.indexed_graph();
     const IndexedGraph::Entry& in = idx[nid].inputs[k];
-    NDArray& value = (*data)[idx.entry_id(in)];
+    NDArray& value = run->data[idx.entry_id(in)];
     if (value.defined()) return value;
     const std::string& var = idx[in.node_id].source->attrs.name;
     const std::vector<uint32_t>& overwrites = plan.overwritten[nid];
@@ -116,12 +137,13 @@ class Executor::Impl {
     return value;
   }
 
-  /*! \brief Output `j` of node `nid`: its pool view, fresh storage, or the input it aliases. */
-  NDArray OutputArray(const BoundPlan& plan, uint32_t nid, uint32_t j, const std::vector<NDArray>& in) const {
+  /*! \brief Output `j` of node `nid`: its view in the run's pool, fresh storage, or the input it aliases. */
+  NDArray OutputArray(const RunContext& run, uint32_t nid, uint32_t j, const std::vector<NDArray>& in) const {
+    const BoundPlan& plan = run.plan;
     const IndexedGraph& idx = plan.graph.indexed_graph();
     uint32_t eid = idx.entry_id(nid, j);
     int sid = plan.storage_id[eid];
-    if (sid >= 0) return plan.pool_views[eid];
+    if (sid >= 0) return run.workspace.views[eid];
     if (sid == -2) return NDArray(plan.shapes[eid], plan.dtypes[eid], device_);
     int alias = plan.inplace_index[eid];
     IR_CHECK(alias >= 0 && alias < static_cast<int>(in.size()))
@@ -130,26 +152,27 @@ class Executor::Impl {
     return in[alias];
   }
 
-  void RunNode(const BoundPlan& plan, uint32_t nid, std::vector<NDArray>* data) {
+  void RunNode(RunContext* run, uint32_t nid) {
+    const BoundPlan& plan = run->plan;
     const IndexedGraph& idx = plan.graph.indexed_graph();
     std::vector<NDArray> in, out;
-    for (uint32_t k = 0; k < idx[nid].inputs.size(); ++k) in.push_back(InputArray(plan, nid, k, data));
+    for (uint32_t k = 0; k < idx[nid].inputs.size(); ++k) in.push_back(InputArray(run, nid, k));
     for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
-      out.push_back(OutputArray(plan, nid, j, in));
-      (*data)[idx.entry_id(nid, j)] = out.back();
+      out.push_back(OutputArray(*run, nid, j, in));
+      run->data[idx.entry_id(nid, j)] = out.back();
     }
     OpContext ctx;
     ctx.device = device_;
     ctx.is_train = options_.is_train;
-    ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run_count_));
+    ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run->run_number));
     const NodeAttrs& attrs = idx[nid].source->attrs;
     if (plan.on_host[nid]) {
       runtime::RunOnHost(plan.kernels[nid], ctx, attrs, in, out, plan.mutated[nid]);
-      ++stats_.host_fallbacks;
+      ++run->stats->host_fallbacks;
     } else {
       plan.kernels[nid](ctx, attrs, in, out);
     }
-    ++stats_.kernels_launched;
+    ++run->stats->kernels_launched;
   }
 
   /*! \brief The graph outputs; values not in fresh storage are copied so later runs cannot change them. */
@@ -170,10 +193,14 @@ class Executor::Impl {
   std::shared_ptr<VariableStore> variables_;
   Graph graph_;
   std::vector<runtime::GraphInput> inputs_;
-  std::map<std::string, std::shared_ptr<BoundPlan>> plans_;
-  std::shared_ptr<BoundPlan> last_plan_;
-  RunStats stats_;
-  uint64_t run_count_ = 0;
+  /*! \brief Some op of the graph writes a variable: runs hold the store's update lock. */
+  bool updates_variables_ = false;
+  runtime::PlanCache plans_;
+  /*! \brief Numbers runs (seeds of random ops differ run to run). */
+  std::atomic<uint64_t> run_count_{0};
+  mutable std::mutex last_mutex_;
+  RunStats last_stats_;
+  const Graph* last_graph_ = nullptr;
 };
 
 Executor::Executor(Graph graph, SessionOptions options, std::shared_ptr<VariableStore> variables)
@@ -182,7 +209,7 @@ Executor::~Executor() = default;
 std::vector<NDArray> Executor::Run(const std::unordered_map<std::string, NDArray>& feeds) {
   return impl_->Run(feeds);
 }
-const RunStats& Executor::last_stats() const { return impl_->last_stats(); }
+RunStats Executor::last_stats() const { return impl_->last_stats(); }
 const Graph& Executor::bound_graph() const { return impl_->bound_graph(); }
 
 }  // namespace ir

@@ -1,8 +1,12 @@
 /*!
  * \file session.cc
  * \brief Session: one Executor per distinct (fetches, targets), variables shared by all.
+ *
+ * Thread-safe: the executor cache and the last run are guarded here; each Executor makes its
+ * own runs safe (per-run workspaces, the VariableStore's run lock).
  */
 #include <map>
+#include <mutex>
 
 #include "ir/runtime.h"
 
@@ -21,15 +25,22 @@ class Session::Impl {
     IR_CHECK(!fetches.empty() || !targets.empty()) << "Session::Run: nothing to fetch and no target to run";
     Executor* executor = ExecutorFor(fetches, targets);
     std::vector<NDArray> outputs = executor->Run(feeds);
-    last_ = executor;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_ = executor;
+    }
     outputs.resize(fetches.size());  // drops the targets' token
     return outputs;
   }
 
   VariableStore& variables() { return *variables_; }
-  const RunStats& last_stats() const { return last_ ? last_->last_stats() : no_stats_; }
+  RunStats last_stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_ ? last_->last_stats() : RunStats();
+  }
   const SessionOptions& options() const { return options_; }
   const Graph& last_graph() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     IR_CHECK(last_ != nullptr) << "the session has not run anything yet: no graph";
     return last_->bound_graph();
   }
@@ -48,6 +59,7 @@ class Session::Impl {
       IR_CHECK(t != nullptr) << "Session::Run: a target is null";
       key.emplace_back(t.get(), kTargetMark);
     }
+    std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<Executor>& slot = executors_[key];
     if (!slot) slot.reset(new Executor(GraphFor(fetches, targets), options_, variables_));
     return slot.get();
@@ -68,9 +80,10 @@ class Session::Impl {
 
   SessionOptions options_;
   std::shared_ptr<VariableStore> variables_;
+  /*! \brief Guards executors_ and last_ (executors live as long as the session). */
+  mutable std::mutex mutex_;
   std::map<Key, std::unique_ptr<Executor>> executors_;
   Executor* last_ = nullptr;
-  RunStats no_stats_;
 };
 
 Session::Session(SessionOptions options) : impl_(new Impl(std::move(options))) {}
@@ -81,7 +94,7 @@ std::vector<NDArray> Session::Run(const std::vector<NodeEntry>& fetches,
   return impl_->Run(fetches, feeds, targets);
 }
 VariableStore& Session::variables() { return impl_->variables(); }
-const RunStats& Session::last_stats() const { return impl_->last_stats(); }
+RunStats Session::last_stats() const { return impl_->last_stats(); }
 const SessionOptions& Session::options() const { return impl_->options(); }
 const Graph& Session::last_graph() const { return impl_->last_graph(); }
 
