@@ -7,8 +7,10 @@
  * only its inputs' shapes (TShapeOnly: shape, size, rank...) when those shapes are known, and
  * replaces what it evaluated by `constant` nodes (a node without inputs, such as `range`, only
  * when it is a graph output: otherwise it is as cheap as a constant). It skips variables, stateful ops
- * (TIsStateful), ops that mutate inputs, nodes with control dependencies, and outputs larger
- * than the option "fold_constants.max_bytes" (int, default 1 MiB). It provides "shape" and
+ * (TIsStateful), ops that mutate inputs, nodes with a control dependency on anything that has
+ * effects (a stateful or mutating op among it, its inputs or its own dependencies; dependencies
+ * on effect-free nodes, such as TensorFlow's no-op shape asserts, do not stop folding), and
+ * outputs larger than the option "fold_constants.max_bytes" (int, default 1 MiB). It provides "shape" and
  * "dtype" for the new graph, keeps "shape_inputs"/"dtype_inputs" aligned with its inputs, and
  * sets "fold_constants.num_folded" (int): how many nodes it evaluated.
  */

@@ -78,8 +78,10 @@ class Folder {
         max_bytes_(GetPassOption<int>(graph, "fold_constants.max_bytes", kDefaultMaxBytes)),
         values_(idx_.num_node_entries()),
         folded_(idx_.num_nodes(), false),
-        is_output_(idx_.num_nodes(), false) {
+        is_output_(idx_.num_nodes(), false),
+        effect_free_(idx_.num_nodes(), false) {
     for (const IndexedGraph::Entry& out : idx_.outputs()) is_output_[out.node_id] = true;
+    for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) effect_free_[nid] = ComputeEffectFree(nid);
   }
 
   /*! \brief Evaluates every foldable node in topological order; returns how many. */
@@ -100,7 +102,22 @@ class Folder {
  private:
   bool IsConstantOp(uint32_t nid) const {
     const Node* node = idx_[nid].source;
-    return !node->is_variable() && node->op()->name == "constant" && node->control_deps.empty();
+    return !node->is_variable() && node->op()->name == "constant" && DepsEffectFree(nid);
+  }
+  /*!
+   * \brief Running the node and everything it needs changes no state: no stateful or mutating
+   * op among it, its inputs and its control dependencies, transitively (variables are read only).
+   */
+  bool ComputeEffectFree(uint32_t nid) const;
+  /*!
+   * \brief Every control dependency of the node is effect-free, so replacing the node by its value
+   * loses nothing (TensorFlow puts no-op asserts such as static_scalar_check_success there).
+   */
+  bool DepsEffectFree(uint32_t nid) const {
+    for (uint32_t dep : idx_[nid].control_deps) {
+      if (!effect_free_[dep]) return false;
+    }
+    return true;
   }
   /*! \brief Known before running: a constant, or a node this pass evaluated. */
   bool IsKnown(uint32_t nid) const { return folded_[nid] || IsConstantOp(nid); }
@@ -124,7 +141,25 @@ class Folder {
   std::vector<NDArray> values_;
   std::vector<bool> folded_;
   std::vector<bool> is_output_;
+  std::vector<bool> effect_free_;
 };
+
+/*! \brief True when `op` has effects beyond its outputs (TIsStateful, or it mutates inputs). */
+bool HasEffects(const Op* op) {
+  const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
+  const auto* mutates = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  return (stateful != nullptr && stateful->get(op, false)) || (mutates != nullptr && mutates->count(op));
+}
+
+bool Folder::ComputeEffectFree(uint32_t nid) const {
+  const Node* node = idx_[nid].source;
+  if (node->is_variable()) return true;
+  if (HasEffects(node->op())) return false;
+  for (const IndexedGraph::Entry& in : idx_[nid].inputs) {
+    if (!effect_free_[in.node_id]) return false;
+  }
+  return DepsEffectFree(nid);
+}
 
 bool Folder::OutputsFit(uint32_t nid) const {
   for (uint32_t j = 0; j < idx_.num_outputs(nid); ++j) {
@@ -137,14 +172,11 @@ bool Folder::OutputsFit(uint32_t nid) const {
 
 bool Folder::CanFold(uint32_t nid) const {
   const Node* node = idx_[nid].source;
-  if (node->is_variable() || !node->control_deps.empty() || node->op()->name == "constant") return false;
+  if (node->is_variable() || node->op()->name == "constant" || !DepsEffectFree(nid)) return false;
   const Op* op = node->op();
   const auto* kernels = Op::FindAttr<FCompute>(FComputeKey(DeviceType::kCPU));
-  const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
-  const auto* mutates = Op::FindAttr<FMutateInputs>("FMutateInputs");
   const auto* shape_only = Op::FindAttr<TShapeOnly>("TShapeOnly");
-  if (kernels == nullptr || !kernels->count(op)) return false;
-  if ((stateful != nullptr && stateful->get(op, false)) || (mutates != nullptr && mutates->count(op))) return false;
+  if (kernels == nullptr || !kernels->count(op) || HasEffects(op)) return false;
   if (!OutputsFit(nid)) return false;
   bool reads_shapes_only = shape_only != nullptr && shape_only->get(op, false);
   for (const IndexedGraph::Entry& in : idx_[nid].inputs) {
@@ -245,7 +277,7 @@ Graph Folder::Rewrite() const {
     NodePtr copy = Node::Create();
     copy->attrs = idx_[nid].source->attrs;
     for (const IndexedGraph::Entry& in : idx_[nid].inputs) copy->inputs.push_back(entry_for(in));
-    // A replaced node had no effects and no dependencies of its own: ordering after it is moot.
+    // A replaced node had no effects and depended on none: ordering after it is moot.
     for (uint32_t dep : idx_[nid].control_deps) {
       if (!IsReplaced(dep)) copy->control_deps.push_back(copies[dep]);
     }

@@ -83,6 +83,28 @@ TEST(FoldConstantsTest, KeepsNodesWithControlDependencies) {
   EXPECT_EQ(g.outputs[0].node->control_deps.size(), 1u);
 }
 
+TEST(FoldConstantsTest, FoldsNodesWhoseControlDependenciesHaveNoEffects) {
+  // TensorFlow's tf.losses puts Shape and Const under control dependencies on no-op asserts
+  // (static_scalar_check_success); their values are still known before running.
+  NodeEntry v = Var("v", "[3,2]");
+  NodeEntry check = MakeNode("no_op", "static_scalar_check_success", {});
+  NodeEntry inner_check = MakeNode("no_op", "inner_check", {});
+  inner_check.node->control_deps.push_back(check.node);
+  NodeEntry shape = MakeNode("shape", "shape", {v});
+  shape.node->control_deps.push_back(inner_check.node);
+  NodeEntry one = Const("one", NDArray::Scalar<int32_t>(1));
+  one.node->control_deps.push_back(check.node);
+  NodeEntry plus = MakeNode("add", "plus", {shape, one});
+  EXPECT_EQ(ValueOf<int32_t>(Fold({plus}).outputs[0]), (std::vector<int32_t>{4, 3}));
+  // A dependency on a no_op that itself waits for a write still has effects: nothing folds.
+  NodeEntry write = MakeNode("assign", "write", {v, Const("c", NDArray::FromVector<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6}))});
+  NodeEntry after_write = MakeNode("no_op", "after_write", {});
+  after_write.node->control_deps.push_back(write.node);
+  NodeEntry sized = MakeNode("size", "size", {v});
+  sized.node->control_deps.push_back(after_write.node);
+  EXPECT_EQ(Fold({sized}).outputs[0].node->op()->name, "size");
+}
+
 TEST(FoldConstantsTest, ReplacesNodesWithoutInputsOnlyWhenTheyAreOutputs) {
   NodeEntry range = MakeNode("range", "range", {}, {{"limit", "3"}, {"dtype", "int32"}});
   NodeEntry x = Var("x", "[3]", "int32");
