@@ -103,15 +103,23 @@ struct GraphAttrInfo {
 
 /*! \brief Writes `value` as `["type_name", value]`; throws if its type has no JSON codec. */
 void WriteTypedAttrJSON(dmlc::JSONWriter* writer, const std::string& key, const dmlc::any& value);
-/*! \brief Reads `["type_name", value]`; throws naming key and type when the type is unknown. */
-dmlc::any ReadTypedAttrJSON(dmlc::JSONReader* reader, const std::string& key);
 /*! \brief JSON of a value alone (no type tag); throws if its type has no codec. */
 std::string AttrToJSON(const std::string& key, const dmlc::any& value);
 /*!
  * \brief Parses an attribute value: `["type_name", value]`, or a bare value when `key` is a
  * registered key with a known type.
+ * \throws ir::Error naming the key: malformed JSON (nesting is bounded), unknown type, or a
+ * value that does not match its type.
  */
 dmlc::any AttrFromJSON(const std::string& key, const std::string& json);
+
+class IndexedGraph;
+/*!
+ * \brief Checks that `value`, given to node- or entry-indexed key `key`, is a list with one
+ * element per node or entry of `idx` (printers and passes index it blindly).
+ * \throws ir::Error naming the key and both sizes. Graph-level and unregistered keys pass.
+ */
+void CheckGraphAttrSize(const std::string& key, const dmlc::any& value, const IndexedGraph& idx);
 
 template <typename T>
 GraphAttrType& GraphAttrType::set_type() {

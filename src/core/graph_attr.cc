@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "core/json_util.h"
+#include "core/json_value.h"
+#include "ir/graph.h"
 
 namespace ir {
 
@@ -142,19 +144,6 @@ void WriteTypedAttrJSON(dmlc::JSONWriter* writer, const std::string& key, const 
   writer->EndArray();
 }
 
-dmlc::any ReadTypedAttrJSON(dmlc::JSONReader* reader, const std::string& key) {
-  reader->BeginArray();
-  IR_CHECK(reader->NextArrayItem()) << "graph attribute '" << key << "': expected [type, value]";
-  std::string type_name;
-  reader->Read(&type_name);
-  const GraphAttrType& codec = CodecNamed(key, type_name);
-  IR_CHECK(reader->NextArrayItem()) << "graph attribute '" << key << "': expected [type, value]";
-  dmlc::any value = codec.read(reader);
-  IR_CHECK(!reader->NextArrayItem()) << "graph attribute '" << key
-                                     << "': expected [type, value], found extra items";
-  return value;
-}
-
 std::string AttrToJSON(const std::string& key, const dmlc::any& value) {
   std::ostringstream os;
   dmlc::JSONWriter writer(&os);
@@ -164,34 +153,74 @@ std::string AttrToJSON(const std::string& key, const dmlc::any& value) {
 
 namespace {
 
-// Reads one JSON value with `read` and checks nothing but spaces follow it.
-dmlc::any ReadWhole(const std::string& json, const std::function<dmlc::any(dmlc::JSONReader*)>& read) {
-  std::istringstream is(json);
+// Reads an already checked JSON value with a dmlc-based codec; nothing may be left unread.
+dmlc::any ReadWithCodec(const GraphAttrType& codec, const json::Value& value) {
+  std::string text = json::Write(value);
+  std::istringstream is(text);
   dmlc::JSONReader reader(&is);
-  dmlc::any value = read(&reader);
+  dmlc::any result;
+  // dmlc's own message ("Error at Line 0, around ^``, Expect number") says nothing useful.
+  std::string shown = text.size() > 80 ? text.substr(0, 77) + "..." : text;
+  try {
+    result = codec.read(&reader);
+  } catch (const dmlc::Error&) {
+    throw Error(StrCat("the value is not of type '", codec.name, "': ", shown));
+  }
   std::string rest;
   std::getline(is, rest, '\0');
   IR_CHECK(rest.find_first_not_of(" \t\r\n") == std::string::npos)
-      << "trailing characters after JSON value: '" << rest << "'";
-  return value;
+      << "the value is not of type '" << codec.name << "': " << shown;
+  return result;
+}
+
+// The codec of a typed value ["type_name", value]; nullptr when `value` has another form.
+const GraphAttrType* TypedForm(const json::Value& value) {
+  if (value.kind != json::Value::Kind::kArray || value.items.size() != 2 ||
+      value.items[0].kind != json::Value::Kind::kString) {
+    return nullptr;
+  }
+  return GraphAttrType::Find(value.items[0].text);
 }
 
 }  // namespace
 
-dmlc::any AttrFromJSON(const std::string& key, const std::string& json) {
-  return detail::WithJSONContext(StrCat("graph attribute '", key, "'"), [&]() {
-    auto typed = [&key](dmlc::JSONReader* reader) { return ReadTypedAttrJSON(reader, key); };
-    const GraphAttrInfo* info = GraphAttrInfo::Find(key);
-    const GraphAttrType* codec =
-        info != nullptr && info->type != std::type_index(typeid(void)) ? FindCodec(info->type) : nullptr;
-    if (codec == nullptr) return ReadWhole(json, typed);
-    // A registered key takes its bare value; the typed form is accepted too.
-    try {
-      return ReadWhole(json, codec->read);
-    } catch (const std::exception&) {
-      return ReadWhole(json, typed);
-    }
+namespace detail {
+
+dmlc::any ReadTypedAttr(const std::string& key, const json::Value& value) {
+  return WithJSONContext(StrCat("graph attribute '", key, "'"), [&]() {
+    IR_CHECK(value.kind == json::Value::Kind::kArray && value.items.size() == 2 &&
+             value.items[0].kind == json::Value::Kind::kString)
+        << "expected [\"type\", value]";
+    return ReadWithCodec(CodecNamed(key, value.items[0].text), value.items[1]);
   });
+}
+
+}  // namespace detail
+
+dmlc::any AttrFromJSON(const std::string& key, const std::string& text) {
+  json::Value value = detail::WithJSONContext(StrCat("graph attribute '", key, "'"),
+                                              [&]() { return json::Parse(text); });
+  if (TypedForm(value) != nullptr) return detail::ReadTypedAttr(key, value);
+  const GraphAttrInfo* info = GraphAttrInfo::Find(key);
+  const GraphAttrType* codec =
+      info != nullptr && info->type != std::type_index(typeid(void)) ? FindCodec(info->type) : nullptr;
+  if (codec == nullptr) return detail::ReadTypedAttr(key, value);
+  return detail::WithJSONContext(StrCat("graph attribute '", key, "'"),
+                                 [&]() { return ReadWithCodec(*codec, value); });
+}
+
+void CheckGraphAttrSize(const std::string& key, const dmlc::any& value, const IndexedGraph& idx) {
+  const GraphAttrInfo* info = GraphAttrInfo::Find(key);
+  const GraphAttrType* codec = GraphAttrType::Find(value.type());
+  if (info == nullptr || info->index == AttrIndex::kGraph || codec == nullptr) return;
+  const char* unit = AttrIndexName(info->index);
+  long actual = codec->size(value);
+  IR_CHECK(actual >= 0) << "graph attribute '" << key << "' is indexed by " << unit
+                        << " and must be a list, got a value of type '" << codec->name << "'";
+  size_t expected = info->index == AttrIndex::kNode ? idx.num_nodes() : idx.num_node_entries();
+  IR_CHECK(static_cast<size_t>(actual) == expected)
+      << "graph attribute '" << key << "' is indexed by " << unit << " and has " << actual
+      << " elements, but the graph has " << expected << (info->index == AttrIndex::kNode ? " nodes" : " entries");
 }
 
 }  // namespace ir

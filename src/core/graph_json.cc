@@ -11,9 +11,11 @@
  */
 #include <dmlc/json.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/json_util.h"
+#include "core/json_value.h"
 #include "ir/graph_attr.h"
 #include "ir/graph_io.h"
 #include "ir/op.h"
@@ -40,21 +42,11 @@ struct NodeJSON {
     if (!control_deps.empty()) writer->WriteObjectKeyValue("control_deps", control_deps);
     writer->EndObject();
   }
-  void Load(dmlc::JSONReader* reader) {
-    dmlc::JSONObjectReadHelper helper;
-    helper.DeclareField("op", &op);
-    helper.DeclareField("name", &name);
-    helper.DeclareOptionalField("attrs", &attrs);
-    helper.DeclareField("inputs", &inputs);
-    helper.DeclareOptionalField("control_deps", &control_deps);
-    helper.ReadAllFields(reader);
-  }
 };
 
 /*! \brief The graph attributes with a JSON codec, written as {"key": ["type", value]}. */
 struct AttrsJSON {
   const Graph* graph = nullptr;
-  std::map<std::string, dmlc::any> loaded;
 
   void Save(dmlc::JSONWriter* writer) const {
     writer->BeginObject(true);
@@ -63,11 +55,6 @@ struct AttrsJSON {
       writer->WriteObjectKeyValue(kv.first, Typed{kv.first, kv.second.get()});
     }
     writer->EndObject();
-  }
-  void Load(dmlc::JSONReader* reader) {
-    reader->BeginObject();
-    std::string key;
-    while (reader->NextObjectItem(&key)) loaded[key] = ReadTypedAttrJSON(reader, key);
   }
 
  private:
@@ -78,64 +65,111 @@ struct AttrsJSON {
   };
 };
 
-// dmlc's reader ends arrays and objects quietly at end of input; reject truncated text first.
-void CheckBalanced(const std::string& json) {
-  int depth = 0;
-  bool in_string = false;
-  size_t last = json.find_last_not_of(" \t\r\n");
-  IR_CHECK(last != std::string::npos) << "empty input";
-  for (size_t i = 0; i <= last; ++i) {
-    char c = json[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') --depth;
-    IR_CHECK(depth >= 0) << "unbalanced '" << c << "' at offset " << i;
-    IR_CHECK(depth > 0 || i == last || i < json.find_first_not_of(" \t\r\n"))
-        << "unexpected text after the graph at offset " << i + 1;
-  }
-  IR_CHECK(!in_string && depth == 0) << "input ends inside a " << (in_string ? "string" : "value")
-                                     << " (truncated?)";
+using json::Value;
+
+/*! \brief `value` when it has `kind`, else an error naming `where`. */
+const Value& Expect(const Value& value, Value::Kind kind, const std::string& where) {
+  IR_CHECK(value.kind == kind) << where << ": expected " << json::KindName(kind) << ", got "
+                               << json::KindName(value.kind);
+  return value;
 }
 
-NodeEntry EntryAt(const std::vector<NodePtr>& nodes, const EntryJSON& e, const std::string& where) {
-  IR_CHECK(e.size() == 2) << where << ": an entry must be [node_id, output_index]";
-  IR_CHECK(e[0] < nodes.size()) << where << ": refers to node " << e[0]
-                                << ", which is not defined before it";
-  IR_CHECK(e[1] < nodes[e[0]]->num_outputs())
-      << where << ": refers to output " << e[1] << " of node '" << nodes[e[0]]->attrs.name
-      << "', which has " << nodes[e[0]]->num_outputs() << " output(s)";
-  return NodeEntry{nodes[e[0]], e[1]};
+/*! \brief Rejects members of `object` not in `allowed` (typos would otherwise be ignored). */
+void CheckFields(const Value& object, const std::vector<std::string>& allowed, const std::string& where) {
+  for (const auto& kv : object.members) {
+    IR_CHECK(std::find(allowed.begin(), allowed.end(), kv.first) != allowed.end())
+        << where << ": unknown field '" << kv.first << "' (expected one of " << Join(allowed, ", ") << ")";
+  }
 }
 
-NodePtr BuildNode(const NodeJSON& spec, const std::vector<NodePtr>& nodes) {
-  std::string where = StrCat("node ", nodes.size(), " ('", spec.name, "')");
-  std::vector<NodeEntry> inputs;
-  for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    inputs.push_back(EntryAt(nodes, spec.inputs[i], StrCat(where, " input ", i)));
+/*! \brief Member `key` of `object` with `kind`; nullptr when it is absent and optional. */
+const Value* Field(const Value& object, const std::string& key, Value::Kind kind, bool required,
+                   const std::string& where) {
+  const Value* value = object.Find(key);
+  IR_CHECK(value != nullptr || !required) << where << ": missing field '" << key << "'";
+  return value == nullptr ? nullptr : &Expect(*value, kind, StrCat(where, " field '", key, "'"));
+}
+
+/*! \brief Builds nodes in order from their JSON; every reference must point backwards. */
+class GraphReader {
+ public:
+  void AddNode(const Value& spec) {
+    std::string where = StrCat("node ", nodes_.size());
+    Expect(spec, Value::Kind::kObject, where);
+    const Value* name = spec.Find("name");
+    if (name != nullptr && name->kind == Value::Kind::kString) where += StrCat(" ('", name->text, "')");
+    CheckFields(spec, {"op", "name", "attrs", "inputs", "control_deps"}, where);
+    const std::string& op = Field(spec, "op", Value::Kind::kString, true, where)->text;
+    Field(spec, "name", Value::Kind::kString, true, where);
+    std::map<std::string, std::string> attrs = NodeAttrs(spec, where);
+    const Value& input_list = *Field(spec, "inputs", Value::Kind::kArray, true, where);
+    std::vector<NodeEntry> inputs;
+    for (size_t i = 0; i < input_list.items.size(); ++i) {
+      inputs.push_back(Entry(input_list.items[i], StrCat(where, " input ", i)));
+    }
+    NodePtr node = detail::WithJSONContext(where, [&]() {
+      if (op == "null") {
+        IR_CHECK(inputs.empty()) << "a variable cannot have inputs";
+        return Node::CreateVariable(name->text, attrs);
+      }
+      return Node::Create(Op::Get(op), name->text, attrs, std::move(inputs));
+    });
+    if (const Value* deps = Field(spec, "control_deps", Value::Kind::kArray, false, where)) {
+      for (size_t i = 0; i < deps->items.size(); ++i) {
+        node->control_deps.push_back(nodes_[NodeId(deps->items[i], StrCat(where, " control dependency ", i))]);
+      }
+    }
+    nodes_.push_back(std::move(node));
   }
-  NodePtr node;
-  if (spec.op == "null") {
-    IR_CHECK(inputs.empty()) << where << ": a variable cannot have inputs";
-    node = Node::CreateVariable(spec.name, spec.attrs);
-  } else {
-    try {
-      node = Node::Create(Op::Get(spec.op), spec.name, spec.attrs, std::move(inputs));
-    } catch (const Error& err) {
-      throw Error(StrCat(where, ": ", err.what()));
+
+  /*! \brief An entry [node_id, output_index] of an already defined node. */
+  NodeEntry Entry(const Value& value, const std::string& where) const {
+    IR_CHECK(value.kind == Value::Kind::kArray && value.items.size() == 2)
+        << where << ": an entry must be [node_id, output_index]";
+    uint32_t nid = NodeId(value.items[0], where);
+    uint64_t index = json::ToUnsigned(value.items[1], UINT32_MAX, where, "an output index");
+    IR_CHECK(index < nodes_[nid]->num_outputs())
+        << where << ": refers to output " << index << " of node " << nid << " ('" << nodes_[nid]->attrs.name
+        << "'), which has " << nodes_[nid]->num_outputs() << " output(s)";
+    return NodeEntry{nodes_[nid], static_cast<uint32_t>(index)};
+  }
+
+  /*! \brief The id of an already defined node. */
+  uint32_t NodeId(const Value& value, const std::string& where) const {
+    uint64_t nid = json::ToUnsigned(value, UINT32_MAX, where, "a node id");
+    IR_CHECK(nid < nodes_.size()) << where << ": refers to node " << nid
+                                  << ", which is not defined before it (there are " << nodes_.size()
+                                  << " nodes before it; references must point backwards)";
+    return static_cast<uint32_t>(nid);
+  }
+
+  /*! \brief Checks arg_nodes: distinct variables. The graph's own numbering is what counts. */
+  void CheckArgNodes(const Value& list) const {
+    std::vector<bool> seen(nodes_.size(), false);
+    for (size_t i = 0; i < list.items.size(); ++i) {
+      std::string where = StrCat("arg_nodes[", i, "]");
+      uint32_t nid = NodeId(list.items[i], where);
+      IR_CHECK(nodes_[nid]->is_variable()) << where << ": node " << nid << " ('" << nodes_[nid]->attrs.name
+                                           << "') is not a variable";
+      IR_CHECK(!seen[nid]) << where << ": node " << nid << " ('" << nodes_[nid]->attrs.name
+                           << "') is listed twice";
+      seen[nid] = true;
     }
   }
-  for (uint32_t dep : spec.control_deps) {
-    IR_CHECK(dep < nodes.size()) << where << ": control dependency on node " << dep
-                                 << ", which is not defined before it";
-    node->control_deps.push_back(nodes[dep]);
+
+ private:
+  static std::map<std::string, std::string> NodeAttrs(const Value& spec, const std::string& where) {
+    std::map<std::string, std::string> attrs;
+    const Value* object = Field(spec, "attrs", Value::Kind::kObject, false, where);
+    if (object == nullptr) return attrs;
+    for (const auto& kv : object->members) {
+      attrs[kv.first] = Expect(kv.second, Value::Kind::kString, StrCat(where, " attribute '", kv.first, "'")).text;
+    }
+    return attrs;
   }
-  return node;
-}
+
+  std::vector<NodePtr> nodes_;
+};
 
 }  // namespace
 
@@ -170,31 +204,33 @@ std::string SaveJSON(const Graph& graph) {
   return os.str();
 }
 
-Graph LoadJSON(const std::string& json) {
+Graph LoadJSON(const std::string& text) {
   return detail::WithJSONContext("malformed graph JSON", [&]() {
-    CheckBalanced(json);
-    std::vector<NodeJSON> specs;
-    std::vector<uint32_t> arg_nodes;
-    std::vector<EntryJSON> heads;
-    std::vector<std::string> skipped;
-    AttrsJSON attrs;
-    std::istringstream is(json);
-    dmlc::JSONReader reader(&is);
-    dmlc::JSONObjectReadHelper helper;
-    helper.DeclareField("nodes", &specs);
-    helper.DeclareOptionalField("arg_nodes", &arg_nodes);
-    helper.DeclareField("heads", &heads);
-    helper.DeclareOptionalField("attrs", &attrs);
-    helper.DeclareOptionalField("skipped_attrs", &skipped);
-    helper.ReadAllFields(&reader);
-
-    std::vector<NodePtr> nodes;
-    for (const NodeJSON& spec : specs) nodes.push_back(BuildNode(spec, nodes));
-    Graph graph;
-    for (size_t i = 0; i < heads.size(); ++i) {
-      graph.outputs.push_back(EntryAt(nodes, heads[i], StrCat("head ", i)));
+    Value root = json::Parse(text);
+    Expect(root, Value::Kind::kObject, "the graph");
+    CheckFields(root, {"nodes", "arg_nodes", "heads", "attrs", "skipped_attrs"}, "the graph");
+    GraphReader reader;
+    for (const Value& spec : Field(root, "nodes", Value::Kind::kArray, true, "the graph")->items) reader.AddNode(spec);
+    if (const Value* args = Field(root, "arg_nodes", Value::Kind::kArray, false, "the graph")) {
+      reader.CheckArgNodes(*args);
     }
-    for (auto& kv : attrs.loaded) graph.attrs[kv.first] = std::make_shared<dmlc::any>(std::move(kv.second));
+    const Value& heads = *Field(root, "heads", Value::Kind::kArray, true, "the graph");
+    Graph graph;
+    for (size_t i = 0; i < heads.items.size(); ++i) {
+      graph.outputs.push_back(reader.Entry(heads.items[i], StrCat("head ", i)));
+    }
+    if (const Value* attrs = Field(root, "attrs", Value::Kind::kObject, false, "the graph")) {
+      for (const auto& kv : attrs->members) {
+        dmlc::any value = detail::ReadTypedAttr(kv.first, kv.second);
+        CheckGraphAttrSize(kv.first, value, graph.indexed_graph());
+        graph.attrs[kv.first] = std::make_shared<dmlc::any>(std::move(value));
+      }
+    }
+    if (const Value* skipped = Field(root, "skipped_attrs", Value::Kind::kArray, false, "the graph")) {
+      for (size_t i = 0; i < skipped->items.size(); ++i) {
+        Expect(skipped->items[i], Value::Kind::kString, StrCat("skipped_attrs[", i, "]"));
+      }
+    }
     return graph;
   });
 }

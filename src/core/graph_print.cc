@@ -19,14 +19,23 @@ struct IndexedAttr {
   const GraphAttrType* codec;
 };
 
-// Node- and entry-indexed attributes that can be printed element by element.
-std::vector<IndexedAttr> PrintableIndexedAttrs(const Graph& graph) {
+// Node- and entry-indexed attributes that can be printed element by element. One whose size
+// does not match the graph (possible for attributes set from C++) is listed in `mismatched`
+// and never indexed.
+std::vector<IndexedAttr> PrintableIndexedAttrs(const Graph& graph, std::vector<std::string>* mismatched) {
+  const IndexedGraph& idx = graph.indexed_graph();
   std::vector<IndexedAttr> result;
   for (const auto& kv : graph.attrs) {
     const GraphAttrInfo* info = GraphAttrInfo::Find(kv.first);
     if (info == nullptr || info->index == AttrIndex::kGraph || !info->in_dump) continue;
     const GraphAttrType* codec = GraphAttrType::Find(kv.second->type());
-    if (codec == nullptr || codec->size(*kv.second) < 0) continue;
+    if (codec == nullptr) continue;
+    try {
+      CheckGraphAttrSize(kv.first, *kv.second, idx);
+    } catch (const Error& err) {
+      mismatched->push_back(err.what());
+      continue;
+    }
     result.push_back(IndexedAttr{kv.first, info->index, kv.second.get(), codec});
   }
   return result;
@@ -119,7 +128,8 @@ void PrintGraphLevelAttrs(const Graph& graph, std::ostream& os) {
 
 std::string PrintGraphText(const Graph& graph) {
   const IndexedGraph& idx = graph.indexed_graph();
-  std::vector<IndexedAttr> attrs = PrintableIndexedAttrs(graph);
+  std::vector<std::string> mismatched;
+  std::vector<IndexedAttr> attrs = PrintableIndexedAttrs(graph, &mismatched);
   std::ostringstream os;
   os << "graph {\n";
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) os << NodeLine(graph, attrs, nid) << "\n";
@@ -127,6 +137,7 @@ std::string PrintGraphText(const Graph& graph) {
   for (const auto& e : idx.outputs()) heads.push_back(EntryRef(idx, e));
   os << "  return " << Join(heads, ", ") << "\n}\n";
   PrintGraphLevelAttrs(graph, os);
+  for (const std::string& problem : mismatched) os << "; not shown: " << problem << "\n";
   return os.str();
 }
 

@@ -5,6 +5,7 @@
 #ifndef IR_CORE_JSON_UTIL_H_
 #define IR_CORE_JSON_UTIL_H_
 
+#include <dmlc/any.h>
 #include <dmlc/json.h>
 #include <dmlc/logging.h>
 
@@ -35,6 +36,16 @@ auto WithJSONContext(const std::string& context, Fn&& fn) -> decltype(fn()) {
 }
 
 }  // namespace detail
+
+namespace json {
+struct Value;
+}  // namespace json
+
+namespace detail {
+/*! \brief Reads a checked `["type_name", value]` graph attribute; errors name the key. */
+dmlc::any ReadTypedAttr(const std::string& key, const json::Value& value);
+}  // namespace detail
+
 }  // namespace ir
 
 #endif  // IR_CORE_JSON_UTIL_H_

@@ -72,17 +72,17 @@ TEST(GraphJSONTest, MalformedInputGivesClearErrors) {
   EXPECT_ERROR(LoadJSON(R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
                                       {"op": "core_test_add", "name": "a", "inputs": [[0,0],[0,2]]}],
                             "heads": [[1,0]]})"),
-               "refers to output 2 of node 'x'");
+               "refers to output 2 of node 0 ('x')");
   EXPECT_ERROR(LoadJSON(R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
                                       {"op": "core_test_add", "name": "a", "inputs": [[0,0]]}],
                             "heads": [[1,0]]})"),
                "takes 2 inputs, got 1");
   EXPECT_ERROR(LoadJSON(R"({"nodes": [], "heads": [], "attrs": {"k": ["no_such_type", 1]}})"),
                "unknown attribute type 'no_such_type'");
-  EXPECT_ERROR(LoadJSON(R"({"nodes": [], "heads": [], "bogus": 1})"), "Unknown field bogus");
+  EXPECT_ERROR(LoadJSON(R"({"nodes": [], "heads": [], "bogus": 1})"), "unknown field 'bogus'");
   EXPECT_ERROR(LoadJSON(R"({"nodes": [{"op": "null", "name": 3, "inputs": []}], "heads": []})"),
                "malformed graph JSON");
-  EXPECT_ERROR(LoadJSON(R"({"nodes": [], "heads": []} trailing)"), "unexpected text after the graph");
+  EXPECT_ERROR(LoadJSON(R"({"nodes": [], "heads": []} trailing)"), "unexpected text after the JSON value");
 }
 
 TEST(GraphJSONTest, RandomMutationsNeverCrash) {
