@@ -6,6 +6,10 @@
  * message. No C++ exception crosses this boundary. Strings and arrays returned through
  * out-parameters are owned by the library and stay valid until the next call of the same
  * function from the same thread. Handles are freed with their *Free function.
+ *
+ * Every pointer argument is checked: NULL where a value is needed fails with
+ * "IRFoo: argument 'out' is NULL". NULL is accepted only where documented (optional inputs,
+ * arrays whose count is 0, and the *Free functions, which ignore NULL like free()).
  */
 #ifndef IR_C_API_H_
 #define IR_C_API_H_
@@ -48,10 +52,11 @@ IR_DLL int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const c
                                       const char** vals, IRSymbolHandle* out);
 /*!
  * \brief Binds inputs of `sym` in place. `keys` is NULL for positional arguments, else one
- * input name per argument.
+ * input name per argument (a NULL name: positional). `name` may be NULL (no name).
  */
 IR_DLL int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args,
                            const char** keys, IRSymbolHandle* args);
+/*! \brief `symbols` holds num_symbols handles (may be NULL when it is 0). */
 IR_DLL int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolHandle* out);
 IR_DLL int IRSymbolCopy(IRSymbolHandle sym, IRSymbolHandle* out);
 IR_DLL int IRSymbolFree(IRSymbolHandle sym);
@@ -129,7 +134,8 @@ IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
 IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
 /*!
  * \brief Computes the outputs of `fetches` (a grouped symbol, may be NULL) and runs the head
- * nodes of `targets` (may be NULL) with the given feeds. *outputs (one new array per fetched
+ * nodes of `targets` (may be NULL) with the given feeds: distinct names of the graph's
+ * placeholders and variables, each value with the input's dtype and shape. *outputs (one new array per fetched
  * output, each freed by the caller with IRNDArrayFree) stays valid until the next call.
  */
 IR_DLL int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets,

@@ -17,8 +17,26 @@
 namespace ir {
 namespace capi {
 
-/*! \brief Records the message returned by IRGetLastError in this thread. */
-void SetLastError(const std::string& message);
+/*! \brief Records the message returned by IRGetLastError in this thread (never throws). */
+void SetLastError(const std::string& message) noexcept;
+
+/*!
+ * \brief Records the exception being handled as the last error of C function `func`. Every
+ * std::exception becomes a readable message: library errors keep theirs, standard-library
+ * failures (bad_alloc, out_of_range from a conversion...) say what went wrong in words.
+ */
+void SetLastErrorFromCurrentException(const char* func) noexcept;
+
+/*! \brief Checks an array argument of `count` elements: NULL only when count is 0, no NULL element. */
+template <typename T>
+void CheckArrayArg(const char* func, const char* name, T* const* array, uint64_t count) {
+  if (count == 0) return;
+  IR_CHECK(array != nullptr) << func << ": argument '" << name << "' is NULL but holds " << count
+                             << " element(s)";
+  for (uint64_t i = 0; i < count; ++i) {
+    IR_CHECK(array[i] != nullptr) << func << ": argument '" << name << "[" << i << "]' is NULL";
+  }
+}
 
 /*! \brief Owns strings handed out through out-parameters until the next call in this thread. */
 struct ReturnBuffer {
@@ -40,19 +58,22 @@ void ExposeStrings(const std::vector<std::string>& items, std::vector<std::strin
 
 /*! \brief Wrap every C API body: exceptions become return -1 plus IRGetLastError(). */
 #define IR_API_BEGIN() try {
-#define IR_API_END()                                              \
-  }                                                               \
-  catch (const std::exception& err) {                             \
-    ::ir::capi::SetLastError(::ir::detail::CleanDmlcMessage(err.what())); \
-    return -1;                                                    \
-  }                                                               \
-  catch (...) {                                                   \
-    ::ir::capi::SetLastError("unknown C++ exception");            \
-    return -1;                                                    \
-  }                                                               \
+#define IR_API_END()                                         \
+  }                                                          \
+  catch (...) {                                              \
+    ::ir::capi::SetLastErrorFromCurrentException(__func__);  \
+    return -1;                                               \
+  }                                                          \
   return 0;
 
-/*! \brief Rejects null pointers passed by a C caller. */
-#define IR_API_CHECK_NOT_NULL(ptr) IR_CHECK((ptr) != nullptr) << __func__ << ": argument '" #ptr "' is null"
+/*! \brief Rejects a NULL pointer argument: "IRFoo: argument 'out' is NULL". */
+#define IR_API_CHECK_NOT_NULL(ptr) IR_CHECK((ptr) != nullptr) << __func__ << ": argument '" #ptr "' is NULL"
+
+/*! \brief Rejects a NULL pointer argument that points at `count` values, unless count is 0. */
+#define IR_API_CHECK_NOT_NULL_IF(ptr, count) \
+  IR_CHECK((count) == 0 || (ptr) != nullptr) << __func__ << ": argument '" #ptr "' is NULL but " #count " is " << (count)
+
+/*! \brief Rejects an array of `count` pointers that is NULL (count > 0) or holds a NULL. */
+#define IR_API_CHECK_ARRAY(array, count) ::ir::capi::CheckArrayArg(__func__, #array, array, count)
 
 #endif  // IR_C_API_COMMON_H_

@@ -37,6 +37,7 @@ int IRGraphFree(IRGraphHandle graph) {
 
 int IRGraphGetSymbol(IRGraphHandle graph, IRSymbolHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
   IR_API_CHECK_NOT_NULL(out);
   auto* sym = new Symbol();
   sym->outputs = AsGraph(graph)->outputs;
@@ -46,19 +47,18 @@ int IRGraphGetSymbol(IRGraphHandle graph, IRSymbolHandle* out) {
 
 int IRGraphApplyPasses(IRGraphHandle src, uint32_t num_pass, const char** pass_names, IRGraphHandle* dst) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(src);
+  IR_API_CHECK_ARRAY(pass_names, num_pass);
   IR_API_CHECK_NOT_NULL(dst);
-  std::vector<std::string> names;
-  for (uint32_t i = 0; i < num_pass; ++i) {
-    IR_CHECK(pass_names != nullptr && pass_names[i] != nullptr) << "IRGraphApplyPasses: pass name " << i
-                                                                << " is null";
-    names.push_back(pass_names[i]);
-  }
+  std::vector<std::string> names(pass_names, pass_names + num_pass);
   *dst = new Graph(ir::ApplyPasses(*AsGraph(src), names));
   IR_API_END();
 }
 
 int IRListPasses(uint32_t* out_size, const char*** out_names) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
   auto* buf = ThreadReturnBuffer();
   ExposeStrings(ir::PassReg::ListNames(), &buf->strings, &buf->pointers, out_size, out_names);
   IR_API_END();
@@ -66,6 +66,7 @@ int IRListPasses(uint32_t* out_size, const char*** out_names) {
 
 int IRGraphSaveJSON(IRGraphHandle graph, const char** out_json) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
   IR_API_CHECK_NOT_NULL(out_json);
   auto* buf = ThreadReturnBuffer();
   buf->str = ir::SaveJSON(*AsGraph(graph));
@@ -83,6 +84,7 @@ int IRGraphLoadJSON(const char* json, IRGraphHandle* out) {
 
 int IRGraphGetAttrJSON(IRGraphHandle graph, const char* key, const char** out_json, int* success) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
   IR_API_CHECK_NOT_NULL(key);
   IR_API_CHECK_NOT_NULL(out_json);
   IR_API_CHECK_NOT_NULL(success);
@@ -98,14 +100,21 @@ int IRGraphGetAttrJSON(IRGraphHandle graph, const char* key, const char** out_js
 
 int IRGraphSetAttrJSON(IRGraphHandle graph, const char* key, const char* json) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
   IR_API_CHECK_NOT_NULL(key);
   IR_API_CHECK_NOT_NULL(json);
-  AsGraph(graph)->attrs[key] = std::make_shared<dmlc::any>(ir::AttrFromJSON(key, json));
+  Graph* g = AsGraph(graph);
+  dmlc::any value = ir::AttrFromJSON(key, json);
+  ir::CheckGraphAttrSize(key, value, g->indexed_graph());
+  g->attrs[key] = std::make_shared<dmlc::any>(std::move(value));
   IR_API_END();
 }
 
 int IRGraphListAttrs(IRGraphHandle graph, uint32_t* out_size, const char*** out_keys) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_keys);
   std::vector<std::string> keys;
   for (const auto& kv : AsGraph(graph)->attrs) keys.push_back(kv.first);
   auto* buf = ThreadReturnBuffer();
@@ -115,6 +124,8 @@ int IRGraphListAttrs(IRGraphHandle graph, uint32_t* out_size, const char*** out_
 
 int IRGraphPrint(IRGraphHandle graph, int format, const char** out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
+  IR_API_CHECK_NOT_NULL(out);
   IR_CHECK(format == 0 || format == 1) << "IRGraphPrint: format must be 0 (text) or 1 (dot), got " << format;
   auto* buf = ThreadReturnBuffer();
   buf->str = format == 0 ? ir::PrintGraphText(*AsGraph(graph)) : ir::PrintGraphDot(*AsGraph(graph));

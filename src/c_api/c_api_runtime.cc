@@ -101,12 +101,27 @@ std::vector<ir::NodePtr> HeadNodes(const ir::Symbol& sym) {
   return nodes;
 }
 
+/*! \brief The feeds by name; a name given twice is an error (it would silently keep one value). */
+std::unordered_map<std::string, NDArray> CollectFeeds(uint32_t num_feeds, const char** names,
+                                                      IRNDArrayHandle* values) {
+  std::unordered_map<std::string, NDArray> feeds;
+  std::unordered_map<std::string, uint32_t> position;
+  for (uint32_t i = 0; i < num_feeds; ++i) {
+    auto inserted = position.emplace(names[i], i);
+    IR_CHECK(inserted.second) << "IRSessionRun: feed '" << names[i] << "' is given twice (feeds "
+                              << inserted.first->second << " and " << i << ")";
+    feeds.emplace(names[i], *AsArray(values[i]));
+  }
+  return feeds;
+}
+
 }  // namespace
 
 int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void* data_or_null, IRNDArrayHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(out);
-  IR_CHECK(ndim >= 0 && (ndim == 0 || shape != nullptr)) << "IRNDArrayCreate: bad shape (ndim " << ndim << ")";
+  IR_CHECK(ndim >= 0) << "IRNDArrayCreate: negative ndim " << ndim;
+  IR_API_CHECK_NOT_NULL_IF(shape, ndim);
   std::vector<int64_t> dims(shape, shape + ndim);
   for (int64_t d : dims) IR_CHECK(d >= 0) << "IRNDArrayCreate: negative dimension in " << ir::Shape(dims);
   auto array = std::make_unique<NDArray>(ir::Shape(dims), DTypeFromInt(dtype));
@@ -121,6 +136,7 @@ int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void* data_
 
 int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(array);
   IR_API_CHECK_NOT_NULL(ndim);
   IR_API_CHECK_NOT_NULL(shape);
   const ir::Shape& s = AsArray(array)->shape();
@@ -131,6 +147,7 @@ int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape) {
 
 int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(array);
   IR_API_CHECK_NOT_NULL(dtype);
   *dtype = static_cast<int>(AsArray(array)->dtype());
   IR_API_END();
@@ -138,11 +155,12 @@ int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype) {
 
 int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(array);
+  IR_API_CHECK_NOT_NULL_IF(dst, bytes);
   const NDArray& a = *AsArray(array);
   IR_CHECK(bytes == a.nbytes()) << "IRNDArraySyncCopyToCPU: the array " << ir::DTypeName(a.dtype()) << a.shape()
                                 << " has " << a.nbytes() << " bytes, the destination " << bytes;
   if (bytes == 0) return 0;
-  IR_API_CHECK_NOT_NULL(dst);
   NDArray host = a.device() == ir::Device::CPU() ? a : a.CopyTo(ir::Device::CPU());
   std::memcpy(dst, host.data(), bytes);
   IR_API_END();
@@ -165,15 +183,12 @@ int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle
                  const char** feed_names, IRNDArrayHandle* feed_values, uint32_t* num_outputs,
                  IRNDArrayHandle** outputs) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
+  IR_API_CHECK_ARRAY(feed_names, num_feeds);
+  IR_API_CHECK_ARRAY(feed_values, num_feeds);
   IR_API_CHECK_NOT_NULL(num_outputs);
   IR_API_CHECK_NOT_NULL(outputs);
-  IR_CHECK(num_feeds == 0 || (feed_names != nullptr && feed_values != nullptr))
-      << "IRSessionRun: " << num_feeds << " feeds but null names or values";
-  std::unordered_map<std::string, NDArray> feeds;
-  for (uint32_t i = 0; i < num_feeds; ++i) {
-    IR_CHECK(feed_names[i] != nullptr) << "IRSessionRun: feed name " << i << " is null";
-    feeds[feed_names[i]] = *AsArray(feed_values[i]);
-  }
+  std::unordered_map<std::string, NDArray> feeds = CollectFeeds(num_feeds, feed_names, feed_values);
   std::vector<ir::NodeEntry> fetch_entries;
   if (fetches != nullptr) fetch_entries = static_cast<ir::Symbol*>(fetches)->outputs;
   std::vector<ir::NodePtr> target_nodes;
@@ -189,6 +204,7 @@ int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle
 
 int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle* out, int* found) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
   IR_API_CHECK_NOT_NULL(name);
   IR_API_CHECK_NOT_NULL(out);
   IR_API_CHECK_NOT_NULL(found);
@@ -200,7 +216,9 @@ int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHan
 
 int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle value) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
   IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(value);
   const NDArray& v = *AsArray(value);
   AsSession(session)->variables().Set(name, v.CopyTo(v.device()));
   IR_API_END();
@@ -208,6 +226,7 @@ int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDArrayHan
 
 int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const char*** out_names) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
   IR_API_CHECK_NOT_NULL(out_size);
   IR_API_CHECK_NOT_NULL(out_names);
   auto* buf = ThreadReturnBuffer();
@@ -217,6 +236,7 @@ int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const ch
 
 int IRSessionGetStatsJSON(IRSessionHandle session, const char** json) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
   IR_API_CHECK_NOT_NULL(json);
   auto* buf = ThreadReturnBuffer();
   buf->str = StatsJSON(AsSession(session)->last_stats());
@@ -226,6 +246,7 @@ int IRSessionGetStatsJSON(IRSessionHandle session, const char** json) {
 
 int IRSessionGetLastGraph(IRSessionHandle session, IRGraphHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
   IR_API_CHECK_NOT_NULL(out);
   *out = new ir::Graph(AsSession(session)->last_graph());
   IR_API_END();

@@ -1,6 +1,6 @@
 /*!
  * \file c_api_symbol.cc
- * \brief C API: errors, ops, symbols and op libraries.
+ * \brief C API: ops, symbols and op libraries.
  */
 #include <sstream>
 
@@ -10,12 +10,6 @@
 
 namespace ir {
 namespace capi {
-
-namespace {
-thread_local std::string last_error;
-}  // namespace
-
-void SetLastError(const std::string& message) { last_error = message; }
 
 ReturnBuffer* ThreadReturnBuffer() {
   static thread_local ReturnBuffer buffer;
@@ -50,8 +44,6 @@ const Op* AsOp(IROpHandle handle) {
 }
 }  // namespace
 
-const char* IRGetLastError(void) { return ir::capi::last_error.c_str(); }
-
 int IRListAllOpNames(uint32_t* out_size, const char*** out_names) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(out_size);
@@ -72,6 +64,13 @@ int IRGetOpHandle(const char* name, IROpHandle* out) {
 int IRGetOpInfo(IROpHandle op, const char** name, const char** description, uint32_t* num_args,
                 const char*** arg_names, const char*** arg_types, const char*** arg_descriptions) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(op);
+  IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(description);
+  IR_API_CHECK_NOT_NULL(num_args);
+  IR_API_CHECK_NOT_NULL(arg_names);
+  IR_API_CHECK_NOT_NULL(arg_types);
+  IR_API_CHECK_NOT_NULL(arg_descriptions);
   const Op* o = AsOp(op);
   *name = o->name.c_str();
   *description = o->description.c_str();
@@ -90,6 +89,9 @@ int IRGetOpInfo(IROpHandle op, const char** name, const char** description, uint
 
 int IRGetOpAttrKeys(IROpHandle op, uint32_t* out_size, const char*** out_keys) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(op);
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_keys);
   const Op* o = AsOp(op);
   std::vector<std::string> keys;
   for (const std::string& key : Op::ListAttrKeys()) {
@@ -111,13 +113,12 @@ int IRSymbolCreateVariable(const char* name, IRSymbolHandle* out) {
 int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** keys,
                                const char** vals, IRSymbolHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(op);
+  IR_API_CHECK_ARRAY(keys, num_param);
+  IR_API_CHECK_ARRAY(vals, num_param);
   IR_API_CHECK_NOT_NULL(out);
   std::map<std::string, std::string> attrs;
-  for (uint32_t i = 0; i < num_param; ++i) {
-    IR_CHECK(keys != nullptr && vals != nullptr && keys[i] != nullptr && vals[i] != nullptr)
-        << "IRSymbolCreateAtomicSymbol: parameter " << i << " is null";
-    attrs[keys[i]] = vals[i];
-  }
+  for (uint32_t i = 0; i < num_param; ++i) attrs[keys[i]] = vals[i];
   *out = new Symbol(Symbol::CreateFunctor(AsOp(op), attrs));
   IR_API_END();
 }
@@ -125,6 +126,8 @@ int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** k
 int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args, const char** keys,
                     IRSymbolHandle* args) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
+  IR_API_CHECK_ARRAY(args, num_args);
   std::vector<Symbol> positional;
   std::unordered_map<std::string, Symbol> named;
   for (uint32_t i = 0; i < num_args; ++i) {
@@ -141,6 +144,7 @@ int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args, con
 
 int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_ARRAY(symbols, num_symbols);
   IR_API_CHECK_NOT_NULL(out);
   std::vector<Symbol> parts;
   for (uint32_t i = 0; i < num_symbols; ++i) parts.push_back(*AsSymbol(symbols[i]));
@@ -150,6 +154,7 @@ int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolH
 
 int IRSymbolCopy(IRSymbolHandle sym, IRSymbolHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
   IR_API_CHECK_NOT_NULL(out);
   *out = new Symbol(AsSymbol(sym)->Copy());
   IR_API_END();
@@ -163,6 +168,7 @@ int IRSymbolFree(IRSymbolHandle sym) {
 
 int IRSymbolGetNumOutputs(IRSymbolHandle sym, uint32_t* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
   IR_API_CHECK_NOT_NULL(out);
   *out = static_cast<uint32_t>(AsSymbol(sym)->outputs.size());
   IR_API_END();
@@ -170,6 +176,7 @@ int IRSymbolGetNumOutputs(IRSymbolHandle sym, uint32_t* out) {
 
 int IRSymbolGetOutput(IRSymbolHandle sym, uint32_t index, IRSymbolHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
   IR_API_CHECK_NOT_NULL(out);
   *out = new Symbol((*AsSymbol(sym))[index]);
   IR_API_END();
@@ -177,6 +184,7 @@ int IRSymbolGetOutput(IRSymbolHandle sym, uint32_t index, IRSymbolHandle* out) {
 
 int IRSymbolGetInternals(IRSymbolHandle sym, IRSymbolHandle* out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
   IR_API_CHECK_NOT_NULL(out);
   *out = new Symbol(AsSymbol(sym)->GetInternals());
   IR_API_END();
@@ -184,6 +192,9 @@ int IRSymbolGetInternals(IRSymbolHandle sym, IRSymbolHandle* out) {
 
 int IRSymbolListInputNames(IRSymbolHandle sym, int option, uint32_t* out_size, const char*** out_names) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
   IR_CHECK(option >= 0 && option <= 2) << "IRSymbolListInputNames: option must be 0, 1 or 2, got " << option;
   auto* buf = ThreadReturnBuffer();
   ExposeStrings(AsSymbol(sym)->ListInputNames(static_cast<Symbol::ListInputOption>(option)),
@@ -193,6 +204,9 @@ int IRSymbolListInputNames(IRSymbolHandle sym, int option, uint32_t* out_size, c
 
 int IRSymbolListOutputNames(IRSymbolHandle sym, uint32_t* out_size, const char*** out_names) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
   auto* buf = ThreadReturnBuffer();
   ExposeStrings(AsSymbol(sym)->ListOutputNames(), &buf->strings, &buf->pointers, out_size, out_names);
   IR_API_END();
@@ -200,25 +214,29 @@ int IRSymbolListOutputNames(IRSymbolHandle sym, uint32_t* out_size, const char**
 
 int IRSymbolAddControlDeps(IRSymbolHandle sym, IRSymbolHandle deps) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
+  IR_API_CHECK_NOT_NULL(deps);
   AsSymbol(sym)->AddControlDeps(*AsSymbol(deps));
   IR_API_END();
 }
 
 int IRSymbolSetAttrs(IRSymbolHandle sym, uint32_t num, const char** keys, const char** vals) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
+  IR_API_CHECK_ARRAY(keys, num);
+  IR_API_CHECK_ARRAY(vals, num);
   std::map<std::string, std::string> attrs;
-  for (uint32_t i = 0; i < num; ++i) {
-    IR_CHECK(keys != nullptr && vals != nullptr && keys[i] != nullptr && vals[i] != nullptr)
-        << "IRSymbolSetAttrs: attribute " << i << " is null";
-    attrs[keys[i]] = vals[i];
-  }
+  for (uint32_t i = 0; i < num; ++i) attrs[keys[i]] = vals[i];
   AsSymbol(sym)->SetAttrs(attrs);
   IR_API_END();
 }
 
 int IRSymbolGetAttr(IRSymbolHandle sym, const char* key, const char** out, int* success) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
   IR_API_CHECK_NOT_NULL(key);
+  IR_API_CHECK_NOT_NULL(out);
+  IR_API_CHECK_NOT_NULL(success);
   auto* buf = ThreadReturnBuffer();
   *success = AsSymbol(sym)->GetAttr(key, &buf->str) ? 1 : 0;
   *out = buf->str.c_str();
@@ -227,6 +245,8 @@ int IRSymbolGetAttr(IRSymbolHandle sym, const char* key, const char** out, int* 
 
 int IRSymbolPrint(IRSymbolHandle sym, const char** out) {
   IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(sym);
+  IR_API_CHECK_NOT_NULL(out);
   std::ostringstream os;
   AsSymbol(sym)->Print(os);
   auto* buf = ThreadReturnBuffer();

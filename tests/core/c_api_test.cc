@@ -42,7 +42,7 @@ TEST(CApiTest, ErrorsReturnMinusOneWithAMessage) {
   EXPECT_EQ(IRGetOpHandle("no_such_op", &op), -1);
   EXPECT_NE(std::string(IRGetLastError()).find("unknown op 'no_such_op'"), std::string::npos);
   EXPECT_EQ(IRGetOpHandle(nullptr, &op), -1);
-  EXPECT_NE(std::string(IRGetLastError()).find("argument 'name' is null"), std::string::npos);
+  EXPECT_NE(std::string(IRGetLastError()).find("IRGetOpHandle: argument 'name' is NULL"), std::string::npos);
   IRGraphHandle g;
   EXPECT_EQ(IRGraphLoadJSON("{not json", &g), -1);
   EXPECT_NE(std::string(IRGetLastError()).find("malformed graph JSON"), std::string::npos);

@@ -1,0 +1,400 @@
+// Every C function, called with NULL in each pointer position, fails cleanly and names the
+// argument (or succeeds where NULL is documented as allowed). A table lists one valid call
+// per function; a test checks that the table covers every function declared in c_api.h.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/test_ops.h"
+#include "ir/c_api.h"
+
+namespace {
+
+#define ASSERT_OK(call) ASSERT_EQ((call), 0) << IRGetLastError()
+
+/*! \brief Supplies the pointer arguments of one call, replacing the one named `null_arg` by NULL. */
+class Args {
+ public:
+  explicit Args(std::string null_arg) : null_arg_(std::move(null_arg)) {}
+  template <typename T>
+  T* operator()(const std::string& name, T* valid) {
+    names_.push_back(name);
+    return name == null_arg_ ? nullptr : valid;
+  }
+  bool IsNull(const std::string& name) const { return name == null_arg_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::string null_arg_;
+  std::vector<std::string> names_;
+};
+
+/*! \brief One C function: a valid call whose pointer arguments go through Args. */
+struct Call {
+  Call(std::string name, std::function<int(Args&)> valid_call, std::set<std::string> nullable = {})
+      : function(std::move(name)), call(std::move(valid_call)), optional(std::move(nullable)) {}
+  std::string function;
+  std::function<int(Args&)> call;
+  /*! \brief Arguments documented as accepting NULL: the call still succeeds. */
+  std::set<std::string> optional;
+};
+
+class CApiNullArgsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(IRGetOpHandle("exp", &exp_op_));
+    ASSERT_OK(IRSymbolCreateVariable("x", &x_));
+    y_ = Exp(x_);
+    ASSERT_OK(IRGraphCreate(y_, &graph_));
+    // Fusion off: a run with only targets (fetches NULL) must not depend on the fusion pass.
+    ASSERT_OK(IRSessionCreate("{\"fusion\": false}", &session_));
+    int64_t shape[] = {2};
+    float values[] = {1, 2};
+    ASSERT_OK(IRNDArrayCreate(shape, 1, 0, values, &array_));
+    RunOnce();
+  }
+  void TearDown() override {
+    IRSymbolFree(x_);
+    IRSymbolFree(y_);
+    IRGraphFree(graph_);
+    IRSessionFree(session_);
+    IRNDArrayFree(array_);
+  }
+
+  IRSymbolHandle Exp(IRSymbolHandle input) {
+    IRSymbolHandle out = nullptr;
+    EXPECT_EQ(IRSymbolCreateAtomicSymbol(exp_op_, 0, nullptr, nullptr, &out), 0) << IRGetLastError();
+    EXPECT_EQ(IRSymbolCompose(out, "y", 1, nullptr, &input), 0) << IRGetLastError();
+    return out;
+  }
+
+  void RunOnce() {
+    const char* names[] = {"x"};
+    uint32_t n = 0;
+    IRNDArrayHandle* outs = nullptr;
+    ASSERT_OK(IRSessionRun(session_, y_, nullptr, 1, names, &array_, &n, &outs));
+    for (uint32_t i = 0; i < n; ++i) IRNDArrayFree(outs[i]);
+  }
+
+  std::vector<Call> Table();
+
+  IROpHandle exp_op_ = nullptr;
+  IRSymbolHandle x_ = nullptr, y_ = nullptr;
+  IRGraphHandle graph_ = nullptr;
+  IRSessionHandle session_ = nullptr;
+  IRNDArrayHandle array_ = nullptr;
+};
+
+// Out-parameters written by the calls below; their values are not checked here.
+uint32_t u32;
+int i32;
+const char* str;
+const char** strs;
+const int64_t* dims;
+IROpHandle op_out;
+
+std::vector<Call> CApiNullArgsTest::Table() {
+  auto free_symbol = [](IRSymbolHandle h) { IRSymbolFree(h); };
+  return {
+      {"IRListAllOpNames", [](Args& a) { return IRListAllOpNames(a("out_size", &u32), a("out_names", &strs)); }},
+      {"IRGetOpHandle", [](Args& a) { return IRGetOpHandle(a("name", "exp"), a("out", &op_out)); }},
+      {"IRGetOpInfo",
+       [&](Args& a) {
+         const char **types, **descs;
+         return IRGetOpInfo(a("op", exp_op_), a("name", &str), a("description", &str), a("num_args", &u32),
+                            a("arg_names", &strs), a("arg_types", &types), a("arg_descriptions", &descs));
+       }},
+      {"IRGetOpAttrKeys",
+       [&](Args& a) { return IRGetOpAttrKeys(a("op", exp_op_), a("out_size", &u32), a("out_keys", &strs)); }},
+      {"IRSymbolCreateVariable",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRSymbolCreateVariable(a("name", "v"), a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRSymbolCreateAtomicSymbol",
+       [&](Args& a) {
+         IROpHandle split = nullptr;
+         EXPECT_EQ(IRGetOpHandle("core_test_split", &split), 0);
+         IRSymbolHandle out = nullptr;
+         const char* keys[] = {"num_outputs"};
+         const char* vals[] = {"2"};
+         int rc = IRSymbolCreateAtomicSymbol(a("op", split), 1, a("keys", keys), a("vals", vals), a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRSymbolCompose",
+       [&](Args& a) {
+         IRSymbolHandle sym = nullptr;
+         EXPECT_EQ(IRSymbolCreateAtomicSymbol(exp_op_, 0, nullptr, nullptr, &sym), 0);
+         const char* keys[] = {"x"};
+         int rc = IRSymbolCompose(a("sym", sym), a("name", "e"), 1, a("keys", keys), a("args", &x_));
+         free_symbol(sym);
+         return rc;
+       },
+       {"name", "keys"}},
+      {"IRSymbolCreateGroup",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr, parts[] = {x_, y_};
+         int rc = IRSymbolCreateGroup(2, a("symbols", parts), a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRSymbolCopy",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRSymbolCopy(a("sym", y_), a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRSymbolFree",
+       [&](Args& a) {
+         IRSymbolHandle sym = nullptr;
+         EXPECT_EQ(IRSymbolCopy(y_, &sym), 0);
+         int rc = IRSymbolFree(a("sym", sym));
+         if (a.IsNull("sym")) free_symbol(sym);
+         return rc;
+       },
+       {"sym"}},
+      {"IRSymbolGetNumOutputs", [&](Args& a) { return IRSymbolGetNumOutputs(a("sym", y_), a("out", &u32)); }},
+      {"IRSymbolGetOutput",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRSymbolGetOutput(a("sym", y_), 0, a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRSymbolGetInternals",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRSymbolGetInternals(a("sym", y_), a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRSymbolListInputNames",
+       [&](Args& a) { return IRSymbolListInputNames(a("sym", y_), 0, a("out_size", &u32), a("out_names", &strs)); }},
+      {"IRSymbolListOutputNames",
+       [&](Args& a) { return IRSymbolListOutputNames(a("sym", y_), a("out_size", &u32), a("out_names", &strs)); }},
+      {"IRSymbolAddControlDeps",
+       [&](Args& a) {
+         IRSymbolHandle sym = Exp(x_);
+         int rc = IRSymbolAddControlDeps(a("sym", sym), a("deps", x_));
+         free_symbol(sym);
+         return rc;
+       }},
+      {"IRSymbolSetAttrs",
+       [&](Args& a) {
+         IRSymbolHandle sym = Exp(x_);
+         const char* keys[] = {"__note__"};
+         const char* vals[] = {"v"};
+         int rc = IRSymbolSetAttrs(a("sym", sym), 1, a("keys", keys), a("vals", vals));
+         free_symbol(sym);
+         return rc;
+       }},
+      {"IRSymbolGetAttr",
+       [&](Args& a) { return IRSymbolGetAttr(a("sym", y_), a("key", "note"), a("out", &str), a("success", &i32)); }},
+      {"IRSymbolPrint", [&](Args& a) { return IRSymbolPrint(a("sym", y_), a("out", &str)); }},
+      {"IRGraphCreate",
+       [&](Args& a) {
+         IRGraphHandle out = nullptr;
+         int rc = IRGraphCreate(a("sym", y_), a("out", &out));
+         IRGraphFree(out);
+         return rc;
+       }},
+      {"IRGraphFree",
+       [&](Args& a) {
+         IRGraphHandle graph = nullptr;
+         EXPECT_EQ(IRGraphCreate(y_, &graph), 0);
+         int rc = IRGraphFree(a("graph", graph));
+         if (a.IsNull("graph")) IRGraphFree(graph);
+         return rc;
+       },
+       {"graph"}},
+      {"IRGraphGetSymbol",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRGraphGetSymbol(a("graph", graph_), a("out", &out));
+         free_symbol(out);
+         return rc;
+       }},
+      {"IRGraphApplyPasses",
+       [&](Args& a) {
+         IRGraphHandle out = nullptr;
+         const char* passes[] = {"InferShape"};
+         int rc = IRGraphApplyPasses(a("src", graph_), 1, a("pass_names", passes), a("dst", &out));
+         IRGraphFree(out);
+         return rc;
+       }},
+      {"IRListPasses", [](Args& a) { return IRListPasses(a("out_size", &u32), a("out_names", &strs)); }},
+      {"IRGraphSaveJSON", [&](Args& a) { return IRGraphSaveJSON(a("graph", graph_), a("out_json", &str)); }},
+      {"IRGraphLoadJSON",
+       [&](Args& a) {
+         const char* json = nullptr;
+         EXPECT_EQ(IRGraphSaveJSON(graph_, &json), 0);
+         std::string copy = json;
+         IRGraphHandle out = nullptr;
+         int rc = IRGraphLoadJSON(a("json", copy.c_str()), a("out", &out));
+         IRGraphFree(out);
+         return rc;
+       }},
+      {"IRGraphGetAttrJSON",
+       [&](Args& a) {
+         return IRGraphGetAttrJSON(a("graph", graph_), a("key", "k"), a("out_json", &str), a("success", &i32));
+       }},
+      {"IRGraphSetAttrJSON",
+       [&](Args& a) { return IRGraphSetAttrJSON(a("graph", graph_), a("key", "k"), a("json", "[\"int\", 1]")); }},
+      {"IRGraphListAttrs",
+       [&](Args& a) { return IRGraphListAttrs(a("graph", graph_), a("out_size", &u32), a("out_keys", &strs)); }},
+      {"IRGraphPrint", [&](Args& a) { return IRGraphPrint(a("graph", graph_), 0, a("out", &str)); }},
+      {"IRLoadOpLibrary",
+       [](Args& a) { return IRLoadOpLibrary(a("path", IR_TEST_LIB_DIR "/libexample_ops.so")); }},
+      {"IRSymbolGradient",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRSymbolGradient(a("ys", y_), a("xs", x_), a("grad_ys", y_), a("out", &out));
+         free_symbol(out);
+         return rc;
+       },
+       {"grad_ys"}},
+      {"IRNDArrayCreate",
+       [](Args& a) {
+         int64_t shape[] = {2, 1};
+         float data[] = {1, 2};
+         IRNDArrayHandle out = nullptr;
+         int rc = IRNDArrayCreate(a("shape", shape), 2, 0, a("data_or_null", data), a("out", &out));
+         IRNDArrayFree(out);
+         return rc;
+       },
+       {"data_or_null"}},
+      {"IRNDArrayGetShape",
+       [&](Args& a) { return IRNDArrayGetShape(a("array", array_), a("ndim", &i32), a("shape", &dims)); }},
+      {"IRNDArrayGetDType", [&](Args& a) { return IRNDArrayGetDType(a("array", array_), a("dtype", &i32)); }},
+      {"IRNDArraySyncCopyToCPU",
+       [&](Args& a) {
+         float dst[2];
+         return IRNDArraySyncCopyToCPU(a("array", array_), a("dst", dst), sizeof(dst));
+       }},
+      {"IRNDArrayFree",
+       [](Args& a) {
+         IRNDArrayHandle array = nullptr;
+         EXPECT_EQ(IRNDArrayCreate(nullptr, 0, 0, nullptr, &array), 0);
+         int rc = IRNDArrayFree(a("array", array));
+         if (a.IsNull("array")) IRNDArrayFree(array);
+         return rc;
+       },
+       {"array"}},
+      {"IRSessionCreate",
+       [](Args& a) {
+         IRSessionHandle out = nullptr;
+         int rc = IRSessionCreate(a("options_json", "{\"fusion\": false}"), a("out", &out));
+         IRSessionFree(out);
+         return rc;
+       },
+       {"options_json"}},
+      {"IRSessionRun",
+       [&](Args& a) {
+         const char* names[] = {"x"};
+         uint32_t n = 0;
+         IRNDArrayHandle* outs = nullptr;
+         int rc = IRSessionRun(a("session", session_), a("fetches", y_), a("targets", y_), 1, a("feed_names", names),
+                               a("feed_values", &array_), a("num_outputs", &n), a("outputs", &outs));
+         for (uint32_t i = 0; rc == 0 && i < n; ++i) IRNDArrayFree(outs[i]);
+         return rc;
+       },
+       {"fetches", "targets"}},
+      {"IRSessionGetVariable",
+       [&](Args& a) {
+         IRNDArrayHandle out = nullptr;
+         int rc = IRSessionGetVariable(a("session", session_), a("name", "w"), a("out", &out), a("found", &i32));
+         IRNDArrayFree(out);
+         return rc;
+       }},
+      {"IRSessionSetVariable",
+       [&](Args& a) { return IRSessionSetVariable(a("session", session_), a("name", "w"), a("value", array_)); }},
+      {"IRSessionListVariables",
+       [&](Args& a) {
+         return IRSessionListVariables(a("session", session_), a("out_size", &u32), a("out_names", &strs));
+       }},
+      {"IRSessionGetStatsJSON",
+       [&](Args& a) { return IRSessionGetStatsJSON(a("session", session_), a("json", &str)); }},
+      {"IRSessionGetLastGraph",
+       [&](Args& a) {
+         IRGraphHandle out = nullptr;
+         int rc = IRSessionGetLastGraph(a("session", session_), a("out", &out));
+         IRGraphFree(out);
+         return rc;
+       }},
+      {"IRSessionFree",
+       [](Args& a) {
+         IRSessionHandle session = nullptr;
+         EXPECT_EQ(IRSessionCreate(nullptr, &session), 0);
+         int rc = IRSessionFree(a("session", session));
+         if (a.IsNull("session")) IRSessionFree(session);
+         return rc;
+       },
+       {"session"}},
+  };
+}
+
+TEST_F(CApiNullArgsTest, EveryPointerArgumentIsCheckedForNull) {
+  for (const Call& entry : Table()) {
+    SCOPED_TRACE(entry.function);
+    Args valid("");
+    ASSERT_EQ(entry.call(valid), 0) << IRGetLastError();
+    for (const std::string& arg : valid.names()) {
+      SCOPED_TRACE(arg);
+      Args with_null(arg);
+      int rc = entry.call(with_null);
+      if (entry.optional.count(arg)) {
+        EXPECT_EQ(rc, 0) << IRGetLastError();
+        continue;
+      }
+      EXPECT_EQ(rc, -1);
+      std::string expected = entry.function + ": argument '" + arg + "' is NULL";
+      EXPECT_NE(std::string(IRGetLastError()).find(expected), std::string::npos)
+          << "expected '" << expected << "', got '" << IRGetLastError() << "'";
+    }
+  }
+}
+
+TEST_F(CApiNullArgsTest, TableCoversEveryFunctionOfTheHeader) {
+  std::ifstream header(IR_TEST_SOURCE_DIR "/include/ir/c_api.h");
+  std::string text((std::istreambuf_iterator<char>(header)), std::istreambuf_iterator<char>());
+  std::set<std::string> covered;
+  for (const Call& entry : Table()) covered.insert(entry.function);
+  std::regex declaration(R"(IR_DLL\s+[\w\s\*]+?\b(IR\w+)\s*\()");
+  int functions = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), declaration), end; it != end; ++it) {
+    std::string name = (*it)[1];
+    if (name == "IRGetLastError") continue;
+    ++functions;
+    EXPECT_TRUE(covered.count(name)) << name << " is missing from the NULL-argument table";
+  }
+  EXPECT_GE(functions, 45);
+}
+
+TEST_F(CApiNullArgsTest, NullElementsOfArraysAreNamed) {
+  IRSymbolHandle out = nullptr;
+  IRSymbolHandle parts[] = {x_, nullptr};
+  EXPECT_EQ(IRSymbolCreateGroup(2, parts, &out), -1);
+  EXPECT_NE(std::string(IRGetLastError()).find("IRSymbolCreateGroup: argument 'symbols[1]' is NULL"),
+            std::string::npos)
+      << IRGetLastError();
+  const char* names[] = {nullptr};
+  uint32_t n = 0;
+  IRNDArrayHandle* outs = nullptr;
+  EXPECT_EQ(IRSessionRun(session_, y_, nullptr, 1, names, &array_, &n, &outs), -1);
+  EXPECT_NE(std::string(IRGetLastError()).find("IRSessionRun: argument 'feed_names[0]' is NULL"),
+            std::string::npos)
+      << IRGetLastError();
+  EXPECT_EQ(IRSessionRun(session_, y_, nullptr, 1, names, nullptr, &n, &outs), -1);
+  EXPECT_NE(std::string(IRGetLastError()).find("is NULL"), std::string::npos) << IRGetLastError();
+}
+
+}  // namespace
