@@ -30,6 +30,7 @@ Outputs ConvertShape(ImportContext& ctx) {
 }
 
 Outputs ConvertShapeN(ImportContext& ctx) {
+  ctx.ExpectListLength("N", ctx.num_inputs());
   Outputs outs;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     outs.push_back(ctx.Op("shape", {ctx.input(i)}, {{"out_type", OutType(ctx)}}, std::to_string(i)));
@@ -71,26 +72,28 @@ Outputs Concat(ImportContext& ctx, std::vector<NodeEntry> values, int64_t axis) 
 Outputs ConvertConcatV2(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() >= 2) << "needs values and an axis, has " << ctx.num_inputs() << " input(s)";
   std::vector<NodeEntry> values(ctx.inputs().begin(), ctx.inputs().end() - 1);
+  ctx.ExpectListLength("N", values.size());
   return Concat(ctx, values, static_cast<int64_t>(ctx.ConstScalar(ctx.num_inputs() - 1)));
 }
 
 Outputs ConvertConcat(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() >= 2) << "needs an axis and values, has " << ctx.num_inputs() << " input(s)";
   std::vector<NodeEntry> values(ctx.inputs().begin() + 1, ctx.inputs().end());
+  ctx.ExpectListLength("N", values.size());
   return Concat(ctx, values, static_cast<int64_t>(ctx.ConstScalar(0)));
 }
 
 /*! \brief ConcatOffset(axis, shapes...): where each input starts in the concatenation. */
 Outputs ConvertConcatOffset(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() >= 2) << "needs an axis and shapes, has " << ctx.num_inputs() << " input(s)";
+  ctx.ExpectListLength("N", ctx.num_inputs() - 1);
   int64_t axis = static_cast<int64_t>(ctx.ConstScalar(0));
   Outputs outs;
   int64_t offset = 0;
   for (size_t i = 1; i < ctx.num_inputs(); ++i) {
     std::vector<int64_t> shape = ctx.ConstInts(i);
     int64_t rank = static_cast<int64_t>(shape.size());
-    int64_t a = axis < 0 ? axis + rank : axis;
-    IR_CHECK(a >= 0 && a < rank) << "axis " << axis << " is out of range for shape " << IntsAttr(shape);
+    int64_t a = ctx.NormalizeAxis(axis, rank, StrCat("axis (shape ", IntsAttr(shape), ")"));
     std::vector<int32_t> result(shape.size(), 0);
     result[a] = static_cast<int32_t>(offset);
     offset += shape[a];
@@ -100,6 +103,7 @@ Outputs ConvertConcatOffset(ImportContext& ctx) {
 }
 
 Outputs ConvertPack(ImportContext& ctx) {
+  ctx.ExpectListLength("N", ctx.num_inputs());
   std::string axis = std::to_string(ctx.Int("axis", 0));
   std::vector<NodeEntry> expanded;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {

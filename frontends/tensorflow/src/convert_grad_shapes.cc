@@ -52,6 +52,7 @@ Stitch ReadStitch(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() % 2 == 0 && ctx.num_inputs() > 0)
       << "needs N index and N data inputs, has " << ctx.num_inputs() << " input(s)";
   size_t n = ctx.num_inputs() / 2;
+  ctx.ExpectListLength("N", n);
   Stitch s;
   int64_t max_index = -1;
   for (size_t m = 0; m < n; ++m) {

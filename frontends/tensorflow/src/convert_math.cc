@@ -19,19 +19,80 @@ Converter Same(const char* op, size_t num_inputs) {
   };
 }
 
+/*! \brief The node's T is an integer type (int8...int64 widen to int32/int64). */
+bool IntegerT(const ImportContext& ctx) {
+  DType t = ctx.HasAttr("T") ? ctx.Type("T") : DType::kFloat32;
+  return t == DType::kInt32 || t == DType::kInt64;
+}
+
 /*!
- * \brief Div: a true division for floats; for integers TensorFlow's kernel truncates toward zero
- * (C++ semantics), which is |x| // |y| with the sign of x * y.
+ * \brief Input `i` behind a check_int_operand that raises TensorFlow's error, naming this node,
+ * when an element is not `require` ("nonzero", "nonnegative"): TensorFlow's integer kernels raise
+ * where ours compute a defined value.
  */
-Outputs ConvertDiv(ImportContext& ctx) {
-  ctx.ExpectInputs(2);
-  DType dtype = ctx.HasAttr("T") ? ctx.Type("T") : DType::kFloat32;
-  if (DTypeIsFloat(dtype) && ctx.op() == "Div") return {ctx.Op("divide", ctx.inputs())};
-  NodeEntry x = ctx.input(0), y = ctx.input(1);
+NodeEntry CheckedOperand(ImportContext& ctx, size_t i, const char* require, const char* message) {
+  return ctx.Op("check_int_operand", {ctx.input(i)},
+                {{"require", require},
+                 {"message", message},
+                 {"context", StrCat("TensorFlow node '", ctx.name(), "' (op ", ctx.op(), ")")}},
+                "check_operand");
+}
+
+/*! \brief The divisor (input 1): checked nonzero for integers. */
+NodeEntry Divisor(ImportContext& ctx) {
+  return IntegerT(ctx) ? CheckedOperand(ctx, 1, "nonzero", "Integer division by zero") : ctx.input(1);
+}
+
+/*! \brief trunc(x / y) for floats: |x| // |y| with the sign of x * y. */
+NodeEntry FloatTruncateDiv(ImportContext& ctx, const NodeEntry& x, const NodeEntry& y) {
   NodeEntry quotient = ctx.Op("floor_divide", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {y}, {}, "abs_y")}, {},
                               "abs_quotient");
   NodeEntry sign = ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), ctx.Op("sign", {y}, {}, "sign_y")}, {}, "sign");
-  return {ctx.Op("multiply", {quotient, sign})};
+  return ctx.Op("multiply", {quotient, sign});
+}
+
+/*!
+ * \brief Div and TruncateDiv: for integers TensorFlow's kernel truncates toward zero (C++
+ * semantics), as our `divide` does, and raises on a zero divisor; Div of floats is a true
+ * division, TruncateDiv of floats truncates the quotient.
+ */
+Outputs ConvertDiv(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  if (IntegerT(ctx) || ctx.op() == "Div") return {ctx.Op("divide", {ctx.input(0), Divisor(ctx)})};
+  return {FloatTruncateDiv(ctx, ctx.input(0), ctx.input(1))};
+}
+
+/*! \brief FloorDiv, FloorMod: our ops round toward -infinity as TensorFlow's do. */
+Converter FloorOp(const char* op) {
+  return [op](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(2);
+    return {ctx.Op(op, {ctx.input(0), Divisor(ctx)})};
+  };
+}
+
+/*!
+ * \brief Mod, TruncateMod: the remainder of the truncated division (sign of x): x - trunc(x / y) * y
+ * for integers (exact, as C++ %), sign(x) * (|x| mod |y|) for floats (fmod).
+ */
+Outputs ConvertTruncateMod(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  NodeEntry x = ctx.input(0);
+  if (IntegerT(ctx)) {
+    NodeEntry y = Divisor(ctx);
+    NodeEntry multiple = ctx.Op("multiply", {ctx.Op("divide", {x, y}, {}, "quotient"), y}, {}, "multiple");
+    return {ctx.Op("subtract", {x, multiple})};
+  }
+  NodeEntry rest = ctx.Op("floor_mod", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {ctx.input(1)}, {}, "abs_y")}, {},
+                          "abs_mod");
+  return {ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), rest})};
+}
+
+/*! \brief Pow: TensorFlow raises on negative integer exponents. */
+Outputs ConvertPow(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  NodeEntry exponent = IntegerT(ctx) ? CheckedOperand(ctx, 1, "nonnegative", "Integers to negative integer powers are not allowed")
+                                     : ctx.input(1);
+  return {ctx.Op("power", {ctx.input(0), exponent})};
 }
 
 Outputs ConvertSquaredDifference(ImportContext& ctx) {
@@ -53,6 +114,7 @@ Outputs ConvertLeakyRelu(ImportContext& ctx) {
 
 Outputs ConvertAddN(ImportContext& ctx) {
   ctx.input(0);
+  ctx.ExpectListLength("N", ctx.num_inputs());
   if (ctx.num_inputs() == 1) return {ctx.Op("identity", ctx.inputs())};
   return {ctx.Op("add_n", ctx.inputs())};
 }
@@ -62,21 +124,36 @@ Outputs ConvertCast(ImportContext& ctx) {
   return {ctx.Op("cast", {ctx.input(0)}, {{"dtype", DTypeName(ctx.Type("DstT"))}})};
 }
 
+/*! \brief Throws unless the (possibly partial) shapes can be equal, naming both. */
+void ExpectSameShape(const Shape& a, const Shape& b, const std::string& what) {
+  Shape merged;
+  IR_CHECK(Shape::Merge(a, b, &merged)) << what << " must have the same shape, but got " << a << " and " << b;
+}
+
 /*!
- * \brief Select/SelectV2 -> where. TF1's Select also takes a vector condition choosing rows
- * of higher-rank values: that condition becomes a column [n, 1, ...] so it broadcasts.
+ * \brief Select (TF1) as TensorFlow's kernel checks it: 'then' and 'else' of one shape, and a
+ * condition that is a scalar, of that shape too, or a vector choosing rows of higher-rank values
+ * (its size the number of rows), which becomes a column [n, 1, ...] so `where` broadcasts it.
  */
+NodeEntry SelectCondition(ImportContext& ctx) {
+  Shape c = ctx.InputShape(0), t = ctx.InputShape(1);
+  ExpectSameShape(t, ctx.InputShape(2), "'then' and 'else'");
+  if (!c.rank_known() || !t.rank_known() || c.ndim() == 0) return ctx.input(0);
+  if (c.ndim() != 1 || t.ndim() <= 1) {
+    ExpectSameShape(c, t, "'cond' and 'then'");
+    return ctx.input(0);
+  }
+  IR_CHECK(c[0] < 0 || t[0] < 0 || c[0] == t[0]) << "the number of rows of 'then' " << t << " must match the size of "
+                                                 << "the vector 'cond' " << c;
+  std::vector<int64_t> column(t.ndim(), 1);
+  column[0] = t[0] >= 0 ? t[0] : -1;
+  return ctx.Op("reshape", {ctx.input(0)}, {{"shape", IntsAttr(column)}}, "condition");
+}
+
+/*! \brief Select -> where with TF1's shape rules; SelectV2 broadcasts all three as `where` does. */
 Outputs ConvertSelect(ImportContext& ctx) {
   ctx.ExpectInputs(3);
-  NodeEntry cond = ctx.input(0);
-  if (ctx.op() == "Select") {
-    Shape c = ctx.InputShape(0), t = ctx.InputShape(1);
-    if (c.ndim() == 1 && t.ndim() > 1) {
-      std::vector<int64_t> column(t.ndim(), 1);
-      column[0] = -1;
-      cond = ctx.Op("reshape", {cond}, {{"shape", IntsAttr(column)}}, "condition");
-    }
-  }
+  NodeEntry cond = ctx.op() == "Select" ? SelectCondition(ctx) : ctx.input(0);
   return {ctx.Op("where", {cond, ctx.input(1), ctx.input(2)})};
 }
 
@@ -137,11 +214,12 @@ IR_TF_CONVERTER({"Sub"}, Same("subtract", 2));
 IR_TF_CONVERTER({"Mul"}, Same("multiply", 2));
 IR_TF_CONVERTER({"RealDiv"}, Same("divide", 2));
 IR_TF_CONVERTER({"Div", "TruncateDiv"}, ConvertDiv);
-IR_TF_CONVERTER({"FloorDiv"}, Same("floor_divide", 2));
-IR_TF_CONVERTER({"FloorMod"}, Same("floor_mod", 2));
+IR_TF_CONVERTER({"FloorDiv"}, FloorOp("floor_divide"));
+IR_TF_CONVERTER({"FloorMod"}, FloorOp("floor_mod"));
+IR_TF_CONVERTER({"Mod", "TruncateMod"}, ConvertTruncateMod);
 IR_TF_CONVERTER({"Maximum"}, Same("maximum", 2));
 IR_TF_CONVERTER({"Minimum"}, Same("minimum", 2));
-IR_TF_CONVERTER({"Pow"}, Same("power", 2));
+IR_TF_CONVERTER({"Pow"}, ConvertPow);
 IR_TF_CONVERTER({"SquaredDifference"}, ConvertSquaredDifference);
 IR_TF_CONVERTER({"Equal"}, Same("equal", 2));
 IR_TF_CONVERTER({"NotEqual"}, Same("not_equal", 2));

@@ -12,11 +12,47 @@ namespace {
 using Outputs = std::vector<NodeEntry>;
 using Attrs = std::map<std::string, std::string>;
 
-/*! \brief strides, padding, data_format (and explicit pads) as our conv and pool ops take them. */
-Attrs WindowAttrs(const ImportContext& ctx) {
+/*! \brief TF's data_format of a 2-D window op: "NHWC" (default) or "NCHW"; anything else is an error. */
+std::string DataFormat(const ImportContext& ctx) {
   std::string format = ctx.Str("data_format", "NHWC");
-  Attrs attrs{{"strides", IntsAttr(ctx.Ints("strides"))}, {"padding", ctx.Str("padding")}, {"data_format", format}};
-  if (ctx.Str("padding") == "EXPLICIT") {
+  IR_CHECK(format == "NHWC" || format == "NCHW")
+      << "attribute 'data_format' must be \"NHWC\" or \"NCHW\", got \"" << format << "\" (Invalid data format)";
+  return format;
+}
+
+/*!
+ * \brief A per-dimension window attribute (strides, ksize, dilations) as TensorFlow requires it:
+ * 4 positive values in data_format order, 1 along the batch and depth dimensions.
+ */
+std::vector<int64_t> WindowList(const ImportContext& ctx, const std::string& key, const std::string& format) {
+  std::vector<int64_t> v = ctx.Ints(key);
+  IR_CHECK(v.size() == 4) << "attribute '" << key << "' " << IntsAttr(v)
+                          << " must specify 4 dimensions (sliding window " << key << " field)";
+  for (int64_t d : v) IR_CHECK(d >= 1) << "attribute '" << key << "' " << IntsAttr(v) << " must be positive";
+  size_t depth = format == "NHWC" ? 3 : 1;
+  IR_CHECK(v[0] == 1 && v[depth] == 1) << "attribute '" << key << "' " << IntsAttr(v) << " is not 1 along the batch and "
+                                       << "depth dimensions of " << format << ", which TensorFlow does not support";
+  return v;
+}
+
+/*! \brief TF's padding attribute: "SAME", "VALID" or (convolutions) "EXPLICIT". */
+std::string PaddingAttr(const ImportContext& ctx, bool explicit_allowed) {
+  std::string padding = ctx.Str("padding");
+  bool known = padding == "SAME" || padding == "VALID" || (explicit_allowed && padding == "EXPLICIT");
+  IR_CHECK(known) << "attribute 'padding' must be \"SAME\" or \"VALID\"" << (explicit_allowed ? " or \"EXPLICIT\"" : "")
+                  << ", got \"" << padding << "\"";
+  if (padding != "EXPLICIT" && ctx.HasAttr("explicit_paddings")) {
+    IR_CHECK(ctx.Ints("explicit_paddings").empty())
+        << "attribute 'explicit_paddings' must be empty when padding is \"" << padding << "\"";
+  }
+  return padding;
+}
+
+/*! \brief strides, padding, data_format (and explicit pads) as our conv and pool ops take them. */
+Attrs WindowAttrs(const ImportContext& ctx, bool explicit_allowed) {
+  std::string format = DataFormat(ctx), padding = PaddingAttr(ctx, explicit_allowed);
+  Attrs attrs{{"strides", IntsAttr(WindowList(ctx, "strides", format))}, {"padding", padding}, {"data_format", format}};
+  if (padding == "EXPLICIT") {
     std::vector<int64_t> p = ctx.Ints("explicit_paddings");
     IR_CHECK(p.size() == 8) << "attribute 'explicit_paddings' needs 8 values, has " << p.size();
     size_t h = format == "NCHW" ? 4 : 2;
@@ -27,14 +63,15 @@ Attrs WindowAttrs(const ImportContext& ctx) {
 }
 
 Attrs ConvAttrs(const ImportContext& ctx) {
-  Attrs attrs = WindowAttrs(ctx);
-  if (ctx.HasAttr("dilations")) attrs["dilations"] = IntsAttr(ctx.Ints("dilations"));
+  Attrs attrs = WindowAttrs(ctx, true);
+  if (ctx.HasAttr("dilations")) attrs["dilations"] = IntsAttr(WindowList(ctx, "dilations", attrs["data_format"]));
   return attrs;
 }
 
+/*! \brief MaxPool* also take explicit paddings (TF 2.x); AvgPool* only "SAME" and "VALID". */
 Attrs PoolAttrs(const ImportContext& ctx) {
-  Attrs attrs = WindowAttrs(ctx);
-  attrs["ksize"] = IntsAttr(ctx.Ints("ksize"));
+  Attrs attrs = WindowAttrs(ctx, ctx.op().rfind("MaxPool", 0) == 0);
+  attrs["ksize"] = IntsAttr(WindowList(ctx, "ksize", attrs["data_format"]));
   return attrs;
 }
 

@@ -6,6 +6,7 @@
 #include "graph_importer.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "converter.h"
 #include "ir/fold_constants.h"
@@ -168,6 +169,9 @@ void GraphImporter::Convert(const tensorflow::NodeDef& def) {
                                    << "' (ir-tf-run --list-unsupported lists every such node)";
     outs = (*converter)(ctx);
     IR_CHECK(!outs.empty()) << "the converter produced no outputs";
+  } catch (const UnfedPlaceholderError& err) {
+    throw Error(StrCat("placeholder '", err.placeholder(), "' must be fed: TensorFlow node '", def.name(), "' (op ",
+                       def.op(), ") ", err.what()));
   } catch (const Error& err) {
     throw Error(StrCat("TensorFlow node '", def.name(), "' (op ", def.op(), "): ", err.what()));
   }
@@ -248,6 +252,27 @@ Shape GraphImporter::ShapeOf(const NodeEntry& entry) {
   Shape shape = g.GetAttr<ShapeVector>("shape")[g.indexed_graph().entry_id(entry)];
   if (shape.is_known()) shapes_[key] = shape;
   return shape;
+}
+
+std::vector<std::string> GraphImporter::UnfedPlaceholders(const NodeEntry& entry) const {
+  std::vector<std::string> names;
+  std::unordered_set<const Node*> seen{entry.node.get()};
+  std::vector<const Node*> stack{entry.node.get()};
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    if (node->is_variable()) {
+      auto kind = node->attrs.dict.find("__kind__");
+      bool placeholder = kind != node->attrs.dict.end() && kind->second == "placeholder";
+      if (placeholder && !spec_.feed_shapes.count(node->attrs.name)) names.push_back(node->attrs.name);
+      continue;
+    }
+    for (const NodeEntry& in : node->inputs) {
+      if (seen.insert(in.node.get()).second) stack.push_back(in.node.get());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 DType GraphImporter::TypeOf(const NodeEntry& entry) {

@@ -51,6 +51,8 @@ class GraphImporter {
   /*! \brief Inferred shape and dtype of `entry` (partial when not fully known). */
   Shape ShapeOf(const NodeEntry& entry);
   DType TypeOf(const NodeEntry& entry);
+  /*! \brief Names of the placeholders `entry` depends on that this import does not feed. */
+  std::vector<std::string> UnfedPlaceholders(const NodeEntry& entry) const;
   const ImportSpec& spec() const { return spec_; }
 
  private:

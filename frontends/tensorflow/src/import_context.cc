@@ -37,6 +37,19 @@ void ImportContext::ExpectInputs(size_t n) const {
   IR_CHECK(inputs_.size() == n) << "needs " << n << " data input(s), has " << inputs_.size();
 }
 
+void ImportContext::ExpectListLength(const std::string& key, size_t count) const {
+  if (!HasAttr(key)) return;
+  int64_t n = Int(key);
+  IR_CHECK(n >= 0 && static_cast<size_t>(n) == count)
+      << "attribute '" << key << "' is " << n << " but the node has " << count << " input(s) in that list";
+}
+
+int64_t ImportContext::NormalizeAxis(int64_t axis, int64_t rank, const std::string& what) const {
+  IR_CHECK(axis >= -rank && axis < rank) << what << " " << axis << " is out of range [" << -rank << ", " << rank
+                                         << ") for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
 NodeEntry ImportContext::VariableInput(size_t i) const {
   NodeEntry e = input(i);
   while (!e.node->is_variable() && e.node->op()->name == "identity") e = e.node->inputs.at(0);
@@ -118,10 +131,15 @@ Shape ImportContext::ShapeAttr(const std::string& key) const {
 
 NDArray ImportContext::ConstInput(size_t i) const {
   NDArray value = importer_->Fold(input(i));
-  IR_CHECK(value.defined()) << "input " << i << " ('" << def_.input(static_cast<int>(i))
-                            << "') must be known before the graph runs, but its value depends on values or shapes "
-                            << "unknown at import (feed shapes for the placeholders it depends on make it known)";
-  return value;
+  if (value.defined()) return value;
+  std::string what = StrCat("input ", i, " ('", def_.input(static_cast<int>(i)), "')");
+  std::vector<std::string> unfed = importer_->UnfedPlaceholders(input(i));
+  if (!unfed.empty()) {
+    throw UnfedPlaceholderError(unfed[0], StrCat("needs ", what, " before the graph runs, and it depends on ",
+                                                 unfed.size() == 1 ? "that placeholder" : "the unfed placeholders " + Join(unfed, ", ")));
+  }
+  throw Error(StrCat(what, " must be known before the graph runs, but its value is computed when the graph runs "
+                           "(only constants and the shapes of fed tensors are known at import)"));
 }
 
 NDArray ImportContext::TryConstInput(size_t i) const { return importer_->Fold(input(i)); }

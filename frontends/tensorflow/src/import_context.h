@@ -36,6 +36,13 @@ class ImportContext {
   const std::vector<NodeEntry>& inputs() const { return inputs_; }
   /*! \brief Throws unless the node has exactly `n` data inputs. */
   void ExpectInputs(size_t n) const;
+  /*!
+   * \brief Throws unless the int attribute `key` (TF's list length "N"), when present, is `count`,
+   * the number of inputs the node's list really has.
+   */
+  void ExpectListLength(const std::string& key, size_t count) const;
+  /*! \brief `axis` in [-rank, rank) made non-negative; throws naming `what`, the axis and the rank. */
+  int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& what) const;
   /*! \brief The variable node behind input `i` (a ref, or a resource handle through identities). */
   NodeEntry VariableInput(size_t i) const;
 
@@ -95,6 +102,19 @@ class ImportContext {
   const tensorflow::NodeDef& def_;
   std::vector<NodeEntry> inputs_;
   std::vector<NodePtr> created_;
+};
+
+/*!
+ * \brief A value needed at import depends on a placeholder nobody feeds; the importer reports
+ * the placeholder first, as it is what the caller must fix.
+ */
+class UnfedPlaceholderError : public Error {
+ public:
+  UnfedPlaceholderError(std::string placeholder, const std::string& msg) : Error(msg), placeholder_(std::move(placeholder)) {}
+  const std::string& placeholder() const { return placeholder_; }
+
+ private:
+  std::string placeholder_;
 };
 
 /*! \brief "(1,2,3)": integers as an IntList attribute. */

@@ -119,7 +119,7 @@ TEST(TFImportTest, FoldsValuesComputedFromFedShapes) {
   NDArray y = RunText(graph, {{"x", NDArray::FromVector<float>(Shape{4, 6}, values)}}, {"y"})[0];
   EXPECT_EQ(y.shape(), (Shape{8, 3}));
   EXPECT_ERROR(ImportGraphDef(test::TextModel(graph).graph_def, Unfed({"y"})),
-               "TensorFlow node 'y' (op Reshape): input 1 ('target') must be known before the graph runs");
+               "placeholder 'x' must be fed: TensorFlow node 'y' (op Reshape) needs input 1 ('target') before the graph runs");
 }
 
 TEST(TFImportTest, ImportsEveryNodeWithoutRequestedOutputs) {
