@@ -54,6 +54,15 @@ std::string AttrTypeMismatch(const Op& op, const OpMapBase& map, const std::type
                 " but was first registered as ", TypeName(*map.type_info));
 }
 
+std::unique_ptr<OpMapBase> NewOpMap(const std::function<OpMapBase*()>& create, const std::string& key,
+                                    const std::type_info& type) {
+  std::unique_ptr<OpMapBase> map(create());
+  map->key = key;
+  map->type = type;
+  map->type_info = &type;
+  return map;
+}
+
 OpMapBase* GetOpMap(const std::string& key, const std::type_info& type) {
   OpRegistry* reg = OpRegistry::Global();
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
@@ -80,13 +89,7 @@ void SetOpAttr(const Op& op, const std::string& key, const std::type_info& type,
   OpRegistry* reg = OpRegistry::Global();
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
   auto it = reg->attrs.find(key);
-  if (it == reg->attrs.end()) {
-    std::unique_ptr<OpMapBase> map(create());
-    map->key = key;
-    map->type = type;
-    map->type_info = &type;
-    it = reg->attrs.emplace(key, std::move(map)).first;
-  }
+  if (it == reg->attrs.end()) it = reg->attrs.emplace(key, NewOpMap(create, key, type)).first;
   std::string mismatch = AttrTypeMismatch(op, *it->second, type);
   if (!mismatch.empty()) throw Error(mismatch);
   update(it->second.get());

@@ -6,10 +6,12 @@
 #define IR_CORE_OP_REGISTRY_H_
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <unordered_map>
 
 #include "ir/op.h"
@@ -45,6 +47,9 @@ class OpRegistry {
 };
 
 namespace detail {
+/*! \brief A new, empty attribute map of `key` made by `create`, labelled with its value type. */
+std::unique_ptr<OpMapBase> NewOpMap(const std::function<OpMapBase*()>& create, const std::string& key,
+                                    const std::type_info& type);
 /*! \brief Why `map` cannot hold a value of `type` for `op` (naming op and key); "" when it can. */
 std::string AttrTypeMismatch(const Op& op, const OpMapBase& map, const std::type_info& type);
 }  // namespace detail

@@ -142,15 +142,7 @@ void RegistrationTransaction::SetAttr(const Op& op, const std::string& key, cons
     OpRegistry* reg = OpRegistry::Global();
     std::lock_guard<std::recursive_mutex> lock(reg->mutex);
     auto real = reg->attrs.find(key);
-    std::unique_ptr<OpMapBase> map;
-    if (real != reg->attrs.end()) {
-      map = real->second->Clone();
-    } else {
-      map.reset(create());
-      map->key = key;
-      map->type = type;
-      map->type_info = &type;
-    }
+    std::unique_ptr<OpMapBase> map = real != reg->attrs.end() ? real->second->Clone() : NewOpMap(create, key, type);
     it = maps_.emplace(key, std::move(map)).first;
   }
   std::string mismatch = AttrTypeMismatch(op, *it->second, type);

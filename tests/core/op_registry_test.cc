@@ -66,7 +66,9 @@ TEST(OpRegistryTest, HigherPriorityOverridesLowerDoesNot) {
 
 TEST(OpRegistryTest, RegisteringWithAnotherTypeIsAnError) {
   Op& op = Op::Register("core_test_type_clash");
-  EXPECT_ERROR(op.set_attr<std::string>("TOpPattern", "x"), "has type int, not std::");
+  EXPECT_ERROR(op.set_attr<std::string>("TOpPattern", "x"),
+               "op 'core_test_type_clash': attribute 'TOpPattern' is set as std::");
+  EXPECT_ERROR(op.set_attr<std::string>("TOpPattern", "x"), "but was first registered as int");
 }
 
 TEST(OpRegistryTest, TypedParametersAreParsedAndDocumented) {
