@@ -87,6 +87,15 @@ Outputs ConvertTruncateMod(ImportContext& ctx) {
   return {ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), rest})};
 }
 
+/*! \brief DivNoNan: x / y, but 0 where y is 0 (newer tf.losses' safe mean divides with it). */
+Outputs ConvertDivNoNan(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  NodeEntry y = ctx.input(1);
+  NodeEntry quotient = ctx.Op("divide", {ctx.input(0), y}, {}, "quotient");
+  NodeEntry zero_divisor = ctx.Op("equal", {y, ctx.Op("zeros_like", {y}, {}, "zero")}, {}, "zero_divisor");
+  return {ctx.Op("where", {zero_divisor, ctx.Op("zeros_like", {quotient}, {}, "zeros"), quotient})};
+}
+
 /*! \brief Pow: TensorFlow raises on negative integer exponents. */
 Outputs ConvertPow(ImportContext& ctx) {
   ctx.ExpectInputs(2);
@@ -217,6 +226,7 @@ IR_TF_CONVERTER({"Div", "TruncateDiv"}, ConvertDiv);
 IR_TF_CONVERTER({"FloorDiv"}, FloorOp("floor_divide"));
 IR_TF_CONVERTER({"FloorMod"}, FloorOp("floor_mod"));
 IR_TF_CONVERTER({"Mod", "TruncateMod"}, ConvertTruncateMod);
+IR_TF_CONVERTER({"DivNoNan"}, ConvertDivNoNan);
 IR_TF_CONVERTER({"Maximum"}, Same("maximum", 2));
 IR_TF_CONVERTER({"Minimum"}, Same("minimum", 2));
 IR_TF_CONVERTER({"Pow"}, ConvertPow);

@@ -75,6 +75,13 @@ TEST(TFLossesTest, SoftmaxCrossEntropyLossRunsWithFedPlaceholders) {
                     1e-5, 1e-5);
 }
 
+TEST(TFLossesTest, NewerSafeMeanDividesWithDivNoNan) {
+  using namespace test::pbtxt;  // NOLINT
+  std::string graph = Const("total", {3}, {1, 2, 3}) + Const("present", {3}, {2, 0, 4}) +
+                      Node("value", "DivNoNan", {"total", "present"}, Type());
+  test::ExpectClose(test::RunText(graph, {}, {"value"})[0], {0.5, 0, 0.75}, "DivNoNan", 0, 0);
+}
+
 TEST(TFLossesTest, UnfedPlaceholderIsNamedInsteadOfTheNodeThatNeedsItsShape) {
   TFSession session(LossModel());
   NDArray labels = NDArray::FromVector<float>(Shape{1, 3}, {0, 1, 0});
