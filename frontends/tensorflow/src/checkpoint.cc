@@ -7,8 +7,6 @@
 #include "ir_tf/checkpoint.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "file_util.h"
 #include "proto_parse.h"
@@ -26,6 +24,8 @@ constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
 constexpr size_t kFooterSize = 48;
 constexpr size_t kBlockTrailerSize = 5;
 constexpr uint8_t kSnappy = 1;
+/*! \brief Largest tensor read from a bundle. */
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
 /*! \brief A bounds-checked reader over bytes; every failure names the file. */
 class Cursor {
@@ -122,6 +122,18 @@ const uint32_t* CrcTable() {
   return table;
 }
 
+/*! \brief Checks that the entry's byte count is what its shape and dtype need (an empty entry is not zeros). */
+void CheckEntrySize(const BundleTensorInfo& info) {
+  uint64_t need = TFTypeSize(info.tf_dtype);
+  for (int64_t d : info.shape) {
+    IR_CHECK(d >= 0 && !__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need))
+        << "shape " << Shape(info.shape) << " is invalid or too large";
+  }
+  IR_CHECK(need == static_cast<uint64_t>(info.size)) << "the index gives it " << info.size << " bytes but shape "
+                                                     << Shape(info.shape) << " of " << TFTypeName(info.tf_dtype)
+                                                     << " needs " << need;
+}
+
 }  // namespace
 
 uint32_t Crc32c(const void* data, size_t n) {
@@ -173,6 +185,8 @@ CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) 
     info.offset = entry.offset();
     info.size = entry.size();
     info.crc32c = entry.crc32c();
+    IR_CHECK(info.offset >= 0 && info.size >= 0) << "'" << path << "': '" << kv.first << "' has offset " << info.offset
+                                                  << " and size " << info.size;
     IR_CHECK(entry.slices().empty()) << "'" << path << "': '" << kv.first << "' is partitioned, which is not supported";
     IR_CHECK(info.shard >= 0 && info.shard < num_shards_) << "'" << path << "': '" << kv.first << "' is in shard "
                                                           << info.shard << " of " << num_shards_;
@@ -187,13 +201,8 @@ std::string CheckpointReader::ReadBytes(const std::string& key) const {
   char suffix[64];
   std::snprintf(suffix, sizeof(suffix), ".data-%05d-of-%05d", info.shard, num_shards_);
   std::string path = prefix_ + suffix;
-  std::ifstream in(path, std::ios::binary);
-  IR_CHECK(in.good()) << "cannot open '" << path << "'";
-  std::string bytes(static_cast<size_t>(info.size), '\0');
-  in.seekg(info.offset);
-  in.read(&bytes[0], info.size);
-  IR_CHECK(in.gcount() == info.size) << "'" << path << "' is too short for '" << key << "' (" << info.size
-                                     << " bytes at offset " << info.offset << ")";
+  std::string bytes = RegularFile(path).ReadAt(static_cast<uint64_t>(info.offset), static_cast<uint64_t>(info.size),
+                                               StrCat("tensor '", key, "'"));
   IR_CHECK(MaskCrc(Crc32c(bytes.data(), bytes.size())) == info.crc32c)
       << "'" << path << "': the bytes of '" << key << "' fail their CRC check (corrupt file)";
   return bytes;
@@ -212,9 +221,10 @@ NDArray CheckpointReader::Read(const std::string& key) const {
   tensorflow::TensorProto proto;
   proto.set_dtype(static_cast<tensorflow::DataType>(info.tf_dtype));
   for (int64_t d : info.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
-  proto.set_tensor_content(ReadBytes(key));
   try {
-    return DecodeTensor(proto, int64_t{1} << 40);
+    CheckEntrySize(info);
+    proto.set_tensor_content(ReadBytes(key));
+    return DecodeTensor(proto, kMaxTensorBytes);
   } catch (const Error& err) {
     throw Error(StrCat("checkpoint tensor '", key, "': ", err.what()));
   }

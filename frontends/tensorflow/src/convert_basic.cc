@@ -30,6 +30,11 @@ Outputs ConvertConst(ImportContext& ctx) {
         << "attribute 'dtype' is " << TFTypeName(ctx.Attr("dtype").type()) << " but the tensor holds "
         << TFTypeName(value.tensor().dtype());
   }
+  Splat splat;
+  if (DecodeSplat(value.tensor(), ctx.max_const_bytes(), &splat)) {  // a large splat is never materialized
+    return {ctx.Op("fill", {}, {{"shape", IntsAttr(splat.shape.dims())}, {"value", NumberAttr(splat.value)},
+                                {"dtype", DTypeName(splat.dtype)}})};
+  }
   return {ctx.Constant(DecodeTensor(value.tensor(), ctx.max_const_bytes()))};
 }
 

@@ -81,9 +81,15 @@ void MapCheckpointKeys(const tensorflow::MetaGraphDef& meta, TFModel* model) {
     for (const std::string& in : node.input()) {
       if (in.rfind('^', 0) != 0) data.push_back(in.substr(0, in.find(':')));
     }
-    for (int j = 0; j < bound.size() && j < static_cast<int>(data.size()); ++j) {
+    // The captured (bound) inputs are the call's last data inputs.
+    IR_CHECK(data.size() >= static_cast<size_t>(bound.size()))
+        << "'" << model->path << "': node '" << node.name() << "' (op " << node.op() << ") calls function '"
+        << f->second.func().name() << "' with " << data.size() << " data inputs, fewer than its " << bound.size()
+        << " bound inputs";
+    size_t first_bound = data.size() - static_cast<size_t>(bound.size());
+    for (int j = 0; j < bound.size(); ++j) {
       auto key = keys.find(bound[j]);
-      if (key != keys.end()) model->checkpoint_keys[data[data.size() - bound.size() + j]] = key->second;
+      if (key != keys.end()) model->checkpoint_keys[data[first_bound + static_cast<size_t>(j)]] = key->second;
     }
   }
 }
@@ -190,7 +196,7 @@ TFModel ModelFromText(const std::string& text, const std::string& origin) {
 
 TFModel LoadModel(const std::string& path, const std::string& signature) {
   if (IsDirectory(path)) return LoadSavedModel(path, signature);
-  IR_CHECK(FileExists(path)) << "'" << path << "' does not exist";
+  IR_CHECK(PathExists(path)) << "'" << path << "' does not exist";  // ReadFile rejects FIFOs, devices...
   if (EndsWith(path, ".meta")) return LoadMetaGraph(path, signature);
   IR_CHECK(signature.empty()) << "'" << path << "' is a GraphDef: it has no signatures (a SavedModel or .meta has)";
   std::string bytes = ReadFile(path);

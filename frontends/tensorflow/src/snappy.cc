@@ -5,10 +5,18 @@
  */
 #include "snappy.h"
 
+#include <algorithm>
+
 #include "ir/base.h"
 
 namespace ir {
 namespace tf {
+namespace {
+
+/*! \brief Most output bytes one input byte can produce (a 3-byte copy element writes 64). */
+constexpr uint64_t kMaxExpansion = 22;
+
+}  // namespace
 
 std::string SnappyUncompress(const std::string& in, const std::string& origin) {
   size_t pos = 0;
@@ -30,7 +38,7 @@ std::string SnappyUncompress(const std::string& in, const std::string& origin) {
   }
   IR_CHECK(length <= (uint64_t{1} << 32)) << "'" << origin << "': snappy block claims " << length << " bytes";
   std::string out;
-  out.reserve(length);
+  out.reserve(std::min<uint64_t>(length, in.size() * kMaxExpansion));  // the claim is checked as output grows
   while (pos < in.size()) {
     uint32_t tag = byte();
     if ((tag & 3) == 0) {

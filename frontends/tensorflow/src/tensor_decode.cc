@@ -60,9 +60,6 @@ T RawElement(const char* bytes, int64_t i, int tf_dtype) {
 void DecodeContent(const TensorProto& proto, const NDArray& out) {
   const std::string& content = proto.tensor_content();
   size_t element = TFTypeSize(proto.dtype());
-  IR_CHECK(content.size() == static_cast<size_t>(out.Size()) * element)
-      << "tensor_content holds " << content.size() << " bytes but shape " << out.shape() << " of "
-      << TFTypeName(proto.dtype()) << " needs " << out.Size() * static_cast<int64_t>(element);
   if (element == DTypeSize(out.dtype()) && out.dtype() != DType::kBool) {
     if (!content.empty()) std::memcpy(out.data(), content.data(), content.size());
     return;
@@ -84,11 +81,10 @@ void DecodeContent(const TensorProto& proto, const NDArray& out) {
   }
 }
 
-/*! \brief Copies `values` (converted by `convert`) into `out`, repeating the last one. */
+/*! \brief Copies `values` (converted by `convert`) into `out`, repeating the last one (CheckEncoding bounded their count). */
 template <typename T, typename Values, typename Convert>
 void Fill(const Values& values, const NDArray& out, const Convert& convert) {
   int64_t n = values.size(), size = out.Size();
-  IR_CHECK(n <= size) << "the tensor has " << n << " values but its shape " << out.shape() << " holds " << size;
   T* dst = out.data<T>();
   for (int64_t i = 0; i < n; ++i) dst[i] = convert(values.Get(static_cast<int>(i)));
   T last = n == 0 ? T() : dst[n - 1];
@@ -114,21 +110,68 @@ void DecodeValues(const TensorProto& proto, const NDArray& out) {
   }
 }
 
+/*! \brief How many typed values (float_val, int_val...) the proto holds for its dtype. */
+int64_t ValueCount(const TensorProto& proto) {
+  switch (BaseType(proto.dtype())) {
+    case tensorflow::DT_FLOAT: return proto.float_val_size();
+    case tensorflow::DT_DOUBLE: return proto.double_val_size();
+    case tensorflow::DT_INT64: return proto.int64_val_size();
+    case tensorflow::DT_UINT32: return proto.uint32_val_size();
+    case tensorflow::DT_BOOL: return proto.bool_val_size();
+    case tensorflow::DT_HALF: case tensorflow::DT_BFLOAT16: return proto.half_val_size();
+    default: return proto.int_val_size();
+  }
+}
+
+/*!
+ * \brief The tensor's shape, after checking that it is known, that its element and byte counts
+ * do not overflow, and that its bytes (as `dtype`) fit `max_bytes`; `count` gets the element count.
+ */
+Shape CheckedShape(const TensorProto& proto, DType dtype, int64_t max_bytes, uint64_t* count) {
+  Shape shape = ToShape(proto.tensor_shape());
+  IR_CHECK(shape.is_known()) << "the tensor's shape " << shape << " is not fully known";
+  uint64_t extent = 1, bytes = 0;
+  *count = 1;
+  for (int64_t d : shape.dims()) {
+    bool overflow = __builtin_mul_overflow(extent, static_cast<uint64_t>(std::max<int64_t>(d, 1)), &extent);
+    IR_CHECK(!overflow && extent < (uint64_t{1} << 62)) << "the tensor's shape " << shape << " is too large";
+    *count *= static_cast<uint64_t>(d);
+  }
+  IR_CHECK(!__builtin_mul_overflow(*count, DTypeSize(dtype), &bytes) && bytes <= static_cast<uint64_t>(max_bytes))
+      << "the tensor of shape " << shape << " (" << DTypeName(dtype) << ", " << *count << " elements) exceeds the limit of "
+      << max_bytes << " bytes";
+  return shape;
+}
+
+/*! \brief Checks, before anything is allocated, that the proto's encoding holds `count` elements. */
+void CheckEncoding(const TensorProto& proto, const Shape& shape, uint64_t count) {
+  if (!proto.tensor_content().empty() || count == 0) {
+    uint64_t need = count * TFTypeSize(proto.dtype());  // < 2^62 * 8: CheckedShape bounded count
+    IR_CHECK(proto.tensor_content().size() == need)
+        << "tensor_content holds " << proto.tensor_content().size() << " bytes but shape " << shape << " of "
+        << TFTypeName(proto.dtype()) << " needs " << need;
+    return;
+  }
+  IR_CHECK(static_cast<uint64_t>(ValueCount(proto)) <= count)
+      << "the tensor has " << ValueCount(proto) << " values but its shape " << shape << " holds " << count;
+}
+
+/*! \brief The element of a one-element array as a double, when the double converts back exactly. */
+template <typename T>
+bool ExactValue(const NDArray& one, double* value) {
+  T v = one.data<T>()[0];
+  *value = static_cast<double>(v);
+  if (!std::isfinite(*value) || *value < -0x1p63 || *value >= 0x1p63) return false;
+  return static_cast<T>(*value) == v;
+}
+
 }  // namespace
 
 NDArray DecodeTensor(const TensorProto& proto, int64_t max_bytes) {
   DType dtype = ToDType(proto.dtype());
-  Shape shape = ToShape(proto.tensor_shape());
-  IR_CHECK(shape.is_known()) << "the tensor's shape " << shape << " is not fully known";
-  double bytes = static_cast<double>(DTypeSize(dtype)), extent = 1;
-  for (int64_t d : shape.dims()) {
-    bytes *= static_cast<double>(d);
-    extent *= static_cast<double>(std::max<int64_t>(d, 1));
-  }
-  IR_CHECK(extent < 0x1p62) << "the tensor's shape " << shape << " is too large";
-  IR_CHECK(bytes <= static_cast<double>(max_bytes))
-      << "the tensor of shape " << shape << " (" << DTypeName(dtype) << ", " << bytes << " bytes) exceeds the limit of "
-      << max_bytes << " bytes";
+  uint64_t count = 0;
+  Shape shape = CheckedShape(proto, dtype, max_bytes, &count);
+  CheckEncoding(proto, shape, count);
   NDArray out(shape, dtype);
   if (!proto.tensor_content().empty() || out.Size() == 0) {
     DecodeContent(proto, out);
@@ -136,6 +179,30 @@ NDArray DecodeTensor(const TensorProto& proto, int64_t max_bytes) {
     DecodeValues(proto, out);
   }
   return out;
+}
+
+bool DecodeSplat(const TensorProto& proto, int64_t max_bytes, Splat* splat) {
+  if (!proto.tensor_content().empty() || ValueCount(proto) > 1) return false;
+  DType dtype = ToDType(proto.dtype());
+  uint64_t count = 0;
+  Shape shape = CheckedShape(proto, dtype, max_bytes, &count);
+  if (count * DTypeSize(dtype) <= static_cast<uint64_t>(kMinSplatBytes)) return false;
+  TensorProto scalar = proto;
+  scalar.clear_tensor_shape();
+  NDArray one = DecodeTensor(scalar, max_bytes);
+  double value = 0;
+  bool exact = false;
+  switch (dtype) {
+    case DType::kFloat32: exact = ExactValue<float>(one, &value); break;
+    case DType::kFloat64: exact = ExactValue<double>(one, &value); break;
+    case DType::kInt32: exact = ExactValue<int32_t>(one, &value); break;
+    case DType::kInt64: exact = ExactValue<int64_t>(one, &value); break;
+    case DType::kBool: exact = ExactValue<bool>(one, &value); break;
+    default: return false;
+  }
+  if (!exact) return false;
+  *splat = Splat{shape, dtype, value};
+  return true;
 }
 
 }  // namespace tf

@@ -11,6 +11,7 @@
 
 #include "ir_tf/checkpoint.h"
 #include "snappy.h"
+#include "limits_test_util.h"
 #include "test_util.h"
 #include "tf_test_util.h"
 
@@ -150,6 +151,53 @@ TEST(CheckpointTest, ReadsTheRegressionCheckpoint) {
   // The frozen graph of the same model computes pred = 0.21396178 * X + 1.0495254.
   test::ExpectClose(reader.Read("W"), {0.21396178}, "W", 1e-7, 0);
   test::ExpectClose(reader.Read("b"), {1.0495254}, "b", 1e-7, 0);
+}
+
+/*! \brief A BundleEntryProto (wire format) of a float tensor of `dims` at `offset`, `size` bytes. */
+std::string FloatEntry(const std::vector<uint64_t>& dims, uint64_t offset, uint64_t size, uint32_t crc) {
+  std::string shape, entry = "\x08\x01";  // dtype: DT_FLOAT
+  for (uint64_t d : dims) {
+    std::string dim = "\x08";
+    PutVarint(&dim, d);
+    shape += "\x12" + std::string(1, static_cast<char>(dim.size())) + dim;
+  }
+  entry += "\x12" + std::string(1, static_cast<char>(shape.size())) + shape + "\x20";
+  PutVarint(&entry, offset);
+  entry += "\x28";
+  PutVarint(&entry, size);
+  entry += "\x35";
+  PutFixed32(&entry, crc);
+  return entry;
+}
+
+/*! \brief A one-shard bundle `dir`/ckpt holding the entry of `w` and the data bytes; returns the prefix. */
+std::string Bundle(const test::TempDir& dir, const std::string& entry, const std::string& data) {
+  dir.File("ckpt.index", Table({{"", "\x08\x01"}, {"w", entry}}));  // header: num_shards 1
+  dir.File("ckpt.data-00000-of-00001", data);
+  return dir.path() + "/ckpt";
+}
+
+TEST(CheckpointTest, EntriesClaimingMoreBytesThanTheDataFileHoldAreRejectedBeforeAllocating) {
+  test::TempDir dir;
+  std::string data("\0\0\x80\x3f\0\0\0\x40", 8);  // 1.0f, 2.0f
+  uint32_t crc = MaskCrc(Crc32c(data.data(), data.size()));
+  test::ExpectClose(CheckpointReader(Bundle(dir, FloatEntry({2}, 0, 8, crc), data)).Read("w"), {1, 2}, "w", 0, 0);
+  // A tiny index claiming 3.1 GB of float data: checked against the 8-byte data file first.
+  CheckpointReader huge(Bundle(dir, FloatEntry({775000000}, 0, 3100000000, crc), data));
+  long before = test::PeakRssMiB();
+  EXPECT_ERROR(huge.Read("w"), "is too short for tensor 'w': 3100000000 bytes at offset 0 but the file holds 8 bytes");
+  EXPECT_LT(test::PeakRssMiB() - before, 256);
+  CheckpointReader past_the_end(Bundle(dir, FloatEntry({1}, 6, 4, crc), data));
+  EXPECT_ERROR(past_the_end.Read("w"), "4 bytes at offset 6 but the file holds 8 bytes");
+}
+
+TEST(CheckpointTest, EntrySizeMustMatchItsShapeAndDtype) {
+  test::TempDir dir;
+  std::string data(8, '\0');
+  CheckpointReader empty(Bundle(dir, FloatEntry({2}, 0, 0, MaskCrc(Crc32c("", 0))), data));
+  EXPECT_ERROR(empty.Read("w"), "checkpoint tensor 'w': the index gives it 0 bytes but shape [2] of DT_FLOAT needs 8");
+  CheckpointReader overflowing(Bundle(dir, FloatEntry({1ull << 62, 8}, 0, 8, 0), data));
+  EXPECT_ERROR(overflowing.Read("w"), "is invalid or too large");
 }
 
 TEST(CheckpointTest, NamesTheMissingIndexFile) {

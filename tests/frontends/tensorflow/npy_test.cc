@@ -5,18 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "ir_tf/npy.h"
 #include "test_util.h"
+#include "limits_test_util.h"
 #include "tf_test_util.h"
 
 namespace ir {
 namespace tf {
 namespace {
 
-/*! \brief .npy bytes with a version-1 header built like numpy.save does. */
-std::string Npy(const std::string& descr, const std::string& shape, const std::string& data, char major = 1) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+/*! \brief .npy bytes with the header dict `dict` (version `major`), padded like numpy.save does. */
+std::string NpyWithHeader(std::string header, const std::string& data, char major = 1) {
   size_t lead = major == 1 ? 10 : 12;
   header.append((64 - (lead + header.size() + 1) % 64) % 64, ' ');
   header += '\n';
@@ -25,6 +26,18 @@ std::string Npy(const std::string& descr, const std::string& shape, const std::s
   out += static_cast<char>((header.size() >> 8) & 0xFF);
   if (major != 1) out += std::string(2, '\0');
   return out + header + data;
+}
+
+/*! \brief .npy bytes with a header built like numpy.save does. */
+std::string Npy(const std::string& descr, const std::string& shape, const std::string& data, char major = 1,
+                const char* fortran = "False") {
+  return NpyWithHeader("{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }", data,
+                       major);
+}
+
+/*! \brief The bytes of little-endian float32 `values`. */
+std::string Floats(const std::vector<float>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
 }
 
 TEST(NpyTest, RoundTripsEveryDType) {
@@ -63,14 +76,58 @@ TEST(NpyTest, ReadsNarrowBigEndianAndVersion2Files) {
 
 TEST(NpyTest, RejectsMalformedFiles) {
   EXPECT_ERROR(ParseNpy("not numpy"), "is not a .npy file");
-  EXPECT_ERROR(ParseNpy(Npy("<f4", "(4,)", std::string(8, '\0'))), "tensor_content holds 8 bytes but shape [4]");
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(4,)", std::string(8, '\0'))), "truncated .npy data: shape [4] of '<f4' needs 16 bytes");
   EXPECT_ERROR(ParseNpy(Npy("<c8", "(1,)", std::string(8, '\0'))), ".npy dtype 'c8' is not supported");
-  std::string fortran = Npy("<f4", "(1,)", std::string(4, '\0'));
-  fortran.replace(fortran.find("False"), 5, "True ");
-  EXPECT_ERROR(ParseNpy(fortran), "Fortran-order");
   std::string truncated = Npy("<f4", "(1,)", "");
   EXPECT_ERROR(ParseNpy(truncated.substr(0, 20)), "truncated .npy header");
   EXPECT_ERROR(ReadNpy("/nonexistent/x.npy"), "cannot open '/nonexistent/x.npy'");
+}
+
+TEST(NpyTest, HugeClaimsAreCheckedAgainstTheBytesBeforeAllocating) {
+  // 100 bytes claiming 4 TiB: compared with the 4 bytes present, never allocated.
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(1099511627776,)", Floats({1}))),
+               "truncated .npy data: shape [1099511627776] of '<f4' needs 4398046511104 bytes but 4 follow the header");
+  EXPECT_ERROR(ParseNpy(Npy("<f8", "(999999999999999999, 999999999999999999)", "")), "has too many elements");
+  EXPECT_ERROR(ParseNpy(Npy("<f8", "(576460752303423488, 4)", "")), "has too many bytes");
+}
+
+TEST(NpyTest, TruncatedOrMissingDataIsAnErrorNamingTheFile) {
+  test::TempDir dir;
+  std::string empty = dir.File("empty.npy", Npy("<f4", "(3,)", ""));
+  EXPECT_ERROR(ReadNpy(empty), "'" + empty + "': truncated .npy data: shape [3] of '<f4' needs 12 bytes but 0 follow");
+  EXPECT_ERROR(ParseNpy(Npy("<i8", "(2, 2)", std::string(31, '\1'))), "needs 32 bytes but 31 follow the header");
+  std::string two = Floats({1, 2});
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(1,)", two)), "trailing bytes after the .npy data");
+}
+
+TEST(NpyTest, RejectsMalformedHeadersClearly) {
+  std::string good = Npy("<f4", "(1,)", Floats({1}));
+  std::string minor = good;
+  minor[7] = 1;
+  EXPECT_ERROR(ParseNpy(minor), "unsupported .npy version 1.1");
+  std::string data = Floats({1});
+  EXPECT_ERROR(ParseNpy(NpyWithHeader("{'descr': '<f4', 'shape': (1,)}", data)), "the header has no 'fortran_order'");
+  EXPECT_ERROR(ParseNpy(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", data)),
+               "unknown key 'x'");
+  EXPECT_ERROR(ParseNpy(NpyWithHeader("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", data)),
+               "repeats the key 'descr'");
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(-1,)", data)), "expected a non-negative integer dimension");
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(99999999999999999999,)", data)), "is too large");
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(1,)", data, 1, "Maybe")), "expected True or False");
+  EXPECT_ERROR(ParseNpy(Npy("!f4", "(1,)", data)), "bad descr '!f4'");
+  EXPECT_ERROR(ParseNpy(NpyWithHeader("{'descr': '<f4, 'fortran_order': False}", data)), "malformed .npy header");
+  EXPECT_ERROR(ParseNpy(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", data)),
+               "unexpected text after the header dict");
+}
+
+TEST(NpyTest, ReadsFortranOrderIntoCOrder) {
+  // numpy.asfortranarray(numpy.arange(1, 7, dtype=np.float32).reshape(2, 3)) stores 1 4 2 5 3 6.
+  NDArray matrix = ParseNpy(Npy("<f4", "(2, 3)", Floats({1, 4, 2, 5, 3, 6}), 1, "True"));
+  EXPECT_EQ(matrix.shape(), (Shape{2, 3}));
+  test::ExpectClose(matrix, {1, 2, 3, 4, 5, 6}, "2-D Fortran order", 0, 0);
+  // arange(8).reshape(2, 2, 2) in Fortran order: element (i, j, k) at i + 2j + 4k.
+  NDArray cube = ParseNpy(Npy("<f4", "(2, 2, 2)", Floats({0, 4, 2, 6, 1, 5, 3, 7}), 1, "True"));
+  test::ExpectClose(cube, {0, 1, 2, 3, 4, 5, 6, 7}, "3-D Fortran order", 0, 0);
 }
 
 }  // namespace
