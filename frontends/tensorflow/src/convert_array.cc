@@ -209,6 +209,8 @@ Outputs ConvertBroadcastTo(ImportContext& ctx) {
 Outputs ConvertPad(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() == 2 || ctx.num_inputs() == 3) << "needs 2 or 3 inputs, has " << ctx.num_inputs();
   std::string fill = ctx.num_inputs() == 3 ? NumberAttr(ctx.ConstScalar(2)) : "0";
+  Shape paddings = ctx.ConstInput(1).shape();
+  IR_CHECK(paddings.ndim() == 2 && paddings[1] == 2) << "paddings must be a matrix [rank, 2], but its shape is " << paddings;
   return {ctx.Op("pad", {ctx.input(0)}, {{"paddings", IntsAttr(ctx.ConstInts(1))}, {"constant_value", fill}})};
 }
 

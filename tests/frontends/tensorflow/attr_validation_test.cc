@@ -90,6 +90,14 @@ TEST(TFAttrValidationTest, ListLengthAttributeMustCountTheInputs) {
                "axis (shape (2,2)) 5 is out of range [-2, 2)");
 }
 
+TEST(TFAttrValidationTest, PadNeedsPaddingsOfShapeRankByTwo) {
+  std::string m = Const("m", {2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(Eval(m + Const("p", {2, 2}, {1, 0, 0, 1}, "DT_INT32", "int_val") + Node("r", "Pad", {"m", "p"}, Type())).shape(),
+            (Shape{3, 3}));
+  EXPECT_ERROR(Eval(m + Ints("p", {1, 0, 0, 1}) + Node("r", "Pad", {"m", "p"}, Type())),
+               "TensorFlow node 'r' (op Pad): paddings must be a matrix [rank, 2], but its shape is [4]");
+}
+
 }  // namespace
 }  // namespace tf
 }  // namespace ir

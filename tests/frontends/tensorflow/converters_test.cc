@@ -132,7 +132,7 @@ TEST(TFConvertersTest, MatMulBiasAddAndIndexing) {
                       Node("g", "GatherV2", {"m", "idx", "axis"}, Type()) + Ints("labels", {2, 0}) +
                       Ints("depth", {3}, true) + Const("on", {}, {1}) + Const("off", {}, {0}) +
                       Node("oh", "OneHot", {"labels", "depth", "on", "off"}, Type() + Attr("axis", "i: -1")) +
-                      Ints("pads", {0, 0, 1, 1}) + Node("pad", "Pad", {"m", "pads"}, Type());
+                      Const("pads", {2, 2}, {0, 0, 1, 1}, "DT_INT32", "int_val") + Node("pad", "Pad", {"m", "pads"}, Type());
   ExpectClose(Eval(graph, "mm"), {14, 32, 32, 77}, "m m^T", 0, 0);
   ExpectClose(Eval(graph, "ba"), {24, 52, 42, 97}, "bias on axis 1 (NCHW)", 0, 0);
   ExpectClose(Eval(graph, "g"), {2, 1, 2, 5, 4, 5}, "gather axis 1", 0, 0);
