@@ -171,18 +171,7 @@ void VerifyGraph(const Graph& graph) {
         << "node " << NodeLabel(node) << " has " << node->inputs.size() << " inputs, its op takes "
         << expected;
   }
-  for (const auto& kv : graph.attrs) {
-    const GraphAttrInfo* info = GraphAttrInfo::Find(kv.first);
-    if (info == nullptr || info->index == AttrIndex::kGraph) continue;
-    const GraphAttrType* codec = GraphAttrType::Find(kv.second->type());
-    if (codec == nullptr || codec->size(*kv.second) < 0) continue;
-    size_t expected = info->index == AttrIndex::kNode ? idx.num_nodes() : idx.num_node_entries();
-    size_t actual = static_cast<size_t>(codec->size(*kv.second));
-    IR_CHECK(actual == expected) << "graph attribute '" << kv.first << "' is indexed by "
-                                 << AttrIndexName(info->index) << " and has " << actual
-                                 << " elements, but the graph has " << expected << " "
-                                 << AttrIndexName(info->index) << "s";
-  }
+  for (const auto& kv : graph.attrs) CheckGraphAttrSize(kv.first, *kv.second, idx);
 }
 
 template <>
