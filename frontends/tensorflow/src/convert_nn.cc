@@ -55,6 +55,10 @@ Attrs WindowAttrs(const ImportContext& ctx, bool explicit_allowed) {
   if (padding == "EXPLICIT") {
     std::vector<int64_t> p = ctx.Ints("explicit_paddings");
     IR_CHECK(p.size() == 8) << "attribute 'explicit_paddings' needs 8 values, has " << p.size();
+    size_t depth = format == "NHWC" ? 6 : 2;
+    IR_CHECK(p[0] == 0 && p[1] == 0 && p[depth] == 0 && p[depth + 1] == 0)
+        << "attribute 'explicit_paddings' " << IntsAttr(p) << " pads the batch or depth dimension of " << format
+        << ", which TensorFlow does not support";
     size_t h = format == "NCHW" ? 4 : 2;
     attrs["pads"] = IntsAttr({p[h], p[h + 1], p[h + 2], p[h + 3]});
     attrs.erase("padding");

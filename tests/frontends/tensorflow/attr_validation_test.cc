@@ -62,6 +62,11 @@ TEST(TFAttrValidationTest, WindowAttributesNeedTensorFlowsFourDimensions) {
                "attribute 'data_format' must be \"NHWC\" or \"NCHW\", got \"NDHWC\"");
   EXPECT_ERROR(Eval(Conv(Attr("padding", "s: 'FULL'") + List("strides", "i: 1 i: 1 i: 1 i: 1"))),
                "attribute 'padding' must be");
+  std::string explicit_pads = Attr("padding", "s: 'EXPLICIT'") + List("strides", "i: 1 i: 1 i: 1 i: 1");
+  EXPECT_EQ(Eval(Conv(explicit_pads + List("explicit_paddings", "i: 0 i: 0 i: 1 i: 0 i: 0 i: 1 i: 0 i: 0"))).shape(),
+            (Shape{1, 4, 4, 1}));
+  EXPECT_ERROR(Eval(Conv(explicit_pads + List("explicit_paddings", "i: 0 i: 0 i: 1 i: 0 i: 0 i: 1 i: 1 i: 0"))),
+               "attribute 'explicit_paddings' (0,0,1,0,0,1,1,0) pads the batch or depth dimension of NHWC");
   std::string x = Const("x", {1, 4, 4, 1}, std::vector<double>(16, 1));
   std::string pool_ok = List("strides", "i: 1 i: 2 i: 2 i: 1") + valid;
   EXPECT_EQ(Eval(x + Node("r", "MaxPool", {"x"}, Type() + pool_ok + List("ksize", "i: 1 i: 2 i: 2 i: 1"))).shape(),
