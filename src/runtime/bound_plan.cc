@@ -117,6 +117,20 @@ void DescribeNodes(const Graph& graph, uint64_t graph_seed, BoundPlan* plan) {
   }
 }
 
+/*! \brief The first entry stored in pooled buffer `sid`, for errors: "output 0 of node 'x' ([2,3] float32)". */
+std::string StorageUser(const BoundPlan& plan, int sid) {
+  const IndexedGraph& idx = plan.graph.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
+      uint32_t eid = idx.entry_id(nid, i);
+      if (plan.storage_id[eid] != sid) continue;
+      return StrCat("output ", i, " of node '", idx[nid].source->attrs.name, "' (", plan.shapes[eid], " ",
+                    DTypeName(plan.dtypes[eid]), ")");
+    }
+  }
+  return StrCat("pooled buffer ", sid);
+}
+
 }  // namespace
 
 uint64_t SplitMix64(uint64_t x) {
@@ -168,8 +182,14 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
 
 std::unique_ptr<Workspace> AllocateWorkspace(const BoundPlan& plan, Device device) {
   auto workspace = std::make_unique<Workspace>();
-  for (int64_t bytes : plan.graph.GetAttr<std::vector<int64_t>>("storage_bytes")) {
-    workspace->pool.push_back(std::make_shared<Storage>(static_cast<size_t>(bytes), device));
+  const auto& pool_bytes = plan.graph.GetAttr<std::vector<int64_t>>("storage_bytes");
+  for (size_t sid = 0; sid < pool_bytes.size(); ++sid) {
+    try {
+      workspace->pool.push_back(std::make_shared<Storage>(static_cast<size_t>(pool_bytes[sid]), device));
+    } catch (const std::exception& err) {  // std::bad_alloc included: the user learns what did not fit
+      throw Error(StrCat("cannot allocate ", pool_bytes[sid], " bytes for ", StorageUser(plan, static_cast<int>(sid)),
+                         " on ", device.ToString(), ": ", err.what()));
+    }
   }
   workspace->views.assign(plan.storage_id.size(), NDArray());
   for (size_t eid = 0; eid < plan.storage_id.size(); ++eid) {

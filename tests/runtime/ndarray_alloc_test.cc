@@ -5,6 +5,7 @@
 
 #include "ir/c_api.h"
 #include "ir/ndarray.h"
+#include "runtime/runtime_test_ops.h"
 #include "test_util.h"
 
 namespace ir {
@@ -33,6 +34,13 @@ TEST(NDArrayAllocTest, OutOfMemoryNamesBytesShapeAndDType) {
   EXPECT_ERROR(NDArray(Shape{int64_t{1} << 40, 4}, DType::kFloat32),
                "cannot allocate 17592186044416 bytes for array of shape [1099511627776,4] dtype float32 on cpu: "
                "out of host memory");
+}
+
+TEST(NDArrayAllocTest, OutOfMemoryInARunNamesTheNode) {
+  NodeEntry big = MakeNode("zeros", "big", {}, {{"shape", "(1099511627776, 4)"}});
+  Executor exec(Graph(std::vector<NodeEntry>{MakeNode("exp", "e", {big}, {})}), runtime_test::UnfusedOptions(),
+                std::make_shared<VariableStore>());
+  EXPECT_ERROR(exec.Run({}), "cannot allocate 17592186044416 bytes for output 0 of node 'big'");
 }
 
 TEST(NDArrayAllocTest, ReshapeRefusesOverflowingTarget) {
