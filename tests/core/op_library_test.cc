@@ -35,7 +35,8 @@ TEST(OpLibraryTest, LoadingTwiceIsHarmless) {
 TEST(OpLibraryTest, ConflictingRegistrationsAreReported) {
   LoadOpLibrary(kLibDir + "/libexample_ops.so");
   EXPECT_ERROR(LoadOpLibrary(kLibDir + "/libconflicting_ops.so"),
-               "conflicts with existing registrations (none of its registrations were applied):\n  op 'axpby': attribute 'FInferShape' is registered twice");
+               "conflicts with existing registrations (none of its registrations were applied):\n"
+               "  op 'axpby': attribute 'FInferShape' is registered twice");
 }
 
 TEST(OpLibraryTest, BadPathsAreClearErrors) {
