@@ -21,6 +21,40 @@ namespace ir {
 using runtime::BoundPlan;
 using runtime::Workspace;
 
+namespace {
+
+/*!
+ * \brief Waits for a run's queued device work when the run ends, by an error too. A run then
+ * returns with its work done: run_ms is true, and a process exiting right after a run leaves
+ * nothing queued (POCL compiles a kernel on its worker thread at first launch; exiting then
+ * let static destructors tear LLVM down under that thread, which crashed).
+ */
+class DeviceWait {
+ public:
+  explicit DeviceWait(Device device)
+      : api_(device.type == DeviceType::kCPU ? nullptr : DeviceAPI::Get(device)) {}
+  DeviceWait(const DeviceWait&) = delete;
+  DeviceWait& operator=(const DeviceWait&) = delete;
+  ~DeviceWait() {
+    try {
+      Wait();
+    } catch (const Error&) {
+      // Unwinding from the run's own error, which is the one to report.
+    }
+  }
+  /*! \brief Waits now; throws the device's error. */
+  void Wait() {
+    DeviceAPI* api = api_;
+    api_ = nullptr;
+    if (api != nullptr) api->Synchronize();
+  }
+
+ private:
+  DeviceAPI* api_;
+};
+
+}  // namespace
+
 class Executor::Impl {
  public:
   Impl(Graph graph, SessionOptions options, std::shared_ptr<VariableStore> variables)
@@ -45,6 +79,7 @@ class Executor::Impl {
     } else {
       reading = variables_->LockForRead();
     }
+    DeviceWait device_wait(device_);  // before the locks are released
     std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
     runtime::PlanCache::Lease lease = plans_.Checkout(
         runtime::InputSignature(values), [&] { return runtime::Bind(graph_, inputs_, values, options_, device_); },
@@ -61,6 +96,7 @@ class Executor::Impl {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
     }
     std::vector<NDArray> outputs = Fetch(plan, run.data);
+    device_wait.Wait();
     stats.bytes_allocated = plan.pool_bytes;
     stats.bytes_without_reuse = plan.no_reuse_bytes;
     double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -217,6 +217,9 @@ int Main(const Options& o) {
     PrintTimings("fetch", session.last_timings(), Ms(t0));
     add(session.last_timings());
     for (size_t i = 0; i < values.size(); ++i) {
+      // Results stay on the session's device (a program may feed them back); printing and
+      // .npy files need them on the host.
+      if (values[i].device() != ir::Device::CPU()) values[i] = values[i].CopyTo(ir::Device::CPU());
       std::printf("%s: %s\n", o.fetches[i].c_str(), Describe(values[i]).c_str());
       if (!o.out.empty()) ir::tf::WriteNpy(OutFile(o.out, o.fetches[i]), values[i]);
     }

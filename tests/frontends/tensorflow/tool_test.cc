@@ -87,6 +87,38 @@ TEST(IrTfRunTest, ReportsErrorsWithAnExitCode) {
   EXPECT_NE(usage.output.find("--graph is required"), std::string::npos) << usage.output;
 }
 
+/*! \brief Empty when an OpenCL device can be used, else why not. */
+std::string WhyNoOpenCL() {
+  try {
+    DeviceAPI::Get(Device{DeviceType::kOpenCL, 0});
+    return "";
+  } catch (const Error& err) {
+    return err.what();
+  }
+}
+
+TEST(IrTfRunTest, PrintsOpenCLFetchesAndExitsCleanly) {
+  std::string why = WhyNoOpenCL();
+  if (!why.empty()) GTEST_SKIP() << "no OpenCL device, skipping: " << why;
+  using namespace test::pbtxt;  // NOLINT(build/namespaces): graph builders
+  // A matmul and a reduction: library kernels whose first launch makes POCL compile them on
+  // its worker thread, which crashed processes exiting with such work queued.
+  std::string graph = Placeholder("x", {2, 3}) + Const("w", {3, 2}, {1, 0, 0, 1, 1, 1}) +
+                      Node("y", "MatMul", {"x", "w"}, Type()) + Ints("axes", {0, 1}) +
+                      Node("total", "Sum", {"y", "axes"}, Type() + Type("DT_INT32", "Tidx"));
+  std::string dir = TempDir("tool_opencl");
+  std::ofstream(dir + "/graph.pbtxt") << graph;
+  WriteNpy(dir + "/x.npy", NDArray::FromVector<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6}));
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    ToolResult r = RunTool("--graph " + dir + "/graph.pbtxt --target opencl --feed x=" + dir +
+                           "/x.npy --fetch y --fetch total --out " + dir);
+    ASSERT_EQ(r.status, 0) << "attempt " << attempt << ":\n" << r.output;
+    EXPECT_NE(r.output.find("y: float32[2,2] = [4, 5, 10, 11]"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("total: float32[] = [30]"), std::string::npos) << r.output;
+  }
+  test::ExpectClose(ReadNpy(dir + "/y.npy"), {4, 5, 10, 11}, "y.npy", 0, 0);
+}
+
 }  // namespace
 }  // namespace tf
 }  // namespace ir
