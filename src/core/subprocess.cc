@@ -135,8 +135,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, double timeout_se
     result.output = std::strerror(rc);
     return result;
   }
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(std::max(0.0, timeout_seconds)));
+  // Clamped to a year: converting a larger double to the clock's integer ticks overflows.
+  double seconds = std::min(std::max(0.0, timeout_seconds), 365.0 * 24 * 3600);
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   bool finished = DrainOutput(fds[0], deadline, &result.output);
   close(fds[0]);
   int status = 0;
