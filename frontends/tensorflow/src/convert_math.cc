@@ -19,9 +19,17 @@ Converter Same(const char* op, size_t num_inputs) {
   };
 }
 
-/*! \brief The node's T is an integer type (int8...int64 widen to int32/int64). */
+/*!
+ * \brief The node's T is an integer type (int8...int64 widen to int32/int64). The inputs must
+ * have dtype T: whether the divisor is checked depends on it.
+ */
 bool IntegerT(const ImportContext& ctx) {
-  DType t = ctx.HasAttr("T") ? ctx.Type("T") : DType::kFloat32;
+  DType t = ctx.HasAttr("T") ? ctx.Type("T") : ctx.InputType(0);
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    DType actual = ctx.InputType(i);
+    IR_CHECK(actual == DType::kUnknown || actual == t)
+        << "input " << i << " has dtype " << DTypeName(actual) << " but attribute 'T' is " << DTypeName(t);
+  }
   return t == DType::kInt32 || t == DType::kInt64;
 }
 

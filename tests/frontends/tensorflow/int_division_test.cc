@@ -74,6 +74,14 @@ TEST(TFIntDivisionTest, NegativeIntegerExponentRaises) {
   ExpectClose(RunBinary("Pow", fx, fy), {0.5, 1, 2, 4}, "negative float exponents are fine");
 }
 
+TEST(TFIntDivisionTest, InputsMustHaveTheDtypeOfT) {
+  // T decides whether the divisor is checked: integer inputs under a float T would divide by 0.
+  std::string graph = Placeholder("x", {4}, "DT_INT32") + Placeholder("y", {4}, "DT_INT32") +
+                      Node("r", "FloorDiv", {"x", "y"}, Type("DT_FLOAT"));
+  EXPECT_ERROR(test::RunText(graph, {{"x", kX}, {"y", kY}}, {"r"}),
+               "TensorFlow node 'r' (op FloorDiv): input 0 has dtype int32 but attribute 'T' is float32");
+}
+
 TEST(TFIntDivisionTest, ZeroDivisorIsACleanErrorOfIrTfRun) {
   std::string dir = ::testing::TempDir() + "int_division_" + std::to_string(getpid());
   ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
