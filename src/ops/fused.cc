@@ -7,6 +7,7 @@
  * kernel per node through the graph attribute "kernels").
  */
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 
 #include "codegen/single_op_kernel.h"
@@ -46,8 +47,24 @@ const FusedGroup& GetFusedGroup(const NodeAttrs& attrs) {
 namespace op {
 namespace {
 
-// Group input k is the variable named "in<k>".
-int InputIndex(const Node* var) { return std::stoi(var->attrs.name.substr(2)); }
+// Group input k is the variable named "in<k>" (checked by ParseFused).
+int InputIndex(const Node* var) {
+  int k = 0;
+  const std::string& name = var->attrs.name;
+  std::from_chars(name.data() + 2, name.data() + name.size(), k);
+  return k;
+}
+
+// A decimal index in [0, limit); the parameters come from graph JSON, so anything else is an
+// error naming the node and the parameter (std::stoi would throw a bare "stoi").
+int ParseIndex(const NodeAttrs& attrs, const std::string& what, const std::string& text, size_t limit) {
+  int value = -1;
+  const char* end = text.data() + text.size();
+  auto result = std::from_chars(text.data(), end, value);
+  IR_CHECK(result.ec == std::errc() && result.ptr == end && value >= 0 && static_cast<size_t>(value) < limit)
+      << NodeDesc(attrs) << ": " << what << " '" << text << "' is not an index below " << limit;
+  return value;
+}
 
 void ParseFused(NodeAttrs* attrs) {
   auto group = std::make_shared<FusedGroup>();
@@ -65,26 +82,33 @@ void ParseFused(NodeAttrs* attrs) {
   group->kind = get("kind");
   IR_CHECK(group->kind == "map" || group->kind == "reduce") << NodeDesc(*attrs) << ": unknown kind '" << group->kind << "'";
   group->subgraph = LoadJSON(get("subgraph"));
+  const IndexedGraph& idx = group->subgraph.indexed_graph();
+  size_t num_inputs = idx.input_nodes().size(), num_outputs = group->subgraph.outputs.size();
+  std::vector<bool> seen(num_inputs, false);
+  for (uint32_t nid : idx.input_nodes()) {
+    const std::string& name = idx[nid].source->attrs.name;
+    IR_CHECK(name.rfind("in", 0) == 0) << NodeDesc(*attrs) << ": subgraph variable '" << name << "' is not named in<k>";
+    int k = ParseIndex(*attrs, StrCat("subgraph variable '", name, "' number"), name.substr(2), num_inputs);
+    IR_CHECK(!seen[k]) << NodeDesc(*attrs) << ": subgraph variable '" << name << "' appears twice";
+    seen[k] = true;
+  }
   std::istringstream aliases(attrs->dict.count("aliases") ? attrs->dict.at("aliases") : "");
   for (std::string item; std::getline(aliases, item, ',');) {
     size_t colon = item.find(':');
     IR_CHECK(colon != std::string::npos) << NodeDesc(*attrs) << ": malformed alias '" << item << "'";
-    group->aliases.emplace_back(std::stoi(item.substr(0, colon)), std::stoi(item.substr(colon + 1)));
+    group->aliases.emplace_back(ParseIndex(*attrs, "alias input", item.substr(0, colon), num_inputs),
+                                ParseIndex(*attrs, "alias output", item.substr(colon + 1), num_outputs));
   }
   std::istringstream mutated(attrs->dict.count("mutated_inputs") ? attrs->dict.at("mutated_inputs") : "");
-  for (std::string item; std::getline(mutated, item, ',');) group->mutated_inputs.push_back(std::stoi(item));
+  for (std::string item; std::getline(mutated, item, ',');) {
+    group->mutated_inputs.push_back(ParseIndex(*attrs, "mutated input", item, num_inputs));
+  }
   std::istringstream overwritten(attrs->dict.count("overwritten_inputs") ? attrs->dict.at("overwritten_inputs") : "");
   for (std::string item; std::getline(overwritten, item, ',');) {
-    int k = std::stoi(item);
+    int k = ParseIndex(*attrs, "overwritten input", item, num_inputs);
     IR_CHECK(std::find(group->mutated_inputs.begin(), group->mutated_inputs.end(), k) != group->mutated_inputs.end())
         << NodeDesc(*attrs) << ": overwritten input " << k << " is not a mutated input";
     group->overwritten_inputs.push_back(k);
-  }
-  const IndexedGraph& idx = group->subgraph.indexed_graph();
-  for (size_t i = 0; i < idx.input_nodes().size(); ++i) {
-    const Node* var = idx[idx.input_nodes()[i]].source;
-    IR_CHECK(var->attrs.name.rfind("in", 0) == 0 && InputIndex(var) < static_cast<int>(idx.input_nodes().size()))
-        << NodeDesc(*attrs) << ": subgraph variable '" << var->attrs.name << "' is not named in<k>";
   }
   attrs->parsed = std::shared_ptr<const FusedGroup>(group);
 }

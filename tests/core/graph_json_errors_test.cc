@@ -99,6 +99,24 @@ TEST(GraphJSONErrorsTest, NoDmlcReaderMessagesReachTheUser) {
                "graph attribute 'k': the value is not of type 'list_int'");
 }
 
+// A fused node's parameters come from JSON too: bad indices are errors, not std::stoi's "stoi".
+TEST(GraphJSONErrorsTest, FusedNodeIndicesAreChecked) {
+  auto fused = [](const std::string& variable, const std::string& mutated) {
+    std::string sub = R"({"nodes": [{"op": "null", "name": ")" + variable +
+                      R"(", "inputs": []}, {"op": "exp", "name": "e", "inputs": [[0, 0]]}], "heads": [[1, 0]]})";
+    std::string escaped;
+    for (char c : sub) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+    return R"({"nodes": [{"op": "null", "name": "x", "inputs": []}, {"op": "_fused", "name": "f", "attrs": )"
+           R"({"kind": "map", "mutated_inputs": ")" + mutated + R"(", "subgraph": ")" + escaped +
+           R"("}, "inputs": [[0, 0]]}], "heads": [[1, 0]]})";
+  };
+  EXPECT_NO_THROW(LoadJSON(fused("in0", "")));
+  EXPECT_ERROR(LoadJSON(fused("inx", "")), "subgraph variable 'inx' number 'x' is not an index below 1");
+  EXPECT_ERROR(LoadJSON(fused("in-1", "")), "is not an index below 1");
+  EXPECT_ERROR(LoadJSON(fused("in0", "7")), "node 1 ('f'): node 'f' (op _fused): mutated input '7' is not an index below 1");
+  EXPECT_ERROR(LoadJSON(fused("in0", "99999999999")), "mutated input '99999999999' is not an index below 1");
+}
+
 TEST(GraphAttrSizeTest, LoadRejectsIndexedAttributesOfTheWrongSize) {
   std::string two_entries = TwoNodes("[[0, 0], [0, 0]]", R"(, "attrs": {"shape": ["list_shape", ["[2]"]]})");
   EXPECT_ERROR(LoadJSON(two_entries),
