@@ -1,10 +1,12 @@
 /*!
  * \file random_graph.h
- * \brief Random graphs of elementwise, broadcast and reduction ops for fusion property tests.
+ * \brief Random graphs of elementwise, broadcast and reduction ops for fusion property tests,
+ * reductions with several consumers and broadcast back into their input's domain included.
  */
 #ifndef IR_TESTS_OPS_RANDOM_GRAPH_H_
 #define IR_TESTS_OPS_RANDOM_GRAPH_H_
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -52,6 +54,14 @@ class RandomGraph {
     feeds_[name] = test::RandomArray(Shape(shape), DType::kFloat32, Pick(1, 1000), 0.5, 1.5);
   }
 
+  static bool Broadcastable(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+      int64_t da = a[a.size() - i], db = b[b.size() - i];
+      if (da != db && da != 1 && db != 1) return false;
+    }
+    return true;
+  }
+
   static std::vector<int64_t> Broadcast(std::vector<int64_t> a, std::vector<int64_t> b) {
     if (a.size() < b.size()) std::swap(a, b);
     for (size_t i = 0; i < b.size(); ++i) {
@@ -63,7 +73,8 @@ class RandomGraph {
 
   void Step(int i) {
     std::string name = StrCat("n", i);
-    int kind = static_cast<int>(Pick(0, 9));
+    int kind = static_cast<int>(Pick(0, 12));
+    if (kind >= 10) return BroadcastBack(name);
     if (kind < 4) {
       static const char* const kUnary[] = {"tanh", "sigmoid", "sin", "abs", "negative", "relu", "softplus", "cos"};
       const Value& x = Any();
@@ -71,24 +82,63 @@ class RandomGraph {
     } else if (kind < 8) {
       static const char* const kBinary[] = {"add", "subtract", "multiply", "maximum", "minimum"};
       const Value& a = Any();
-      const Value& b = Any();
+      const Value& picked = Any();
+      const Value& b = Broadcastable(a.shape, picked.shape) ? picked : a;
       values_.push_back(Value{MakeNode(kBinary[Pick(0, 4)], name, {a.entry, b.entry}), Broadcast(a.shape, b.shape)});
     } else {
-      static const char* const kReduce[] = {"sum", "mean", "max"};
       const Value& x = Any();
       if (x.shape.empty()) return;
-      int axis = static_cast<int>(Pick(0, x.shape.size() - 1));
-      bool keep = Pick(0, 1) == 1;
-      std::vector<int64_t> shape = x.shape;
-      if (keep) {
-        shape[axis] = 1;
-      } else {
-        shape.erase(shape.begin() + axis);
-      }
-      values_.push_back(Value{MakeNode(kReduce[Pick(0, 2)], name, {x.entry},
-                                       {{"axis", std::to_string(axis)}, {"keepdims", keep ? "1" : "0"}}),
-                              shape});
+      Reduce(name, x, static_cast<int>(Pick(0, x.shape.size() - 1)), Pick(0, 1) == 1);
     }
+  }
+
+  // A random reduction of `x` over `axis`, appended as a value.
+  void Reduce(const std::string& name, Value x, int axis, bool keep) {
+    static const char* const kReduce[] = {"sum", "mean", "max"};
+    std::vector<int64_t> shape = x.shape;
+    if (keep) {
+      shape[axis] = 1;
+    } else {
+      shape.erase(shape.begin() + axis);
+    }
+    values_.push_back(Value{MakeNode(kReduce[Pick(0, 2)], name, {x.entry},
+                                     {{"axis", std::to_string(axis)}, {"keepdims", keep ? "1" : "0"}}),
+                            shape});
+  }
+
+  // As in norms and their gradients: a keepdims reduction r of x consumed with x itself by an
+  // elementwise op (x - mean(x)), and with a value w of r's shape that also feeds a sibling
+  // x*w of the reduction (exp(c) in exp(t)*exp(c) + exp(c)*mean(exp(t))) or x itself. r
+  // stays available to later steps.
+  void BroadcastBack(const std::string& name) {
+    static const char* const kBinary[] = {"subtract", "multiply", "add"};
+    Value source = Any();
+    if (source.shape.empty()) return;
+    values_.push_back(Value{MakeNode(Pick(0, 1) == 1 ? "tanh" : "cos", name + "_x", {source.entry}), source.shape});
+    Value x = values_.back();  // computed, so that it and its siblings can form a group
+    int axis = static_cast<int>(Pick(0, x.shape.size() - 1));
+    std::vector<int64_t> reduced = x.shape;
+    reduced[axis] = 1;
+    std::vector<Value> same;
+    for (const Value& v : values_) {
+      if (v.shape == reduced) same.push_back(v);
+    }
+    Value w = same.empty() ? x : same[Pick(0, same.size() - 1)];
+    if (!same.empty()) {  // a computed value, so that it can be in a group
+      values_.push_back(Value{MakeNode(Pick(0, 1) == 1 ? "exp" : "sin", name + "_w0", {w.entry}), reduced});
+      w = values_.back();
+    }
+    if (!same.empty()) {  // a sibling of the reduction that may share its group, reading w
+      values_.push_back(Value{MakeNode(kBinary[Pick(0, 2)], name + "_xw", {x.entry, w.entry}), x.shape});
+      if (Pick(0, 2) == 0) x = values_.back();
+    }
+    Reduce(name + "_r", x, axis, true);
+    Value r = values_.back();
+    bool reduced_first = Pick(0, 1) == 1;
+    values_.push_back(Value{MakeNode(kBinary[Pick(0, 2)], name, {reduced_first ? r.entry : x.entry,
+                                                                  reduced_first ? x.entry : r.entry}),
+                            x.shape});
+    if (!same.empty()) values_.push_back(Value{MakeNode(kBinary[Pick(0, 2)], name + "_w", {w.entry, r.entry}), reduced});
   }
 
   std::mt19937_64 rng_;

@@ -216,27 +216,74 @@ TEST(FusionGroupsTest, CyclicPlanIsSplitNotRefused) {
   ExpectNear(test::EvalGraphWithKernels(fused, feeds)[0], test::EvalGraphWithKernels(graph, feeds)[0], 1e-6, 1e-6);
 }
 
-TEST(FusionGroupsTest, RandomGraphsWithReductionsMatchUnfusedForEveryFmax) {
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
-    test::RandomGraph graph(seed);
-    Session unfused(Options(false));
-    std::vector<NDArray> expected = unfused.Run(graph.fetches(), graph.feeds());
-    for (int fmax = 1; fmax <= 8; ++fmax) {
-      SCOPED_TRACE(StrCat("graph seed ", seed, ", F_max ", fmax));
-      SessionOptions options = Options(true);
-      options.fmax = fmax;
-      Session fused(options);
-      std::vector<NDArray> got = fused.Run(graph.fetches(), graph.feeds());
-      for (size_t i = 0; i < got.size(); ++i) ExpectNear(got[i], expected[i], 1e-5, 1e-4);
-      const IndexedGraph& idx = fused.last_graph().indexed_graph();
-      for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-        const Node* node = idx[nid].source;
-        if (!node->is_variable() && node->op()->name == "_fused") {
-          EXPECT_LE(static_cast<int>(node->inputs.size()), fmax) << node->attrs.name;
-        }
+// Fused runs equal the unfused run for every F_max from 1 to 8, and no kernel exceeds F_max.
+void ExpectFusedMatchesUnfusedForEveryFmax(const std::vector<NodeEntry>& fetches,
+                                           const std::unordered_map<std::string, NDArray>& feeds) {
+  std::vector<NDArray> expected = Session(Options(false)).Run(fetches, feeds);
+  for (int fmax = 1; fmax <= 8; ++fmax) {
+    SCOPED_TRACE(StrCat("F_max ", fmax));
+    SessionOptions options = Options(true);
+    options.fmax = fmax;
+    Session fused(options);
+    std::vector<NDArray> got = fused.Run(fetches, feeds);
+    for (size_t i = 0; i < got.size(); ++i) ExpectNear(got[i], expected[i], 1e-5, 1e-4);
+    const IndexedGraph& idx = fused.last_graph().indexed_graph();
+    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+      const Node* node = idx[nid].source;
+      if (!node->is_variable() && node->op()->name == "_fused") {
+        EXPECT_LE(static_cast<int>(node->inputs.size()), fmax) << node->attrs.name;
       }
     }
   }
+}
+
+TEST(FusionGroupsTest, RandomGraphsWithReductionsMatchUnfusedForEveryFmax) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE(StrCat("graph seed ", seed));
+    test::RandomGraph graph(seed);
+    ExpectFusedMatchesUnfusedForEveryFmax(graph.fetches(), graph.feeds());
+  }
+}
+
+NodeEntry RowMean(const std::string& name, const NodeEntry& x) {
+  return Apply("mean", name, {x}, {{"axis", "-1"}, {"keepdims", "true"}});
+}
+
+std::unordered_map<std::string, NDArray> NormFeeds() {
+  return {{"x", RandomArray(Shape{6, 10}, DType::kFloat32, 1)},
+          {"gamma", RandomArray(Shape{10}, DType::kFloat32, 2)},
+          {"dy", RandomArray(Shape{6, 10}, DType::kFloat32, 3)}};
+}
+
+// Layer-norm backward over the last axis, op by op: every row mean is read back by
+// elementwise ops that also read the mean's input.
+TEST(FusionGroupsTest, LayerNormBackwardMatchesUnfusedForEveryFmax) {
+  NodeEntry x = Var("x"), gamma = Var("gamma"), dy = Var("dy");
+  NodeEntry xc = Apply("subtract", "xc", {x, RowMean("mu", x)});
+  NodeEntry var = RowMean("var", Apply("multiply", "xc2", {xc, xc}));
+  NodeEntry rstd = Apply("rsqrt", "rstd", {Apply("add_scalar", "var_eps", {var}, {{"scalar", "1e-5"}})});
+  NodeEntry xhat = Apply("multiply", "xhat", {xc, rstd});
+  NodeEntry g = Apply("multiply", "g", {dy, gamma});
+  NodeEntry centered = Apply("subtract", "g_centered", {g, RowMean("g_mean", g)});
+  NodeEntry proj = Apply("multiply", "proj", {xhat, RowMean("gx_mean", Apply("multiply", "gx", {g, xhat}))});
+  NodeEntry dx = Apply("multiply", "dx", {rstd, Apply("subtract", "inner", {centered, proj})});
+  NodeEntry dgamma = Apply("sum", "dgamma", {Apply("multiply", "dy_xhat", {dy, xhat})}, {{"axis", "0"}});
+  NodeEntry dbeta = Apply("sum", "dbeta", {dy}, {{"axis", "0"}});
+  ExpectFusedMatchesUnfusedForEveryFmax({dx, dgamma, dbeta}, NormFeeds());
+}
+
+// RMS-norm backward: dx = r * (g - x * r^2 * mean(g * x)), r = rsqrt(mean(x^2) + eps).
+TEST(FusionGroupsTest, RmsNormBackwardMatchesUnfusedForEveryFmax) {
+  NodeEntry x = Var("x"), gamma = Var("gamma"), dy = Var("dy");
+  NodeEntry ms = RowMean("ms", Apply("multiply", "x2", {x, x}));
+  NodeEntry r = Apply("rsqrt", "r", {Apply("add_scalar", "ms_eps", {ms}, {{"scalar", "1e-6"}})});
+  NodeEntry g = Apply("multiply", "g", {dy, gamma});
+  NodeEntry gx_mean = RowMean("gx_mean", Apply("multiply", "gx", {g, x}));
+  NodeEntry proj = Apply("multiply", "proj", {Apply("multiply", "xr2", {x, Apply("multiply", "r2", {r, r})}), gx_mean});
+  NodeEntry dx = Apply("multiply", "dx", {r, Apply("subtract", "inner", {g, proj})});
+  NodeEntry dgamma = Apply("sum", "dgamma", {Apply("multiply", "dy_xr", {dy, Apply("multiply", "xr", {x, r})})},
+                           {{"axis", "0"}});
+  ExpectFusedMatchesUnfusedForEveryFmax({dx, dgamma}, NormFeeds());
 }
 
 }  // namespace
