@@ -97,7 +97,8 @@ TEST(FoldConstantsTest, FoldsNodesWhoseControlDependenciesHaveNoEffects) {
   NodeEntry plus = MakeNode("add", "plus", {shape, one});
   EXPECT_EQ(ValueOf<int32_t>(Fold({plus}).outputs[0]), (std::vector<int32_t>{4, 3}));
   // A dependency on a no_op that itself waits for a write still has effects: nothing folds.
-  NodeEntry write = MakeNode("assign", "write", {v, Const("c", NDArray::FromVector<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6}))});
+  NodeEntry six = Const("c", NDArray::FromVector<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6}));
+  NodeEntry write = MakeNode("assign", "write", {v, six});
   NodeEntry after_write = MakeNode("no_op", "after_write", {});
   after_write.node->control_deps.push_back(write.node);
   NodeEntry sized = MakeNode("size", "size", {v});

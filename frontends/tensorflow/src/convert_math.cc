@@ -107,8 +107,8 @@ Outputs ConvertDivNoNan(ImportContext& ctx) {
 /*! \brief Pow: TensorFlow raises on negative integer exponents. */
 Outputs ConvertPow(ImportContext& ctx) {
   ctx.ExpectInputs(2);
-  NodeEntry exponent = IntegerT(ctx) ? CheckedOperand(ctx, 1, "nonnegative", "Integers to negative integer powers are not allowed")
-                                     : ctx.input(1);
+  const char* message = "Integers to negative integer powers are not allowed";
+  NodeEntry exponent = IntegerT(ctx) ? CheckedOperand(ctx, 1, "nonnegative", message) : ctx.input(1);
   return {ctx.Op("power", {ctx.input(0), exponent})};
 }
 

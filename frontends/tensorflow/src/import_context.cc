@@ -135,8 +135,8 @@ NDArray ImportContext::ConstInput(size_t i) const {
   std::string what = StrCat("input ", i, " ('", def_.input(static_cast<int>(i)), "')");
   std::vector<std::string> unfed = importer_->UnfedPlaceholders(input(i));
   if (!unfed.empty()) {
-    throw UnfedPlaceholderError(unfed[0], StrCat("needs ", what, " before the graph runs, and it depends on ",
-                                                 unfed.size() == 1 ? "that placeholder" : "the unfed placeholders " + Join(unfed, ", ")));
+    std::string which = unfed.size() == 1 ? "that placeholder" : "the unfed placeholders " + Join(unfed, ", ");
+    throw UnfedPlaceholderError(unfed[0], StrCat("needs ", what, " before the graph runs, and it depends on ", which));
   }
   throw Error(StrCat(what, " must be known before the graph runs, but its value is computed when the graph runs "
                            "(only constants and the shapes of fed tensors are known at import)"));

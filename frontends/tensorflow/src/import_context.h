@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -110,7 +111,8 @@ class ImportContext {
  */
 class UnfedPlaceholderError : public Error {
  public:
-  UnfedPlaceholderError(std::string placeholder, const std::string& msg) : Error(msg), placeholder_(std::move(placeholder)) {}
+  UnfedPlaceholderError(std::string placeholder, const std::string& msg)
+      : Error(msg), placeholder_(std::move(placeholder)) {}
   const std::string& placeholder() const { return placeholder_; }
 
  private:

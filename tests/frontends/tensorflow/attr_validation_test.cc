@@ -35,7 +35,8 @@ TEST(TFAttrValidationTest, SelectFollowsTensorFlowsShapeRules) {
   EXPECT_ERROR(Eval(one_row + Node("r", "SelectV2", {"c", "t", "e"}, Type())), "'r'");
   EXPECT_ERROR(Eval(values + Bools("c", {1, 3}, {1, 0, 1}) + Node("r", "Select", {"c", "t", "e"}, Type())),
                "'cond' and 'then' must have the same shape, but got [1,3] and [2,3]");
-  EXPECT_ERROR(Eval(values + Const("e2", {3}, {0, 0, 0}) + Bools("c", {}, {1}) + Node("r", "Select", {"c", "t", "e2"}, Type())),
+  std::string short_else = Const("e2", {3}, {0, 0, 0}) + Bools("c", {}, {1});
+  EXPECT_ERROR(Eval(values + short_else + Node("r", "Select", {"c", "t", "e2"}, Type())),
                "'then' and 'else' must have the same shape");
   EXPECT_EQ(Eval(values + Bools("c", {1, 3}, {1, 0, 1}) + Node("r", "SelectV2", {"c", "t", "e"}, Type())).shape(),
             (Shape{2, 3}))
@@ -75,8 +76,8 @@ TEST(TFAttrValidationTest, WindowAttributesNeedTensorFlowsFourDimensions) {
                "TensorFlow node 'r' (op MaxPool): attribute 'ksize' (2,2) must specify 4 dimensions");
   EXPECT_ERROR(Eval(x + Node("r", "AvgPool", {"x"}, Type() + pool_ok + List("ksize", "i: 1 i: 2 i: 2 i: 2"))),
                "attribute 'ksize' (1,2,2,2) is not 1 along the batch and depth dimensions of NHWC");
-  EXPECT_ERROR(Eval(x + Node("r", "AvgPool", {"x"}, Type() + List("strides", "i: 1 i: 1 i: 1 i: 1") +
-                                                        Attr("padding", "s: 'EXPLICIT'") + List("ksize", "i: 1 i: 1 i: 1 i: 1"))),
+  std::string unit = List("strides", "i: 1 i: 1 i: 1 i: 1") + List("ksize", "i: 1 i: 1 i: 1 i: 1");
+  EXPECT_ERROR(Eval(x + Node("r", "AvgPool", {"x"}, Type() + unit + Attr("padding", "s: 'EXPLICIT'"))),
                "attribute 'padding' must be \"SAME\" or \"VALID\", got \"EXPLICIT\"");
 }
 
