@@ -26,6 +26,21 @@ namespace {
 
 using EntryJSON = std::vector<uint32_t>;
 
+// dmlc's writer puts object keys between quotes as they are: a key holding '"' or a newline
+// (any string is a valid attribute key) would make JSON that does not load again.
+std::string EscapeKey(const std::string& key) {
+  std::ostringstream os;
+  dmlc::JSONWriter(&os).WriteString(key);
+  std::string quoted = os.str();
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+std::map<std::string, std::string> EscapeKeys(const std::map<std::string, std::string>& dict) {
+  std::map<std::string, std::string> escaped;
+  for (const auto& kv : dict) escaped[EscapeKey(kv.first)] = kv.second;
+  return escaped;
+}
+
 struct NodeJSON {
   std::string op;
   std::string name;
@@ -37,7 +52,7 @@ struct NodeJSON {
     writer->BeginObject(false);
     writer->WriteObjectKeyValue("op", op);
     writer->WriteObjectKeyValue("name", name);
-    if (!attrs.empty()) writer->WriteObjectKeyValue("attrs", attrs);
+    if (!attrs.empty()) writer->WriteObjectKeyValue("attrs", EscapeKeys(attrs));
     writer->WriteObjectKeyValue("inputs", inputs);
     if (!control_deps.empty()) writer->WriteObjectKeyValue("control_deps", control_deps);
     writer->EndObject();
@@ -52,7 +67,7 @@ struct AttrsJSON {
     writer->BeginObject(true);
     for (const auto& kv : graph->attrs) {
       if (GraphAttrType::Find(kv.second->type()) == nullptr) continue;
-      writer->WriteObjectKeyValue(kv.first, Typed{kv.first, kv.second.get()});
+      writer->WriteObjectKeyValue(EscapeKey(kv.first), Typed{kv.first, kv.second.get()});
     }
     writer->EndObject();
   }

@@ -49,6 +49,17 @@ TEST(GraphJSONTest, RoundTripIsExact) {
   EXPECT_FALSE(idx[1u].source->attrs.parsed.empty()) << "node attributes are parsed again";
 }
 
+// Found by the graph JSON fuzzer: dmlc's writer does not escape object keys.
+TEST(GraphJSONTest, KeysWithQuotesAndNewlinesRoundTrip) {
+  Graph g(Symbol::CreateVariable("x", {{"__a\"b\nc__", "v"}}).outputs);
+  g.SetAttr("key \"quoted\"", 3);
+  std::string json = SaveJSON(g);
+  Graph loaded = LoadJSON(json);
+  EXPECT_EQ(loaded.outputs[0].node->attrs.dict.at("__a\"b\nc__"), "v");
+  EXPECT_EQ(loaded.GetAttr<int>("key \"quoted\""), 3);
+  EXPECT_EQ(SaveJSON(loaded), json);
+}
+
 TEST(GraphJSONTest, AttributesWithoutCodecAreSkippedAndListed) {
   Graph g = RichGraph();
   struct Opaque {};
