@@ -21,7 +21,10 @@ std::string SaveJSON(const Graph& graph);
 /*!
  * \brief Rebuilds a graph saved by SaveJSON: node attributes are parsed again by their ops,
  * graph attributes restored with their types. SaveJSON(LoadJSON(s)) == s.
- * \throws ir::Error for malformed JSON, unknown ops or types, or dangling references.
+ * \throws ir::Error for malformed JSON (nesting deeper than 64 levels included), unknown
+ * fields, ops or types, references to a later node (so no cycle), repeated arg_nodes, or a
+ * node- or entry-indexed attribute whose size differs from the graph's. The message names
+ * the node (index and name) and the field, or the JSON path, line and column of a syntax error.
  */
 Graph LoadJSON(const std::string& json);
 
