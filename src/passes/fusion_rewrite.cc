@@ -53,6 +53,7 @@ class Rewriter {
     for (const auto& e : idx_.outputs()) graph_outputs_.insert(idx_.entry_id(e));
     for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) {
       for (const auto& e : idx_[nid].inputs) readers_[idx_.entry_id(e)].push_back(nid);
+      for (uint32_t dep : idx_[nid].control_deps) control_readers_[dep].push_back(nid);
     }
   }
 
@@ -137,6 +138,17 @@ class Rewriter {
     return false;
   }
 
+  /*! \brief True when a node outside the group has a control dependency on member `nid`
+   *  (a session target, say): the member must then produce something to depend on. */
+  bool ControlledFromOutside(uint32_t nid, const std::unordered_set<uint32_t>& members) const {
+    auto it = control_readers_.find(nid);
+    if (it == control_readers_.end()) return false;
+    for (uint32_t reader : it->second) {
+      if (!members.count(reader)) return true;
+    }
+    return false;
+  }
+
   /*! \brief True when member `nid` is the only member of the group reading entry `eid`. */
   bool OnlyReader(uint32_t eid, uint32_t nid, const std::unordered_set<uint32_t>& members) const {
     auto it = readers_.find(eid);
@@ -160,6 +172,7 @@ class Rewriter {
   std::vector<NodeEntry> entry_map_;
   std::unordered_set<uint32_t> graph_outputs_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> readers_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> control_readers_;  // node id -> nodes depending on it
   std::unordered_map<const Node*, std::vector<uint32_t>> origin_;
   std::unordered_map<uint32_t, NodePtr> unit_node_;
   std::vector<GroupRecord>* records_ = nullptr;
@@ -233,8 +246,11 @@ void Rewriter::BuildGroup(int g) {
       uint32_t eid = idx_.entry_id(nid, i);
       sub_entry[eid] = NodeEntry{node, i};
       // A variable's new value is always an output: it aliases the variable, so it costs no
-      // store of its own, and the node stays something control dependencies can name.
-      if (ReadOutside(eid, members) || aliased_input.count(eid)) outputs.push_back(Output{eid, NodeEntry{node, i}, Label(IndexedGraph::Entry{nid, i})});
+      // store of its own, and the node stays something control dependencies can name. A
+      // member that only a control dependency names (a run target) writes its first output,
+      // so the target is computed and the fused node has an output to depend on.
+      bool target = i == 0 && ControlledFromOutside(nid, members);
+      if (ReadOutside(eid, members) || aliased_input.count(eid) || target) outputs.push_back(Output{eid, NodeEntry{node, i}, Label(IndexedGraph::Entry{nid, i})});
     }
   }
   for (size_t j = 0; j < outputs.size(); ++j) {

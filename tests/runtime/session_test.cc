@@ -112,6 +112,16 @@ TEST(SessionTest, FetchOfAMissingOutputIsAnError) {
   EXPECT_ERROR(sess.Run({NodeEntry{y.node, 3}}, {{"x", Filled({2}, 1)}}), "reads output 3 of node 'y'");
 }
 
+TEST(SessionTest, FusedTargetsNamedOnlyByTheRunAreComputed) {
+  Session sess;  // fusion on: a target's group has no data consumer, only the run's control dependency
+  NodeEntry y = Op("exp", "y", {Op("negative", "neg", {Var("x")})});
+  EXPECT_TRUE(sess.Run({}, {{"x", Filled({3}, 0)}}, {y.node}).empty());
+  sess.variables().Set("W", Filled({3}, 1));
+  NodeEntry step = Op("assign_add", "step", {Variable("W"), Op("exp", "e", {Var("x")})});
+  sess.Run({}, {{"x", Filled({3}, 0)}}, {step.node, y.node});
+  EXPECT_EQ(Values(sess.variables().Get("W")), std::vector<float>({2, 2, 2}));
+}
+
 TEST(SessionTest, NothingToRunIsAnError) {
   Session sess;
   EXPECT_ERROR(sess.Run({}), "nothing to fetch");
