@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "codegen/single_op_kernel.h"
 #include "runtime/host_fallback.h"
 
 namespace ir {
@@ -182,7 +183,9 @@ void RunCPUKernel(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
   const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
   std::vector<uint32_t> mutated;
   if (mutate != nullptr && mutate->count(attrs.op)) mutated = (*mutate)[attrs.op](attrs);
-  runtime::RunOnHost(Op::GetAttr<FCompute>("FCompute")[attrs.op], ctx, attrs, inputs, outputs, mutated);
+  FCompute cpu = codegen::CpuKernelOf(attrs.op);  // FCompute, or derived from FCodeGen
+  IR_CHECK(cpu) << "op '" << attrs.op->name << "' (node '" << attrs.name << "') has no CPU kernel to fall back on";
+  runtime::RunOnHost(cpu, ctx, attrs, inputs, outputs, mutated);
 }
 
 bool MakeStridedDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, StridedDims* out) {
