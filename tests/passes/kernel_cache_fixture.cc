@@ -85,4 +85,15 @@ std::string KernelCacheTest::EntryPath(const std::string& source) const {
   return StrCat(dir_, "/cpu-", HashHex(key), ".kbin");
 }
 
+void KernelCacheTest::ExpectCorruptAndRebuilt(const std::string& source) {
+  KernelCache::Global().ClearMemory();
+  KernelCacheStats start = KernelCache::Global().stats();
+  KernelCache::Global().GetOrCompile("cpu", source);
+  KernelCacheStats d = Delta(start);
+  EXPECT_EQ(d.corrupt_entries, 1);
+  EXPECT_EQ(d.compilations, 1);
+  EXPECT_EQ(d.disk_hits, 0);
+  KernelCache::Global().ClearMemory();
+}
+
 }  // namespace ir

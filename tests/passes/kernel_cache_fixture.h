@@ -36,6 +36,9 @@ class KernelCacheTest : public ::testing::Test {
   std::vector<std::string> Entries() const;
   /*! \brief The path of the cache entry for `source` on the cpu target. */
   std::string EntryPath(const std::string& source) const;
+  /*! \brief Looks `source` up past the memory cache and expects its disk entry counted corrupt
+   *  and rebuilt, without an error. */
+  void ExpectCorruptAndRebuilt(const std::string& source);
 
   std::string dir_, saved_;
   bool had_ = false;

@@ -67,17 +67,6 @@ class KernelCacheSecurityTest : public KernelCacheTest {
     EXPECT_FALSE(WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) << "the lookup hung";
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the entry was not refused";
   }
-
-  // Looks `source` up and expects the entry counted corrupt and rebuilt, without an error.
-  void ExpectCorruptAndRebuilt(const std::string& source) {
-    KernelCacheStats start = KernelCache::Global().stats();
-    KernelCache::Global().GetOrCompile("cpu", source);
-    KernelCacheStats d = Delta(start);
-    EXPECT_EQ(d.corrupt_entries, 1);
-    EXPECT_EQ(d.compilations, 1);
-    EXPECT_EQ(d.disk_hits, 0);
-    KernelCache::Global().ClearMemory();
-  }
 };
 
 TEST_F(KernelCacheSecurityTest, SymlinkEntryIsIgnoredAndNotFollowed) {

@@ -48,13 +48,7 @@ TEST_F(KernelCacheTest, CorruptOrTruncatedEntriesAreRebuilt) {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
       out << damaged;
     }
-    KernelCache::Global().ClearMemory();
-    KernelCacheStats start = KernelCache::Global().stats();
-    KernelCache::Global().GetOrCompile("cpu", source);
-    KernelCacheStats d = Delta(start);
-    EXPECT_EQ(d.corrupt_entries, 1);
-    EXPECT_EQ(d.compilations, 1);
-    EXPECT_EQ(d.disk_hits, 0);
+    ExpectCorruptAndRebuilt(source);
   }
   // The rebuilt entry is whole again.
   KernelCache::Global().ClearMemory();
