@@ -26,12 +26,11 @@
 namespace ir {
 
 /*!
- * \brief The attributes of a `constant` node holding `value`: its dtype and shape, and the
- * elements as text for a single element (so fused kernels see a literal), else as base64 bytes.
+ * \brief A new `constant` node named `name` holding `value`. One element (or none) is held as
+ * the text attribute `value` (a literal for fused kernels); more are held as an array in the
+ * node's parsed attrs, sharing `value`'s buffer when it is on the CPU (so the caller must not
+ * write to it afterwards), and written as `data_base64` only when the graph is saved.
  */
-std::map<std::string, std::string> ConstantNodeAttrs(const NDArray& value);
-
-/*! \brief A new `constant` node named `name` holding `value`. */
 NodeEntry MakeConstantNode(const std::string& name, const NDArray& value);
 
 /*!

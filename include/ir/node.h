@@ -31,6 +31,12 @@ struct NodeAttrs {
   dmlc::any parsed;
 };
 
+/*!
+ * \brief attrs.dict plus what the op's FSaveAttrs adds: the string attributes that rebuild the
+ * node (what SaveJSON writes). Costs an encoding of any state held only in attrs.parsed.
+ */
+std::map<std::string, std::string> SavedAttrs(const NodeAttrs& attrs);
+
 /*! \brief Output `index` of `node`: the value flowing along an edge. */
 struct NodeEntry {
   NodePtr node;

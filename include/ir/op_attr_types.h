@@ -9,6 +9,7 @@
 #define IR_OP_ATTR_TYPES_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,13 @@ using FInferType = std::function<bool(const NodeAttrs& attrs, std::vector<DType>
  */
 using FGradient =
     std::function<std::vector<NodeEntry>(const NodePtr& node, const std::vector<NodeEntry>& ograds)>;
+
+/*!
+ * \brief "FSaveAttrs": adds to `dict` (a copy of attrs.dict) the string attributes that rebuild
+ * state the op's parser keeps only in attrs.parsed (e.g. a constant's elements, held as an array
+ * in memory and written as base64 only when saved). SaveJSON and Symbol::GetAttr use it.
+ */
+using FSaveAttrs = std::function<void(const NodeAttrs& attrs, std::map<std::string, std::string>* dict)>;
 
 /*! \brief "FInplaceOption": (input, output) pairs that may share storage. */
 using FInplaceOption = std::function<std::vector<std::pair<int, int>>(const NodeAttrs& attrs)>;

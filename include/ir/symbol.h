@@ -63,7 +63,10 @@ class Symbol {
   void AddControlDeps(const Symbol& deps);
   /*! \brief Sets string attributes on the single head node (parsed again by its op). */
   void SetAttrs(const std::map<std::string, std::string>& attrs);
-  /*! \brief Attribute `key` of the head node; false if absent. */
+  /*!
+   * \brief Attribute `key` of the head node, as SaveJSON would write it (state an op holds only
+   * in parsed form, such as a constant's `data_base64`, is encoded on demand); false if absent.
+   */
   bool GetAttr(const std::string& key, std::string* out) const;
   /*! \brief Writes a readable listing of the nodes. */
   void Print(std::ostream& os) const;

@@ -29,7 +29,10 @@ std::string KeyOf(const std::string& target, const NodeAttrs& attrs, const std::
 FusedGroup SingleNodeGroup(const NodeAttrs& attrs, size_t num_inputs) {
   std::vector<NodeEntry> inputs;
   for (size_t k = 0; k < num_inputs; ++k) inputs.push_back(NodeEntry{Node::CreateVariable(StrCat("in", k)), 0});
-  NodePtr node = Node::Create(attrs.op, attrs.name, attrs.dict, std::move(inputs));
+  // A copy of the parsed attrs, not a reparse of dict: some ops hold state only in parsed form.
+  NodePtr node = Node::Create();
+  node->attrs = attrs;
+  node->inputs = std::move(inputs);
   std::vector<NodeEntry> outputs;
   for (uint32_t j = 0; j < node->num_outputs(); ++j) outputs.push_back(NodeEntry{node, j});
   FusedGroup group;

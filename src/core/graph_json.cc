@@ -194,7 +194,7 @@ std::string SaveJSON(const Graph& graph) {
   std::vector<uint32_t> arg_nodes = idx.input_nodes();
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
-    NodeJSON spec{node->is_variable() ? "null" : node->op()->name, node->attrs.name, node->attrs.dict, {}, {}};
+    NodeJSON spec{node->is_variable() ? "null" : node->op()->name, node->attrs.name, SavedAttrs(node->attrs), {}, {}};
     for (const auto& e : idx[nid].inputs) spec.inputs.push_back({e.node_id, e.index});
     spec.control_deps = idx[nid].control_deps;
     nodes.push_back(std::move(spec));

@@ -5,6 +5,7 @@
 #include "ir/node.h"
 
 #include "ir/op.h"
+#include "ir/op_attr_types.h"
 
 namespace ir {
 
@@ -58,6 +59,13 @@ Node::~Node() {
 
 void Node::ReparseAttrs() {
   if (!is_variable()) ParseAttrs(&attrs);
+}
+
+std::map<std::string, std::string> SavedAttrs(const NodeAttrs& attrs) {
+  std::map<std::string, std::string> dict = attrs.dict;
+  const auto* save = Op::FindAttr<FSaveAttrs>("FSaveAttrs");
+  if (attrs.op != nullptr && save != nullptr && save->count(attrs.op)) (*save)[attrs.op](attrs, &dict);
+  return dict;
 }
 
 uint32_t Node::num_outputs() const { return is_variable() ? 1 : attrs.op->OutputCount(attrs); }

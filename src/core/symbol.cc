@@ -248,11 +248,13 @@ void Symbol::SetAttrs(const std::map<std::string, std::string>& attrs) {
   Node* head = HeadNode(*this);
   IR_CHECK(head != nullptr) << "SetAttrs needs a symbol whose outputs come from one node";
   std::map<std::string, std::string> saved = head->attrs.dict;
+  dmlc::any saved_parsed = head->attrs.parsed;  // a parser may have replaced it before failing
   for (const auto& kv : attrs) head->attrs.dict[kv.first] = kv.second;
   try {
     head->ReparseAttrs();
   } catch (...) {
     head->attrs.dict = saved;
+    head->attrs.parsed = std::move(saved_parsed);
     throw;
   }
 }
@@ -261,8 +263,15 @@ bool Symbol::GetAttr(const std::string& key, std::string* out) const {
   Node* head = HeadNode(*this);
   if (head == nullptr) return false;
   auto it = head->attrs.dict.find(key);
-  if (it == head->attrs.dict.end()) return false;
-  *out = it->second;
+  if (it != head->attrs.dict.end()) {
+    *out = it->second;
+    return true;
+  }
+  // State the op holds only in parsed form (a constant's elements) is encoded on demand.
+  std::map<std::string, std::string> saved = SavedAttrs(head->attrs);
+  it = saved.find(key);
+  if (it == saved.end()) return false;
+  *out = std::move(it->second);
   return true;
 }
 

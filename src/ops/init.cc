@@ -144,13 +144,42 @@ struct ConstantParam : public dmlc::Parameter<ConstantParam> {
 };
 DMLC_REGISTER_PARAMETER(ConstantParam);
 
-/*! \brief What a constant node's parser leaves in NodeAttrs::parsed: the tensor, ready to copy. */
+/*!
+ * \brief What a constant node's parser leaves in NodeAttrs::parsed: the tensor, ready to copy.
+ * The elements of a larger-than-one-element constant live only here (shared by copies of the
+ * attrs, never written): `data_base64` is dropped from the dict once decoded and produced again
+ * only by FSaveAttrs. A one-element constant keeps its text, which kernel caches key on.
+ */
 struct ConstantValue {
   ConstantParam param;
   NDArray array;
 };
 
 const NDArray& ConstantArray(const NodeAttrs& attrs) { return dmlc::get<ConstantValue>(attrs.parsed).array; }
+
+/*! \brief The elements parsed before (a reparse after a dict edit), or seeded by MakeConstantNode. */
+NDArray HeldArray(const dmlc::any& parsed) {
+  if (parsed.type() == typeid(ConstantValue)) return dmlc::get<ConstantValue>(parsed).array;
+  if (parsed.type() == typeid(NDArray)) return dmlc::get<NDArray>(parsed);
+  return NDArray();
+}
+
+/*! \brief Standard base64 with '=' padding (what DecodeBase64 reads). */
+std::string EncodeBase64(const unsigned char* data, size_t n) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((n + 2) / 3 * 4);
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t chunk = static_cast<uint32_t>(data[i]) << 16;
+    if (i + 1 < n) chunk |= static_cast<uint32_t>(data[i + 1]) << 8;
+    if (i + 2 < n) chunk |= data[i + 2];
+    out.push_back(kAlphabet[(chunk >> 18) & 63]);
+    out.push_back(kAlphabet[(chunk >> 12) & 63]);
+    out.push_back(i + 1 < n ? kAlphabet[(chunk >> 6) & 63] : '=');
+    out.push_back(i + 2 < n ? kAlphabet[chunk & 63] : '=');
+  }
+  return out;
+}
 
 /*! \brief Decodes standard base64 ('=' padding, whitespace ignored); false on malformed text. */
 bool DecodeBase64(const std::string& text, std::string* bytes) {
@@ -241,31 +270,60 @@ NDArray FromText(const NodeAttrs& attrs, const ConstantParam& p) {
   return array;
 }
 
-NDArray FromBytes(const NodeAttrs& attrs, const ConstantParam& p) {
-  std::string bytes;
-  IR_CHECK(DecodeBase64(p.data_base64, &bytes)) << NodeDesc(attrs) << ": data_base64 is not valid base64";
-  int64_t elements = static_cast<int64_t>(bytes.size() / DTypeSize(p.dtype));
-  Shape shape = ShapeOr(attrs, p, Shape{elements});
+/*! \brief The tensor of `p`'s dtype and shape (default `fallback`) holding `n` raw bytes from `what`. */
+NDArray FromBytes(const NodeAttrs& attrs, const ConstantParam& p, const std::string& what, const void* data, size_t n,
+                  const Shape& fallback) {
+  Shape shape = ShapeOr(attrs, p, fallback);
   NDArray array(shape, p.dtype);
-  IR_CHECK(bytes.size() == array.nbytes()) << NodeDesc(attrs) << ": data_base64 holds " << bytes.size()
-                                           << " bytes but shape " << shape << " of " << DTypeName(p.dtype)
-                                           << " needs " << array.nbytes();
-  if (bytes.empty()) return array;
-  std::memcpy(array.data(), bytes.data(), bytes.size());
+  IR_CHECK(n == array.nbytes()) << NodeDesc(attrs) << ": " << what << " holds " << n << " bytes but shape " << shape
+                                << " of " << DTypeName(p.dtype) << " needs " << array.nbytes();
+  if (n == 0) return array;
+  std::memcpy(array.data(), data, n);
   if (p.dtype == DType::kBool) {  // any nonzero byte is true; a bool must hold 0 or 1
     auto* raw = static_cast<unsigned char*>(array.data());
-    for (size_t i = 0; i < bytes.size(); ++i) raw[i] = raw[i] != 0;
+    for (size_t i = 0; i < n; ++i) raw[i] = raw[i] != 0;
   }
   return array;
 }
 
+NDArray FromBase64(const NodeAttrs& attrs, const ConstantParam& p) {
+  std::string bytes;
+  IR_CHECK(DecodeBase64(p.data_base64, &bytes)) << NodeDesc(attrs) << ": data_base64 is not valid base64";
+  Shape flat{static_cast<int64_t>(bytes.size() / DTypeSize(p.dtype))};
+  return FromBytes(attrs, p, "data_base64", bytes.data(), bytes.size(), flat);
+}
+
+/*! \brief The held elements as `p` describes them: shared when dtype and shape agree, else reinterpreted. */
+NDArray FromHeld(const NodeAttrs& attrs, const ConstantParam& p, const NDArray& held) {
+  if (held.dtype() == p.dtype && ShapeOr(attrs, p, held.shape()) == held.shape()) return held;
+  return FromBytes(attrs, p, "the held tensor", held.data(), held.nbytes(), held.shape());
+}
+
 void ParseConstant(NodeAttrs* attrs) {
+  NDArray held = HeldArray(attrs->parsed);
   ParamParser<ConstantParam>(attrs);
-  ConstantParam p = dmlc::get<ConstantParam>(attrs->parsed);
-  IR_CHECK(p.value.empty() != p.data_base64.empty())
+  ConstantParam p = std::move(dmlc::get<ConstantParam>(attrs->parsed));
+  // Without either, a reparse (after a dict edit) keeps the elements already held.
+  int given = !p.value.empty() + !p.data_base64.empty();
+  IR_CHECK(given == 1 || (given == 0 && held.defined()))
       << NodeDesc(*attrs) << ": needs exactly one of 'value' and 'data_base64'";
-  NDArray array = p.value.empty() ? FromBytes(*attrs, p) : FromText(*attrs, p);
+  NDArray array = !p.value.empty()         ? FromText(*attrs, p)
+                  : !p.data_base64.empty() ? FromBase64(*attrs, p)
+                                           : FromHeld(*attrs, p, held);
+  if (array.Size() > 1) {  // the array is the one copy of the elements: base64 text would double them
+    attrs->dict.erase("data_base64");
+    p.data_base64.clear();
+  } else if (given == 0) {  // a literal in generated kernels, cached by the string attributes
+    attrs->dict["data_base64"] = EncodeBase64(static_cast<const unsigned char*>(array.data()), array.nbytes());
+  }
   attrs->parsed = ConstantValue{std::move(p), std::move(array)};
+}
+
+/*! \brief FSaveAttrs: elements held only as an array are written as base64 bytes. */
+void SaveConstantAttrs(const NodeAttrs& attrs, std::map<std::string, std::string>* dict) {
+  if (dict->count("value")) return;
+  const NDArray& array = ConstantArray(attrs);
+  (*dict)["data_base64"] = EncodeBase64(static_cast<const unsigned char*>(array.data()), array.nbytes());
 }
 
 /*! \brief A one-element constant is a literal in fused kernels (when the literal is exact). */
@@ -290,7 +348,8 @@ IR_REGISTER_OP(zeros_like).describe("Zeros of the shape and dtype of data.").app
 IR_REGISTER_OP(ones_like).describe("Ones of the shape and dtype of data.").apply(FillLikeOp(1));
 
 IR_REGISTER_OP(constant)
-    .describe("A tensor bound into the graph, given as text (`value`) or as base64 bytes (`data_base64`).")
+    .describe("A tensor bound into the graph, given as text (`value`) or as base64 bytes (`data_base64`); "
+              "held in memory as an array, with data_base64 written again only when the graph is saved.")
     .set_num_inputs(0)
     .add_arguments(ConstantParam::__FIELDS__())
     .set_attr_parser(ParseConstant)
@@ -308,6 +367,7 @@ IR_REGISTER_OP(constant)
                         [](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>&,
                            const std::vector<NDArray>& out) { out[0].CopyFrom(ConstantArray(attrs)); })
     .set_attr<FCodeGen>("FCodeGen", ConstantCodeGen)
+    .set_attr<FSaveAttrs>("FSaveAttrs", SaveConstantAttrs)
     .set_attr<TOpPattern>("TOpPattern", kElemWise);
 
 }  // namespace op

@@ -37,22 +37,6 @@ double Bytes(const Shape& shape, DType dtype) {
   return bytes;
 }
 
-std::string EncodeBase64(const unsigned char* data, size_t n) {
-  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((n + 2) / 3 * 4);
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t chunk = static_cast<uint32_t>(data[i]) << 16;
-    if (i + 1 < n) chunk |= static_cast<uint32_t>(data[i + 1]) << 8;
-    if (i + 2 < n) chunk |= data[i + 2];
-    out.push_back(kAlphabet[(chunk >> 18) & 63]);
-    out.push_back(kAlphabet[(chunk >> 12) & 63]);
-    out.push_back(i + 1 < n ? kAlphabet[(chunk >> 6) & 63] : '=');
-    out.push_back(i + 2 < n ? kAlphabet[chunk & 63] : '=');
-  }
-  return out;
-}
-
 /*! \brief The exact text of element 0 (parsed back to the same value by the constant op). */
 std::string ElementText(const NDArray& host) {
   char buf[40];
@@ -303,24 +287,24 @@ Graph FoldConstants(Graph graph) {
 
 }  // namespace
 
-std::map<std::string, std::string> ConstantNodeAttrs(const NDArray& value) {
+NodeEntry MakeConstantNode(const std::string& name, const NDArray& value) {
   NDArray host = value.device() == Device::CPU() ? value : value.CopyTo(Device::CPU());
-  std::map<std::string, std::string> attrs{{"dtype", DTypeName(host.dtype())}};
   std::vector<std::string> dims;
   for (int64_t d : host.shape().dims()) dims.push_back(std::to_string(d));
-  attrs["shape"] = StrCat("(", Join(dims, ","), ")");
-  if (host.Size() == 0) {
-    attrs["value"] = "[]";
-  } else if (host.Size() == 1) {
-    attrs["value"] = ElementText(host);
-  } else {
-    attrs["data_base64"] = EncodeBase64(static_cast<const unsigned char*>(host.data()), host.nbytes());
+  std::map<std::string, std::string> dict{{"dtype", DTypeName(host.dtype())},
+                                          {"shape", StrCat("(", Join(dims, ","), ")")}};
+  if (host.Size() <= 1) {  // as text, so fused kernels and printed graphs show the literal
+    dict["value"] = host.Size() == 0 ? "[]" : ElementText(host);
+    return MakeNode("constant", name, {}, dict);
   }
-  return attrs;
-}
-
-NodeEntry MakeConstantNode(const std::string& name, const NDArray& value) {
-  return MakeNode("constant", name, {}, ConstantNodeAttrs(value));
+  // The constant op's parser adopts an NDArray seeded in parsed: no base64 round trip, no copy.
+  NodePtr node = Node::Create();
+  node->attrs.op = Op::Get("constant");
+  node->attrs.name = name;
+  node->attrs.dict = std::move(dict);
+  node->attrs.parsed = host;
+  node->ReparseAttrs();
+  return NodeEntry{node, 0};
 }
 
 NDArray ConstantNodeValue(const Node& node) {
