@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "ir/base.h"
@@ -21,5 +22,28 @@
       EXPECT_NE(std::string(err.what()).find(substring), std::string::npos) << err.what(); \
     }                                                                                      \
   } while (0)
+
+namespace ir {
+namespace test {
+
+/*! \brief A "<key>: N kB" line of /proc/self/status (e.g. VmHWM, the peak RSS) in bytes; -1 when absent. */
+inline long long ProcStatusBytes(const std::string& key) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
+  }
+  return -1;
+}
+
+/*! \brief Resets the peak RSS to the current RSS (Linux clear_refs "5"); false when not allowed. */
+inline bool ResetPeakRss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return clear.good();
+}
+
+}  // namespace test
+}  // namespace ir
 
 #endif  // IR_TESTS_TEST_UTIL_H_

@@ -16,22 +16,8 @@
 namespace ir {
 namespace {
 
-/*! \brief A "VmHWM" or "VmRSS" line of /proc/self/status, in bytes (-1 when unreadable). */
-long long ProcStatusBytes(const std::string& key) {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
-  }
-  return -1;
-}
-
-/*! \brief Resets the peak RSS to the current RSS (Linux clear_refs "5"); false when not allowed. */
-bool ResetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-  clear.flush();
-  return clear.good();
-}
+using test::ProcStatusBytes;
+using test::ResetPeakRss;
 
 NDArray Floats(const std::vector<float>& values, const Shape& shape) {
   NDArray a(shape, DType::kFloat32);

@@ -6,33 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "ir/fold_constants.h"
 #include "ir/graph.h"
 #include "ir_tf/import.h"
+#include "test_util.h"
 
 namespace ir {
 namespace tf {
 namespace {
 
-/*! \brief The "VmHWM" line of /proc/self/status in bytes (-1 when unreadable). */
-long long PeakRssBytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return -1;
-}
-
-/*! \brief Resets the peak RSS to the current RSS (Linux clear_refs "5"); false when not allowed. */
-bool ResetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-  clear.flush();
-  return clear.good();
-}
+using test::ProcStatusBytes;
+using test::ResetPeakRss;
 
 /*! \brief `v` as a protobuf varint. */
 std::string Varint(uint64_t v) {
@@ -70,13 +56,13 @@ std::string ConstGraphDef(int64_t n) {
 }
 
 TEST(LargeConstTest, ImportKeepsTheConstAsAnArrayWithoutBase64Text) {
-  if (!ResetPeakRss() || PeakRssBytes() < 0) GTEST_SKIP() << "peak RSS cannot be reset here";
+  if (!ResetPeakRss() || ProcStatusBytes("VmHWM") < 0) GTEST_SKIP() << "peak RSS cannot be reset here";
   const int64_t n = 16 << 20;  // 64 MiB of float32
   std::string bytes = ConstGraphDef(n);
   ASSERT_TRUE(ResetPeakRss());
-  long long before = PeakRssBytes();
+  long long before = ProcStatusBytes("VmHWM");
   Graph graph = ImportGraphDef(bytes);
-  long long growth = PeakRssBytes() - before;
+  long long growth = ProcStatusBytes("VmHWM") - before;
   // The importer's own copies: the GraphDef bytes in the tf.graph_def attribute, the parsed proto,
   // the inlined NodeDef and the decoded tensor (4x). Base64 text of the tensor, its decoded bytes
   // and a second array in the constant node took 3.3x more.
