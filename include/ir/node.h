@@ -37,6 +37,9 @@ struct NodeAttrs {
  */
 std::map<std::string, std::string> SavedAttrs(const NodeAttrs& attrs);
 
+/*! \brief "node 'x' (op add)": how errors of ops and passes name a node. */
+std::string NodeDesc(const NodeAttrs& attrs);
+
 /*! \brief Output `index` of `node`: the value flowing along an edge. */
 struct NodeEntry {
   NodePtr node;

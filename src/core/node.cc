@@ -61,6 +61,10 @@ void Node::ReparseAttrs() {
   if (!is_variable()) ParseAttrs(&attrs);
 }
 
+std::string NodeDesc(const NodeAttrs& attrs) {
+  return StrCat("node '", attrs.name, "' (op ", attrs.op ? attrs.op->name : std::string("variable"), ")");
+}
+
 std::map<std::string, std::string> SavedAttrs(const NodeAttrs& attrs) {
   std::map<std::string, std::string> dict = attrs.dict;
   const auto* save = Op::FindAttr<FSaveAttrs>("FSaveAttrs");

@@ -74,10 +74,6 @@ std::ostream& operator<<(std::ostream& os, const IntList& list) {
   return os << ")";
 }
 
-std::string NodeDesc(const NodeAttrs& attrs) {
-  return StrCat("node '", attrs.name, "' (op ", attrs.op ? attrs.op->name : std::string("variable"), ")");
-}
-
 std::string ShapesDesc(const std::vector<Shape>& shapes) { return Join(shapes, ", "); }
 
 void AssignShape(const NodeAttrs& attrs, const std::string& what, Shape* slot, const Shape& value) {

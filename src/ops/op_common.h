@@ -34,8 +34,7 @@ namespace op {
 
 // ---------------------------------------------------------------- errors
 
-/*! \brief "node 'x' (op add)": how every op error names its node. */
-std::string NodeDesc(const NodeAttrs& attrs);
+using ir::NodeDesc;  // "node 'x' (op add)", declared in ir/node.h
 /*! \brief "[2,3], [3]". */
 std::string ShapesDesc(const std::vector<Shape>& shapes);
 

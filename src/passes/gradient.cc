@@ -18,7 +18,6 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
-#include "ops/op_common.h"
 
 namespace ir {
 
@@ -58,7 +57,7 @@ void CheckEntries(const std::vector<NodeEntry>& entries, const char* key) {
     IR_CHECK(entries[i].node != nullptr) << "graph attribute '" << key << "' has a null entry at position " << i;
     IR_CHECK(entries[i].index < entries[i].node->num_outputs())
         << "graph attribute '" << key << "': entry " << i << " is output " << entries[i].index << " of "
-        << op::NodeDesc(entries[i].node->attrs) << ", which has " << entries[i].node->num_outputs()
+        << NodeDesc(entries[i].node->attrs) << ", which has " << entries[i].node->num_outputs()
         << " outputs";
   }
 }
@@ -94,12 +93,12 @@ class ReverseAccumulator {
       const NodeAttrs& attrs = idx_[nid].source->attrs;
       if (attrs.op == nullptr || !InputsDepend(nid) || !ReceivesGradient(nid)) continue;
       IR_CHECK(fgradient != nullptr && fgradient->count(attrs.op))
-          << "cannot differentiate through " << op::NodeDesc(attrs)
+          << "cannot differentiate through " << NodeDesc(attrs)
           << ": the op registers no gradient (FGradient)";
       NodePtr node = idx_[nid].weak_ref.lock();
       std::vector<NodeEntry> input_grads = CallGradient((*fgradient)[attrs.op], node, OutputGradients(nid, node));
       IR_CHECK(input_grads.size() == node->inputs.size())
-          << op::NodeDesc(attrs) << ": FGradient returned " << input_grads.size() << " gradients for "
+          << NodeDesc(attrs) << ": FGradient returned " << input_grads.size() << " gradients for "
           << node->inputs.size() << " inputs";
       for (size_t i = 0; i < input_grads.size(); ++i) {
         uint32_t eid = idx_.entry_id(idx_[nid].inputs[i]);
@@ -174,7 +173,7 @@ class ReverseAccumulator {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& err) {
-      throw Error(StrCat(op::NodeDesc(node->attrs), ": building the gradient failed: ",
+      throw Error(StrCat(NodeDesc(node->attrs), ": building the gradient failed: ",
                          detail::CleanDmlcMessage(err.what())));
     }
   }

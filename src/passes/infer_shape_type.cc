@@ -14,7 +14,6 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
-#include "ops/op_common.h"
 
 namespace ir {
 
@@ -105,7 +104,7 @@ class FixedPointInference {
       if (unknown.empty()) continue;
       ++num_unknown;
       if (reported.size() < kMaxReportedUnknown) {
-        reported.push_back(StrCat(op::NodeDesc(idx_[nid].source->attrs), ": ", Join(unknown, ", ")));
+        reported.push_back(StrCat(NodeDesc(idx_[nid].source->attrs), ": ", Join(unknown, ", ")));
       }
     }
     graph->SetAttr(Traits::kKey, values_);
@@ -142,7 +141,7 @@ class FixedPointInference {
       try {
         hint = Traits::Parse(it->second);
       } catch (const Error& err) {
-        throw Error(StrCat(op::NodeDesc(attrs), ": bad ", Traits::kHintKey, ": ", err.what()));
+        throw Error(StrCat(NodeDesc(attrs), ": bad ", Traits::kHintKey, ": ", err.what()));
       }
       Refine(idx_.entry_id(nid, 0), hint, nid, Traits::kHintKey);
     }
@@ -153,13 +152,13 @@ class FixedPointInference {
     const IndexedGraph::NodeInfo& info = idx_[nid];
     const NodeAttrs& attrs = info.source->attrs;
     IR_CHECK(finfer_ != nullptr && finfer_->count(attrs.op))
-        << op::NodeDesc(attrs) << ": the op registers no " << Traits::kOpAttr;
+        << NodeDesc(attrs) << ": the op registers no " << Traits::kOpAttr;
     std::vector<Value> in, out;
     for (const IndexedGraph::Entry& e : info.inputs) in.push_back(values_[idx_.entry_id(e)]);
     for (uint32_t i = 0; i < idx_.num_outputs(nid); ++i) out.push_back(values_[idx_.entry_id(nid, i)]);
     CallInfer(attrs, &in, &out);
     IR_CHECK(in.size() == info.inputs.size() && out.size() == idx_.num_outputs(nid))
-        << op::NodeDesc(attrs) << ": " << Traits::kOpAttr << " resized the input or output list";
+        << NodeDesc(attrs) << ": " << Traits::kOpAttr << " resized the input or output list";
     bool changed = false;
     for (size_t i = 0; i < in.size(); ++i) {
       changed = Refine(idx_.entry_id(info.inputs[i]), in[i], nid, StrCat("input ", i)) || changed;
@@ -177,7 +176,7 @@ class FixedPointInference {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& err) {
-      throw Error(StrCat(op::NodeDesc(attrs), ": ", Traits::kKey, " inference failed: ",
+      throw Error(StrCat(NodeDesc(attrs), ": ", Traits::kKey, " inference failed: ",
                          detail::CleanDmlcMessage(err.what())));
     }
   }
@@ -186,7 +185,7 @@ class FixedPointInference {
   bool Refine(uint32_t eid, const Value& value, uint32_t nid, const std::string& what) {
     Value merged;
     IR_CHECK(Traits::Merge(values_[eid], value, &merged))
-        << op::NodeDesc(idx_[nid].source->attrs) << ": inferred " << Traits::kKey << " "
+        << NodeDesc(idx_[nid].source->attrs) << ": inferred " << Traits::kKey << " "
         << Traits::Str(value) << " for " << what << " contradicts " << Traits::Str(values_[eid])
         << " known before";
     if (merged == values_[eid]) return false;
