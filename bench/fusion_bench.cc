@@ -105,8 +105,8 @@ ir::SessionOptions Options(bool fusion, int fmax = -1) {
 
 /*! \brief Times running `fetches`/`targets` with and without fusion. */
 Result Compare(const std::string& name, const std::vector<NodeEntry>& fetches, const std::vector<ir::NodePtr>& targets,
-               const std::unordered_map<std::string, NDArray>& feeds,
-               const std::map<std::string, NDArray>& variables, double bytes, int reps) {
+               const std::unordered_map<std::string, NDArray>& feeds, const std::map<std::string, NDArray>& variables,
+               double bytes, int reps) {
   Result r{name, 0, 0, bytes, 0, 0};
   for (bool fusion : {true, false}) {
     ir::Session sess(Options(fusion));
@@ -126,13 +126,16 @@ Result Sigmoid(int64_t n, int reps) {
 
 Result Adam(int64_t n, int reps) {
   NodeEntry w = Var("w"), m = Var("m"), v = Var("v"), g = Var("g");
-  NodeEntry m_new = Op("assign", {m, Op("add", {Scalar("multiply_scalar", m, 0.9), Scalar("multiply_scalar", g, 0.1)})});
-  NodeEntry v_new = Op("assign", {v, Op("add", {Scalar("multiply_scalar", v, 0.999),
-                                                Scalar("multiply_scalar", Op("square", {g}), 0.001)})});
-  NodeEntry delta = Scalar("multiply_scalar", Op("divide", {m_new, Scalar("add_scalar", Op("sqrt", {v_new}), 1e-8)}), 1e-3);
+  NodeEntry m_new =
+      Op("assign", {m, Op("add", {Scalar("multiply_scalar", m, 0.9), Scalar("multiply_scalar", g, 0.1)})});
+  NodeEntry v_new =
+      Op("assign",
+         {v, Op("add", {Scalar("multiply_scalar", v, 0.999), Scalar("multiply_scalar", Op("square", {g}), 0.001)})});
+  NodeEntry delta =
+      Scalar("multiply_scalar", Op("divide", {m_new, Scalar("add_scalar", Op("sqrt", {v_new}), 1e-8)}), 1e-3);
   NodeEntry step = Op("group", {Op("assign_sub", {w, delta})});
-  std::map<std::string, NDArray> vars = {{"w", Random(Shape{n}, 2)}, {"m", Random(Shape{n}, 3)},
-                                         {"v", Random(Shape{n}, 4, 0.1f, 1.f)}};
+  std::map<std::string, NDArray> vars = {
+      {"w", Random(Shape{n}, 2)}, {"m", Random(Shape{n}, 3)}, {"v", Random(Shape{n}, 4, 0.1f, 1.f)}};
   // Reads w, m, v, g; writes w, m, v.
   Result r = Compare("Adam update (w, m, v)", {}, {step.node}, {{"g", Random(Shape{n}, 5)}}, vars, 7.0 * 4 * n, reps);
   r.in_place = true;
@@ -152,15 +155,19 @@ Result LayerNorm(int64_t rows, int64_t cols, int reps) {
   NodeEntry x = Var("x"), gamma = Var("gamma"), beta = Var("beta");
   NodeEntry centered = Op("subtract", {x, Op("mean", {x}, {{"axis", "1"}, {"keepdims", "true"}})});
   NodeEntry var = Op("mean", {Op("square", {centered})}, {{"axis", "1"}, {"keepdims", "true"}});
-  NodeEntry y = Op("add", {Op("multiply", {Op("multiply", {centered, Op("rsqrt", {Scalar("add_scalar", var, 1e-5)})}), gamma}), beta});
+  NodeEntry y =
+      Op("add",
+         {Op("multiply", {Op("multiply", {centered, Op("rsqrt", {Scalar("add_scalar", var, 1e-5)})}), gamma}), beta});
   int64_t n = rows * cols;
-  return Compare("layer norm as 9 ops", {y}, {},
-                 {{"x", Random(Shape{rows, cols}, 7)}, {"gamma", Random(Shape{cols}, 8)}, {"beta", Random(Shape{cols}, 9)}},
-                 {}, 2.0 * 4 * n, reps);
+  return Compare(
+      "layer norm as 9 ops", {y}, {},
+      {{"x", Random(Shape{rows, cols}, 7)}, {"gamma", Random(Shape{cols}, 8)}, {"beta", Random(Shape{cols}, 9)}}, {},
+      2.0 * 4 * n, reps);
 }
 
 /*! \brief A wide elementwise graph over `k` inputs: out = sum_i tanh(x_i) * x_{i+1}. */
-std::vector<std::pair<int, double>> FmaxSweep(int64_t n, int k, int reps, std::unordered_map<std::string, NDArray>* feeds) {
+std::vector<std::pair<int, double>> FmaxSweep(int64_t n, int k, int reps,
+                                              std::unordered_map<std::string, NDArray>* feeds) {
   std::vector<NodeEntry> xs;
   for (int i = 0; i < k; ++i) {
     std::string name = "x" + std::to_string(i);
@@ -208,8 +215,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    std::printf("ir-fusion-bench: %lld float32 elements, median of %d, %d OpenMP threads\n",
-                static_cast<long long>(n), reps, omp_get_max_threads());
+    std::printf("ir-fusion-bench: %lld float32 elements, median of %d, %d OpenMP threads\n", static_cast<long long>(n),
+                reps, omp_get_max_threads());
     std::ofstream json;
     if (!json_path.empty()) json.open(json_path);
     std::string json_text = "{";
@@ -222,7 +229,8 @@ int main(int argc, char** argv) {
     }
     if (only.empty() || only == "ops") {
       int64_t cols = 1024, rows = n / cols;
-      std::vector<Result> results = {Sigmoid(n, reps), Adam(n, reps), Softmax(rows, cols, reps), LayerNorm(rows, cols, reps)};
+      std::vector<Result> results = {Sigmoid(n, reps), Adam(n, reps), Softmax(rows, cols, reps),
+                                     LayerNorm(rows, cols, reps)};
       std::printf("\n%-24s %10s %10s %8s %8s %12s %9s\n", "workload", "fused ms", "unfused ms", "speedup", "kernels",
                   "fused GB/s", "vs STREAM");
       json_text += ",\"workloads\":[";
@@ -232,25 +240,30 @@ int main(int argc, char** argv) {
         std::printf("%-24s %10.2f %10.2f %7.2fx %3zu/%-4zu %12.1f %8.0f%%\n", r.name.c_str(), r.fused_ms, r.unfused_ms,
                     r.unfused_ms / r.fused_ms, r.fused_kernels, r.unfused_kernels, gbs,
                     100 * gbs / (r.in_place ? update : triad));
-        json_text += (i ? "," : "") + std::string("{\"name\":\"") + r.name + "\",\"fused_ms\":" + std::to_string(r.fused_ms) +
+        json_text += (i ? "," : "") + std::string("{\"name\":\"") + r.name +
+                     "\",\"fused_ms\":" + std::to_string(r.fused_ms) +
                      ",\"unfused_ms\":" + std::to_string(r.unfused_ms) + ",\"min_bytes\":" + std::to_string(r.bytes) +
                      ",\"fused_kernels\":" + std::to_string(r.fused_kernels) +
                      ",\"unfused_kernels\":" + std::to_string(r.unfused_kernels) + "}";
       }
       json_text += "]";
-      std::printf("(GB/s counts the bytes a perfect kernel must move: inputs read once, outputs written once;\n"
-                  " in-place updates are compared with the in-place STREAM loop, the rest with triad.)\n");
+      std::printf(
+          "(GB/s counts the bytes a perfect kernel must move: inputs read once, outputs written once;\n"
+          " in-place updates are compared with the in-place STREAM loop, the rest with triad.)\n");
     }
     if (only.empty() || only == "fmax") {
       std::unordered_map<std::string, NDArray> feeds;
       int64_t sweep_n = n / 4;
       auto times = FmaxSweep(sweep_n, 16, reps, &feeds);
-      std::printf("\nF_max sweep: sum_i tanh(x_i) * x_(i+1) over 16 inputs of %lld floats\n", static_cast<long long>(sweep_n));
+      std::printf("\nF_max sweep: sum_i tanh(x_i) * x_(i+1) over 16 inputs of %lld floats\n",
+                  static_cast<long long>(sweep_n));
       json_text += std::string(json_text.size() > 1 ? "," : "") + "\"fmax_sweep\":{";
       for (size_t i = 0; i < times.size(); ++i) {
-        std::printf("  %-10s %8.2f ms\n", times[i].first == 0 ? "unfused" : ("F_max " + std::to_string(times[i].first)).c_str(),
+        std::printf("  %-10s %8.2f ms\n",
+                    times[i].first == 0 ? "unfused" : ("F_max " + std::to_string(times[i].first)).c_str(),
                     times[i].second);
-        json_text += (i ? "," : "") + std::string("\"") + std::to_string(times[i].first) + "\":" + std::to_string(times[i].second);
+        json_text += (i ? "," : "") + std::string("\"") + std::to_string(times[i].first) +
+                     "\":" + std::to_string(times[i].second);
       }
       json_text += "}";
     }
@@ -271,12 +284,12 @@ int main(int argc, char** argv) {
       ir::KernelCache::Global().ClearMemory();
       double disk = bind_ms();
       ir::KernelCacheStats s1 = ir::KernelCache::Global().stats();
-      std::printf("\nbind (passes + kernel) of a new graph: cold compile %.1f ms, memory hit %.1f ms, disk hit %.1f ms "
-                  "(compilations %lld, memory hits %lld, disk hits %lld; disk cache: %s)\n",
-                  cold, memory, disk, static_cast<long long>(s1.compilations - s0.compilations),
-                  static_cast<long long>(s1.memory_hits - s0.memory_hits),
-                  static_cast<long long>(s1.disk_hits - s0.disk_hits),
-                  ir::KernelCache::Global().directory().empty() ? "off" : ir::KernelCache::Global().directory().c_str());
+      std::printf(
+          "\nbind (passes + kernel) of a new graph: cold compile %.1f ms, memory hit %.1f ms, disk hit %.1f ms "
+          "(compilations %lld, memory hits %lld, disk hits %lld; disk cache: %s)\n",
+          cold, memory, disk, static_cast<long long>(s1.compilations - s0.compilations),
+          static_cast<long long>(s1.memory_hits - s0.memory_hits), static_cast<long long>(s1.disk_hits - s0.disk_hits),
+          ir::KernelCache::Global().directory().empty() ? "off" : ir::KernelCache::Global().directory().c_str());
       json_text += std::string(json_text.size() > 1 ? "," : "") + "\"bind_ms\":{\"cold\":" + std::to_string(cold) +
                    ",\"memory\":" + std::to_string(memory) + ",\"disk\":" + std::to_string(disk) + "}";
     }

@@ -15,8 +15,8 @@
 namespace {
 
 ir::Symbol Axpby(const ir::Symbol& x, const ir::Symbol& y, double alpha, double beta, const std::string& name) {
-  ir::Symbol sym = ir::Symbol::CreateFunctor(
-      ir::Op::Get("axpby"), {{"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}}, name);
+  ir::Symbol sym = ir::Symbol::CreateFunctor(ir::Op::Get("axpby"),
+                                             {{"alpha", std::to_string(alpha)}, {"beta", std::to_string(beta)}}, name);
   sym.Compose({x, y}, {});
   return sym;
 }

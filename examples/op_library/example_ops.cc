@@ -29,8 +29,7 @@ DMLC_REGISTER_PARAMETER(AxpbyParam);
 bool AxpbyShape(const ir::NodeAttrs& attrs, std::vector<ir::Shape>* in, std::vector<ir::Shape>* out) {
   ir::Shape merged;
   IR_CHECK(ir::Shape::Merge((*in)[0], (*in)[1], &merged) && ir::Shape::Merge(merged, (*out)[0], &merged))
-      << "axpby (node '" << attrs.name << "'): x " << (*in)[0] << " and y " << (*in)[1]
-      << " must have the same shape";
+      << "axpby (node '" << attrs.name << "'): x " << (*in)[0] << " and y " << (*in)[1] << " must have the same shape";
   (*in)[0] = (*in)[1] = (*out)[0] = merged;
   return merged.is_known();
 }
@@ -73,9 +72,14 @@ void AxpbyCompute(const ir::OpContext&, const ir::NodeAttrs& attrs, const std::v
                   const std::vector<ir::NDArray>& out) {
   const auto& param = dmlc::get<AxpbyParam>(attrs.parsed);
   switch (out[0].dtype()) {
-    case ir::DType::kFloat32: AxpbyLoop<float>(param, in[0], in[1], out[0]); break;
-    case ir::DType::kFloat64: AxpbyLoop<double>(param, in[0], in[1], out[0]); break;
-    default: throw ir::Error("axpby (node '" + attrs.name + "'): float32 or float64 only");
+    case ir::DType::kFloat32:
+      AxpbyLoop<float>(param, in[0], in[1], out[0]);
+      break;
+    case ir::DType::kFloat64:
+      AxpbyLoop<double>(param, in[0], in[1], out[0]);
+      break;
+    default:
+      throw ir::Error("axpby (node '" + attrs.name + "'): float32 or float64 only");
   }
 }
 

@@ -110,8 +110,7 @@ double Evaluate(const Expr& expr, const std::function<double(const std::string& 
  * Returns an empty vector when the op cannot be generated for these input dtypes; fusion
  * then leaves the node to its kernel.
  */
-using FCodeGen = std::function<std::vector<ast::Expr>(const NodeAttrs& attrs,
-                                                      const std::vector<ast::Expr>& inputs)>;
+using FCodeGen = std::function<std::vector<ast::Expr>(const NodeAttrs& attrs, const std::vector<ast::Expr>& inputs)>;
 
 }  // namespace ir
 

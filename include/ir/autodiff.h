@@ -35,8 +35,7 @@ struct GradientOptions {
  * \throws ir::Error naming the node when an op on the way registers no FGradient.
  */
 std::vector<NodeEntry> Gradients(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs,
-                                 const std::vector<NodeEntry>& grad_ys = {},
-                                 const GradientOptions& options = {});
+                                 const std::vector<NodeEntry>& grad_ys = {}, const GradientOptions& options = {});
 
 }  // namespace ir
 

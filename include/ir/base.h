@@ -144,9 +144,7 @@ class Shape {
    */
   static bool Merge(const Shape& a, const Shape& b, Shape* out);
 
-  bool operator==(const Shape& other) const {
-    return rank_known_ == other.rank_known_ && dims_ == other.dims_;
-  }
+  bool operator==(const Shape& other) const { return rank_known_ == other.rank_known_ && dims_ == other.dims_; }
   bool operator!=(const Shape& other) const { return !(*this == other); }
 
   void Save(dmlc::JSONWriter* writer) const;

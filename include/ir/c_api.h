@@ -39,23 +39,22 @@ IR_DLL int IRGetOpHandle(const char* name, IROpHandle* out);
  * \brief Documentation of an op: its name, description, and arguments (inputs then
  * parameters) with their types and descriptions.
  */
-IR_DLL int IRGetOpInfo(IROpHandle op, const char** name, const char** description,
-                       uint32_t* num_args, const char*** arg_names, const char*** arg_types,
-                       const char*** arg_descriptions);
+IR_DLL int IRGetOpInfo(IROpHandle op, const char** name, const char** description, uint32_t* num_args,
+                       const char*** arg_names, const char*** arg_types, const char*** arg_descriptions);
 /*! \brief Keys of the attributes `op` registers (e.g. "FInferShape"). */
 IR_DLL int IRGetOpAttrKeys(IROpHandle op, uint32_t* out_size, const char*** out_keys);
 
 /* ---- symbols ---- */
 IR_DLL int IRSymbolCreateVariable(const char* name, IRSymbolHandle* out);
 /*! \brief An op node with string parameters and inputs still unbound (bind with Compose). */
-IR_DLL int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** keys,
-                                      const char** vals, IRSymbolHandle* out);
+IR_DLL int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** keys, const char** vals,
+                                      IRSymbolHandle* out);
 /*!
  * \brief Binds inputs of `sym` in place. `keys` is NULL for positional arguments, else one
  * input name per argument (a NULL name: positional). `name` may be NULL (no name).
  */
-IR_DLL int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args,
-                           const char** keys, IRSymbolHandle* args);
+IR_DLL int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args, const char** keys,
+                           IRSymbolHandle* args);
 /*! \brief `symbols` holds num_symbols handles (may be NULL when it is 0). */
 IR_DLL int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolHandle* out);
 IR_DLL int IRSymbolCopy(IRSymbolHandle sym, IRSymbolHandle* out);
@@ -64,8 +63,7 @@ IR_DLL int IRSymbolGetNumOutputs(IRSymbolHandle sym, uint32_t* out);
 IR_DLL int IRSymbolGetOutput(IRSymbolHandle sym, uint32_t index, IRSymbolHandle* out);
 IR_DLL int IRSymbolGetInternals(IRSymbolHandle sym, IRSymbolHandle* out);
 /*! \brief option: 0 all, 1 read-only, 2 mutable variables. */
-IR_DLL int IRSymbolListInputNames(IRSymbolHandle sym, int option, uint32_t* out_size,
-                                  const char*** out_names);
+IR_DLL int IRSymbolListInputNames(IRSymbolHandle sym, int option, uint32_t* out_size, const char*** out_names);
 IR_DLL int IRSymbolListOutputNames(IRSymbolHandle sym, uint32_t* out_size, const char*** out_names);
 /*! \brief Makes the head nodes of `sym` run after every node of `deps`. */
 IR_DLL int IRSymbolAddControlDeps(IRSymbolHandle sym, IRSymbolHandle deps);
@@ -80,14 +78,12 @@ IR_DLL int IRGraphFree(IRGraphHandle graph);
 /*! \brief The graph's outputs as a symbol. */
 IR_DLL int IRGraphGetSymbol(IRGraphHandle graph, IRSymbolHandle* out);
 /*! \brief Applies passes in order; the result is a new graph (src is unchanged). */
-IR_DLL int IRGraphApplyPasses(IRGraphHandle src, uint32_t num_pass, const char** pass_names,
-                              IRGraphHandle* dst);
+IR_DLL int IRGraphApplyPasses(IRGraphHandle src, uint32_t num_pass, const char** pass_names, IRGraphHandle* dst);
 IR_DLL int IRListPasses(uint32_t* out_size, const char*** out_names);
 IR_DLL int IRGraphSaveJSON(IRGraphHandle graph, const char** out_json);
 IR_DLL int IRGraphLoadJSON(const char* json, IRGraphHandle* out);
 /*! \brief Attribute `key` as JSON; *success is 0 when absent. */
-IR_DLL int IRGraphGetAttrJSON(IRGraphHandle graph, const char* key, const char** out_json,
-                              int* success);
+IR_DLL int IRGraphGetAttrJSON(IRGraphHandle graph, const char* key, const char** out_json, int* success);
 /*!
  * \brief Sets attribute `key` from JSON: `["type", value]` (types: "int", "double", "str",
  * "list_int", "list_str", "list_shape", "list_dtype", ...) or a bare value for registered keys.
@@ -107,8 +103,7 @@ IR_DLL int IRLoadOpLibrary(const char* path);
  * `grad_ys` (may be NULL: ones like each y) holds one head gradient per output of `ys`.
  * *out is a grouped symbol with one gradient per output of `xs`, in order.
  */
-IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys,
-                            IRSymbolHandle* out);
+IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out);
 
 /* ---- runtime: arrays and sessions ---- */
 typedef void* IRNDArrayHandle;
@@ -118,8 +113,7 @@ typedef void* IRSessionHandle;
  * \brief A CPU array of `dtype` (a DType value: 0 float32, 1 float64, 2 int32, 3 int64, 4 bool)
  * and `shape`; `data_or_null` (row-major, shape-sized) is copied in, else the array is zeroed.
  */
-IR_DLL int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void* data_or_null,
-                           IRNDArrayHandle* out);
+IR_DLL int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void* data_or_null, IRNDArrayHandle* out);
 /*! \brief The array's shape; *shape stays valid while the handle lives. */
 IR_DLL int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape);
 IR_DLL int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype);
@@ -138,12 +132,11 @@ IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
  * placeholders and variables, each value with the input's dtype and shape. *outputs (one new array per fetched
  * output, each freed by the caller with IRNDArrayFree) stays valid until the next call.
  */
-IR_DLL int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets,
-                        uint32_t num_feeds, const char** feed_names, IRNDArrayHandle* feed_values,
-                        uint32_t* num_outputs, IRNDArrayHandle** outputs);
+IR_DLL int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets, uint32_t num_feeds,
+                        const char** feed_names, IRNDArrayHandle* feed_values, uint32_t* num_outputs,
+                        IRNDArrayHandle** outputs);
 /*! \brief A copy of variable `name` in a new handle; *found is 0 (and *out NULL) when it has no value. */
-IR_DLL int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle* out,
-                                int* found);
+IR_DLL int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle* out, int* found);
 /*! \brief Sets variable `name` to a copy of `value`. */
 IR_DLL int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle value);
 /*! \brief Names of the variables that have a value, sorted. */

@@ -119,8 +119,7 @@ class IndexedGraph {
 };
 
 /*! \brief Calls fvisit(node) for every node reachable from heads, inputs first (iterative). */
-void PostOrderDFSVisit(const std::vector<NodeEntry>& heads,
-                       const std::function<void(const NodePtr&)>& fvisit);
+void PostOrderDFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(const NodePtr&)>& fvisit);
 
 namespace detail {
 [[noreturn]] void ThrowAttrError(const std::string& key, bool missing, const std::type_info& want,

@@ -17,8 +17,8 @@
 
 #include <functional>
 #include <sstream>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <typeindex>
 #include <typeinfo>
 #include <vector>
@@ -124,9 +124,7 @@ void CheckGraphAttrSize(const std::string& key, const dmlc::any& value, const In
 template <typename T>
 GraphAttrType& GraphAttrType::set_type() {
   type = typeid(T);
-  write = [](dmlc::JSONWriter* writer, const dmlc::any& value) {
-    writer->Write(dmlc::get<T>(value));
-  };
+  write = [](dmlc::JSONWriter* writer, const dmlc::any& value) { writer->Write(dmlc::get<T>(value)); };
   read = [](dmlc::JSONReader* reader) {
     T value;
     reader->Read(&value);
@@ -160,7 +158,7 @@ GraphAttrType& GraphAttrType::set_type() {
       ::ir::GraphAttrType::Register(TypeName).set_type<Type>()
 
 /*! \brief Registers graph attribute key `KeyString` (a string literal such as "shape"). */
-#define IR_REGISTER_GRAPH_ATTR(KeyString)                                                \
+#define IR_REGISTER_GRAPH_ATTR(KeyString)                                               \
   static ::ir::GraphAttrInfo& IR_UNIQUE_NAME_(__ir_attr_key_) __attribute__((unused)) = \
       ::ir::GraphAttrInfo::Register(KeyString)
 

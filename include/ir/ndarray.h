@@ -78,11 +78,26 @@ class Storage {
 /*! \brief C++ element type -> DType. */
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kFloat64;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
 
 /*!
  * \brief A tensor: shape and dtype over a byte range of shared storage.
@@ -97,8 +112,7 @@ class NDArray {
   /*! \brief Allocates an uninitialized array; the shape must be fully known. */
   NDArray(const Shape& shape, DType dtype, Device device = Device::CPU());
   /*! \brief A view of `storage` starting `byte_offset` bytes in; throws if it does not fit. */
-  static NDArray FromStorage(std::shared_ptr<Storage> storage, size_t byte_offset, const Shape& shape,
-                             DType dtype);
+  static NDArray FromStorage(std::shared_ptr<Storage> storage, size_t byte_offset, const Shape& shape, DType dtype);
   /*! \brief A CPU array holding `values` (size must match the shape). */
   template <typename T>
   static NDArray FromVector(const Shape& shape, const std::vector<T>& values);

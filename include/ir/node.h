@@ -45,9 +45,7 @@ struct NodeEntry {
   NodePtr node;
   uint32_t index = 0;
 
-  bool operator==(const NodeEntry& other) const {
-    return node == other.node && index == other.index;
-  }
+  bool operator==(const NodeEntry& other) const { return node == other.node && index == other.index; }
   bool operator!=(const NodeEntry& other) const { return !(*this == other); }
 };
 
@@ -78,17 +76,14 @@ class Node {
    * \brief A node of `op` named `name`: parses `dict` with the op's parser and checks the
    * number of inputs against the op's signature. Throws ir::Error naming op and node.
    */
-  static NodePtr Create(const Op* op, const std::string& name,
-                        const std::map<std::string, std::string>& dict,
+  static NodePtr Create(const Op* op, const std::string& name, const std::map<std::string, std::string>& dict,
                         std::vector<NodeEntry> inputs);
   /*! \brief A variable (graph input) named `name` with optional hidden attributes. */
-  static NodePtr CreateVariable(const std::string& name,
-                                const std::map<std::string, std::string>& dict = {});
+  static NodePtr CreateVariable(const std::string& name, const std::map<std::string, std::string>& dict = {});
 };
 
 /*! \brief Shorthand: entry `index` of a new node of op `op_name`. */
-NodeEntry MakeNode(const std::string& op_name, const std::string& node_name,
-                   std::vector<NodeEntry> inputs,
+NodeEntry MakeNode(const std::string& op_name, const std::string& node_name, std::vector<NodeEntry> inputs,
                    const std::map<std::string, std::string>& dict = {}, uint32_t index = 0);
 
 }  // namespace ir

@@ -236,8 +236,8 @@ Op& Op::set_attr(const std::string& key, const T& value, int priority) {
         if (map->data_.size() <= index_) map->data_.resize(index_ + 1, std::make_pair(T(), 0));
         auto& slot = map->data_[index_];
         if (slot.second == priority) {
-          detail::ReportRegistrationError(StrCat("op '", name, "': attribute '", key,
-                                                 "' is registered twice at priority ", priority));
+          detail::ReportRegistrationError(
+              StrCat("op '", name, "': attribute '", key, "' is registered twice at priority ", priority));
         } else if (slot.second < priority) {
           slot = std::make_pair(value, priority);
         }

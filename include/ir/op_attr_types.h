@@ -31,12 +31,12 @@ using FListOutputNames = std::function<std::vector<std::string>(const NodeAttrs&
  * throws ir::Error naming the shapes on a mismatch.
  * \return true when every input and output shape is known afterwards.
  */
-using FInferShape = std::function<bool(const NodeAttrs& attrs, std::vector<Shape>* in_shapes,
-                                       std::vector<Shape>* out_shapes)>;
+using FInferShape =
+    std::function<bool(const NodeAttrs& attrs, std::vector<Shape>* in_shapes, std::vector<Shape>* out_shapes)>;
 
 /*! \brief "FInferType": like FInferShape for element types (DType::kUnknown when unknown). */
-using FInferType = std::function<bool(const NodeAttrs& attrs, std::vector<DType>* in_types,
-                                      std::vector<DType>* out_types)>;
+using FInferType =
+    std::function<bool(const NodeAttrs& attrs, std::vector<DType>* in_types, std::vector<DType>* out_types)>;
 
 /*!
  * \brief "FGradient": the gradients of a node's inputs given the gradients of its outputs.
@@ -44,8 +44,7 @@ using FInferType = std::function<bool(const NodeAttrs& attrs, std::vector<DType>
  * Builds new nodes from `node`'s inputs and outputs. Returns one entry per input; an entry
  * with a null node means the gradient of that input is zero.
  */
-using FGradient =
-    std::function<std::vector<NodeEntry>(const NodePtr& node, const std::vector<NodeEntry>& ograds)>;
+using FGradient = std::function<std::vector<NodeEntry>(const NodePtr& node, const std::vector<NodeEntry>& ograds)>;
 
 /*!
  * \brief "FSaveAttrs": adds to `dict` (a copy of attrs.dict) the string attributes that rebuild

@@ -38,16 +38,18 @@ struct OpContext {
  * the inferred shapes and dtypes; an output may share memory with an input when the op's
  * FInplaceOption allows it, and a mutated input (FMutateInputs) is written in place.
  */
-using FCompute = std::function<void(const OpContext& ctx, const NodeAttrs& attrs,
-                                    const std::vector<NDArray>& inputs,
+using FCompute = std::function<void(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                                     const std::vector<NDArray>& outputs)>;
 
 /*! \brief Attribute key of the kernels for a device type: "FCompute" for the CPU. */
 inline std::string FComputeKey(DeviceType type) {
   switch (type) {
-    case DeviceType::kCPU: return "FCompute";
-    case DeviceType::kOpenCL: return "FCompute<opencl>";
-    case DeviceType::kCUDA: return "FCompute<cuda>";
+    case DeviceType::kCPU:
+      return "FCompute";
+    case DeviceType::kOpenCL:
+      return "FCompute<opencl>";
+    case DeviceType::kCUDA:
+      return "FCompute<cuda>";
   }
   return "FCompute<?>";
 }

@@ -70,9 +70,8 @@ struct PassReg {
   static std::vector<std::string> ProvidersOf(const std::string& key);
 };
 
-#define IR_REGISTER_PASS(PassName)                                               \
-  static ::ir::PassReg& IR_UNIQUE_NAME_(__ir_pass_) __attribute__((unused)) = \
-      ::ir::PassReg::Register(#PassName)
+#define IR_REGISTER_PASS(PassName) \
+  static ::ir::PassReg& IR_UNIQUE_NAME_(__ir_pass_) __attribute__((unused)) = ::ir::PassReg::Register(#PassName)
 
 /*! \brief Wall time of one applied pass; ApplyPasses appends these to "pass_timings". */
 struct PassTiming {
@@ -92,9 +91,7 @@ struct PassTiming {
  * verifier runs. Timings are appended to the graph attribute "pass_timings".
  */
 Graph ApplyPasses(Graph graph, const std::vector<std::string>& passes);
-inline Graph ApplyPass(Graph graph, const std::string& pass) {
-  return ApplyPasses(std::move(graph), {pass});
-}
+inline Graph ApplyPass(Graph graph, const std::string& pass) { return ApplyPasses(std::move(graph), {pass}); }
 
 /*!
  * \brief Checks a graph's invariants: acyclic, entry indices within each node's outputs,

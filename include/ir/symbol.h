@@ -52,11 +52,10 @@ class Symbol {
    * variables: `args` by ListInputs order, `kwargs` by variable name. Throws on a
    * mismatch, naming the op, node and argument.
    */
-  void Compose(const std::vector<Symbol>& args,
-               const std::unordered_map<std::string, Symbol>& kwargs, const std::string& name = "");
+  void Compose(const std::vector<Symbol>& args, const std::unordered_map<std::string, Symbol>& kwargs,
+               const std::string& name = "");
   /*! \brief Copy()+Compose(): returns the composed symbol, leaving this one untouched. */
-  Symbol operator()(const std::vector<Symbol>& args,
-                    const std::unordered_map<std::string, Symbol>& kwargs = {},
+  Symbol operator()(const std::vector<Symbol>& args, const std::unordered_map<std::string, Symbol>& kwargs = {},
                     const std::string& name = "") const;
 
   /*! \brief Makes every head node wait for all nodes of `deps`. */
@@ -74,8 +73,7 @@ class Symbol {
   /*! \brief An op node with its inputs not yet bound (an "atomic" symbol). */
   static Symbol CreateFunctor(const Op* op, const std::map<std::string, std::string>& attrs,
                               const std::string& name = "");
-  static Symbol CreateVariable(const std::string& name,
-                               const std::map<std::string, std::string>& attrs = {});
+  static Symbol CreateVariable(const std::string& name, const std::map<std::string, std::string>& attrs = {});
   static Symbol CreateGroup(const std::vector<Symbol>& symbols);
 };
 

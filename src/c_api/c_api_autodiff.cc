@@ -16,8 +16,7 @@ int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_y
   std::vector<ir::NodeEntry> heads;
   if (grad_ys != nullptr) heads = static_cast<ir::Symbol*>(grad_ys)->outputs;
   auto result = std::make_unique<ir::Symbol>();
-  result->outputs = ir::Gradients(static_cast<ir::Symbol*>(ys)->outputs,
-                                  static_cast<ir::Symbol*>(xs)->outputs, heads);
+  result->outputs = ir::Gradients(static_cast<ir::Symbol*>(ys)->outputs, static_cast<ir::Symbol*>(xs)->outputs, heads);
   *out = result.release();
   IR_API_END();
 }

@@ -31,8 +31,7 @@ void SetLastErrorFromCurrentException(const char* func) noexcept;
 template <typename T>
 void CheckArrayArg(const char* func, const char* name, T* const* array, uint64_t count) {
   if (count == 0) return;
-  IR_CHECK(array != nullptr) << func << ": argument '" << name << "' is NULL but holds " << count
-                             << " element(s)";
+  IR_CHECK(array != nullptr) << func << ": argument '" << name << "' is NULL but holds " << count << " element(s)";
   for (uint64_t i = 0; i < count; ++i) {
     IR_CHECK(array[i] != nullptr) << func << ": argument '" << name << "[" << i << "]' is NULL";
   }
@@ -58,12 +57,12 @@ void ExposeStrings(const std::vector<std::string>& items, std::vector<std::strin
 
 /*! \brief Wrap every C API body: exceptions become return -1 plus IRGetLastError(). */
 #define IR_API_BEGIN() try {
-#define IR_API_END()                                         \
-  }                                                          \
-  catch (...) {                                              \
-    ::ir::capi::SetLastErrorFromCurrentException(__func__);  \
-    return -1;                                               \
-  }                                                          \
+#define IR_API_END()                                        \
+  }                                                         \
+  catch (...) {                                             \
+    ::ir::capi::SetLastErrorFromCurrentException(__func__); \
+    return -1;                                              \
+  }                                                         \
   return 0;
 
 /*! \brief Rejects a NULL pointer argument: "IRFoo: argument 'out' is NULL". */
@@ -71,7 +70,8 @@ void ExposeStrings(const std::vector<std::string>& items, std::vector<std::strin
 
 /*! \brief Rejects a NULL pointer argument that points at `count` values, unless count is 0. */
 #define IR_API_CHECK_NOT_NULL_IF(ptr, count) \
-  IR_CHECK((count) == 0 || (ptr) != nullptr) << __func__ << ": argument '" #ptr "' is NULL but " #count " is " << (count)
+  IR_CHECK((count) == 0 || (ptr) != nullptr) \
+      << __func__ << ": argument '" #ptr "' is NULL but " #count " is " << (count)
 
 /*! \brief Rejects an array of `count` pointers that is NULL (count > 0) or holds a NULL. */
 #define IR_API_CHECK_ARRAY(array, count) ::ir::capi::CheckArrayArg(__func__, #array, array, count)

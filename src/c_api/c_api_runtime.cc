@@ -30,8 +30,8 @@ Session* AsSession(IRSessionHandle handle) {
 }
 
 DType DTypeFromInt(int dtype) {
-  IR_CHECK(dtype >= 0 && dtype < ir::kNumDTypes) << "unknown dtype value " << dtype << " (expected 0.."
-                                                 << ir::kNumDTypes - 1 << ")";
+  IR_CHECK(dtype >= 0 && dtype < ir::kNumDTypes)
+      << "unknown dtype value " << dtype << " (expected 0.." << ir::kNumDTypes - 1 << ")";
   return static_cast<DType>(dtype);
 }
 
@@ -85,10 +85,10 @@ ir::SessionOptions ParseOptions(const char* json) {
 
 std::string StatsJSON(const ir::RunStats& stats) {
   std::ostringstream os;
-  os << "{\"bytes_allocated\": " << stats.bytes_allocated << ", \"bytes_without_reuse\": "
-     << stats.bytes_without_reuse << ", \"kernels_launched\": " << stats.kernels_launched
-     << ", \"host_fallbacks\": " << stats.host_fallbacks << ", \"bound\": " << (stats.bound ? "true" : "false")
-     << ", \"bind_ms\": " << stats.bind_ms << ", \"run_ms\": " << stats.run_ms << "}";
+  os << "{\"bytes_allocated\": " << stats.bytes_allocated << ", \"bytes_without_reuse\": " << stats.bytes_without_reuse
+     << ", \"kernels_launched\": " << stats.kernels_launched << ", \"host_fallbacks\": " << stats.host_fallbacks
+     << ", \"bound\": " << (stats.bound ? "true" : "false") << ", \"bind_ms\": " << stats.bind_ms
+     << ", \"run_ms\": " << stats.run_ms << "}";
   return os.str();
 }
 
@@ -102,8 +102,7 @@ std::vector<ir::NodePtr> HeadNodes(const ir::Symbol& sym) {
 }
 
 /*! \brief The feeds by name; a name given twice is an error (it would silently keep one value). */
-std::unordered_map<std::string, NDArray> CollectFeeds(uint32_t num_feeds, const char** names,
-                                                      IRNDArrayHandle* values) {
+std::unordered_map<std::string, NDArray> CollectFeeds(uint32_t num_feeds, const char** names, IRNDArrayHandle* values) {
   std::unordered_map<std::string, NDArray> feeds;
   std::unordered_map<std::string, uint32_t> position;
   for (uint32_t i = 0; i < num_feeds; ++i) {

@@ -61,8 +61,8 @@ int IRGetOpHandle(const char* name, IROpHandle* out) {
   IR_API_END();
 }
 
-int IRGetOpInfo(IROpHandle op, const char** name, const char** description, uint32_t* num_args,
-                const char*** arg_names, const char*** arg_types, const char*** arg_descriptions) {
+int IRGetOpInfo(IROpHandle op, const char** name, const char** description, uint32_t* num_args, const char*** arg_names,
+                const char*** arg_types, const char*** arg_descriptions) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(op);
   IR_API_CHECK_NOT_NULL(name);
@@ -110,8 +110,8 @@ int IRSymbolCreateVariable(const char* name, IRSymbolHandle* out) {
   IR_API_END();
 }
 
-int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** keys,
-                               const char** vals, IRSymbolHandle* out) {
+int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** keys, const char** vals,
+                               IRSymbolHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(op);
   IR_API_CHECK_ARRAY(keys, num_param);
@@ -123,8 +123,7 @@ int IRSymbolCreateAtomicSymbol(IROpHandle op, uint32_t num_param, const char** k
   IR_API_END();
 }
 
-int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args, const char** keys,
-                    IRSymbolHandle* args) {
+int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_args, const char** keys, IRSymbolHandle* args) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(sym);
   IR_API_CHECK_ARRAY(args, num_args);
@@ -197,8 +196,8 @@ int IRSymbolListInputNames(IRSymbolHandle sym, int option, uint32_t* out_size, c
   IR_API_CHECK_NOT_NULL(out_names);
   IR_CHECK(option >= 0 && option <= 2) << "IRSymbolListInputNames: option must be 0, 1 or 2, got " << option;
   auto* buf = ThreadReturnBuffer();
-  ExposeStrings(AsSymbol(sym)->ListInputNames(static_cast<Symbol::ListInputOption>(option)),
-                &buf->strings, &buf->pointers, out_size, out_names);
+  ExposeStrings(AsSymbol(sym)->ListInputNames(static_cast<Symbol::ListInputOption>(option)), &buf->strings,
+                &buf->pointers, out_size, out_names);
   IR_API_END();
 }
 

@@ -26,10 +26,16 @@ std::string CFamilyPrinter::Literal(double value, DType dtype) const {
       if (!std::isfinite(value)) return SpecialFloat(value, dtype);
       std::snprintf(buf, sizeof(buf), "%.17g", value);
       break;
-    case DType::kInt32: std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(value)); break;
-    case DType::kInt64: std::snprintf(buf, sizeof(buf), "((%s)%lld)", TypeName(dtype).c_str(), static_cast<long long>(value)); break;
-    case DType::kBool: return value != 0 ? "1" : "0";
-    default: throw Error(StrCat("codegen: literal of dtype ", DTypeName(dtype)));
+    case DType::kInt32:
+      std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(value));
+      break;
+    case DType::kInt64:
+      std::snprintf(buf, sizeof(buf), "((%s)%lld)", TypeName(dtype).c_str(), static_cast<long long>(value));
+      break;
+    case DType::kBool:
+      return value != 0 ? "1" : "0";
+    default:
+      throw Error(StrCat("codegen: literal of dtype ", DTypeName(dtype)));
   }
   std::string text = buf;
   // "1f" is not a float literal in C: make sure a float literal has a '.' or an exponent.
@@ -38,7 +44,8 @@ std::string CFamilyPrinter::Literal(double value, DType dtype) const {
   return text;
 }
 
-std::string CFamilyPrinter::MathCall(const std::string& function, DType dtype, const std::vector<std::string>& args) const {
+std::string CFamilyPrinter::MathCall(const std::string& function, DType dtype,
+                                     const std::vector<std::string>& args) const {
   std::string suffix = dtype == DType::kFloat32 ? "f" : "";
   if (function == "rsqrt") return StrCat("(", Literal(1, dtype), " / sqrt", suffix, "(", args[0], "))");
   std::string name = function == "rint" ? "nearbyint" : function;
@@ -47,10 +54,14 @@ std::string CFamilyPrinter::MathCall(const std::string& function, DType dtype, c
 
 std::string CFamilyPrinter::PrintExpr(const ast::Expr& expr) const {
   switch (expr->kind) {
-    case ast::ExprKind::kConst: return Literal(expr->value, expr->dtype);
-    case ast::ExprKind::kVar: return expr->name;
-    case ast::ExprKind::kLoad: return StrCat(expr->name, "[", PrintExpr(expr->args[0]), "]");
-    case ast::ExprKind::kUnary: return StrCat("(", expr->name, PrintExpr(expr->args[0]), ")");
+    case ast::ExprKind::kConst:
+      return Literal(expr->value, expr->dtype);
+    case ast::ExprKind::kVar:
+      return expr->name;
+    case ast::ExprKind::kLoad:
+      return StrCat(expr->name, "[", PrintExpr(expr->args[0]), "]");
+    case ast::ExprKind::kUnary:
+      return StrCat("(", expr->name, PrintExpr(expr->args[0]), ")");
     case ast::ExprKind::kBinary:
       return StrCat("(", PrintExpr(expr->args[0]), " ", expr->name, " ", PrintExpr(expr->args[1]), ")");
     case ast::ExprKind::kCall: {
@@ -62,7 +73,8 @@ std::string CFamilyPrinter::PrintExpr(const ast::Expr& expr) const {
       if (expr->dtype == DType::kBool) return StrCat("(", PrintExpr(expr->args[0]), " != 0)");
       return StrCat("((", TypeName(expr->dtype), ")", PrintExpr(expr->args[0]), ")");
     case ast::ExprKind::kSelect:
-      return StrCat("(", PrintExpr(expr->args[0]), " ? ", PrintExpr(expr->args[1]), " : ", PrintExpr(expr->args[2]), ")");
+      return StrCat("(", PrintExpr(expr->args[0]), " ? ", PrintExpr(expr->args[1]), " : ", PrintExpr(expr->args[2]),
+                    ")");
   }
   throw Error("codegen: unknown expression kind");
 }
@@ -94,7 +106,8 @@ std::string CFamilyPrinter::ReduceInit(const std::string& kind, DType dtype) con
   if (DTypeIsFloat(dtype)) return SpecialFloat(kind == "max" ? -INFINITY : INFINITY, dtype);
   std::string type = TypeName(dtype);
   if (dtype == DType::kInt32) return kind == "max" ? "(-2147483647 - 1)" : "2147483647";
-  return kind == "max" ? StrCat("((", type, ")(-9223372036854775807 - 1))") : StrCat("((", type, ")9223372036854775807)");
+  return kind == "max" ? StrCat("((", type, ")(-9223372036854775807 - 1))")
+                       : StrCat("((", type, ")9223372036854775807)");
 }
 
 std::string CFamilyPrinter::FlatIndex(const std::vector<int64_t>& extents) {

@@ -141,7 +141,8 @@ class Builder {
         kernel_.stores.emplace_back(param, values_[idx_.entry_id(e)]);
       }
     }
-    IR_CHECK(kernel_.kind == Kernel::kMap || kernel_.reduce_output >= 0) << "codegen: the reduction's result is not written";
+    IR_CHECK(kernel_.kind == Kernel::kMap || kernel_.reduce_output >= 0)
+        << "codegen: the reduction's result is not written";
     kernel_.AssignCanonicalName();
     return kernel_;
   }
@@ -236,10 +237,11 @@ class Builder {
       return;
     }
     std::vector<Expr> out = Op::GetAttr<FCodeGen>("FCodeGen")[node->op()](node->attrs, in);
-    IR_CHECK(out.size() == node->num_outputs()) << "codegen: op '" << node->op()->name << "' (node '" << node->attrs.name
-                                               << "') gives no code for these dtypes";
+    IR_CHECK(out.size() == node->num_outputs()) << "codegen: op '" << node->op()->name << "' (node '"
+                                                << node->attrs.name << "') gives no code for these dtypes";
     for (uint32_t i = 0; i < out.size(); ++i) {
-      Expr value = out[i]->dtype == types_[idx_.entry_id(nid, i)] ? out[i] : ast::Cast(out[i], types_[idx_.entry_id(nid, i)]);
+      Expr value =
+          out[i]->dtype == types_[idx_.entry_id(nid, i)] ? out[i] : ast::Cast(out[i], types_[idx_.entry_id(nid, i)]);
       value = ast::BoundDepth(value, kMaxExprDepth, [this](const Expr& sub) { return Let(sub); });
       values_[idx_.entry_id(nid, i)] = out[i]->kind == ast::ExprKind::kConst ? value : Let(value);
     }

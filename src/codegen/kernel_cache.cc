@@ -106,12 +106,14 @@ std::shared_ptr<CompiledModule> LoadEntry(const PrivateDir& dir, const std::stri
                                           KernelCacheStats* stats) {
   std::string data, why, blob;
   switch (dir.Read(name, kMaxEntryBytes, &data, &why)) {
-    case PrivateDir::ReadResult::kMissing: return nullptr;
+    case PrivateDir::ReadResult::kMissing:
+      return nullptr;
     case PrivateDir::ReadResult::kRefused:
       ++stats->refused_entries;
       WarnOnce(StrCat("ignoring kernel cache entry '", path, "/", name, "': ", why, "; it is rebuilt"));
       return nullptr;
-    case PrivateDir::ReadResult::kRead: break;
+    case PrivateDir::ReadResult::kRead:
+      break;
   }
   if (ParseEntry(data, key, &blob)) {
     try {

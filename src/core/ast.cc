@@ -31,18 +31,21 @@ bool IsComparison(const std::string& op) {
 
 bool IsLogical(const std::string& op) { return op == "&&" || op == "||"; }
 
-bool IsArithmetic(const std::string& op) {
-  return op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
-}
+bool IsArithmetic(const std::string& op) { return op == "+" || op == "-" || op == "*" || op == "/" || op == "%"; }
 
 // Rounds a double result to what a value of `dtype` can hold, as generated code would.
 double RoundTo(double value, DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return static_cast<double>(static_cast<float>(value));
-    case DType::kInt32: return static_cast<double>(static_cast<int32_t>(value));
-    case DType::kInt64: return static_cast<double>(static_cast<int64_t>(value));
-    case DType::kBool: return value != 0 ? 1.0 : 0.0;
-    default: return value;
+    case DType::kFloat32:
+      return static_cast<double>(static_cast<float>(value));
+    case DType::kInt32:
+      return static_cast<double>(static_cast<int32_t>(value));
+    case DType::kInt64:
+      return static_cast<double>(static_cast<int64_t>(value));
+    case DType::kBool:
+      return value != 0 ? 1.0 : 0.0;
+    default:
+      return value;
   }
 }
 
@@ -87,9 +90,9 @@ double EvalBinary(const std::string& op, double a, double b, DType operand) {
 }  // namespace
 
 const std::vector<std::string>& MathFunctions() {
-  static const std::vector<std::string> functions = {"exp",   "log",  "log1p", "expm1", "sqrt", "rsqrt",
-                                                     "sin",   "cos",  "tanh",  "floor", "ceil", "rint",
-                                                     "fabs",  "pow",  "fmin",  "fmax"};
+  static const std::vector<std::string> functions = {"exp",  "log", "log1p", "expm1", "sqrt", "rsqrt",
+                                                     "sin",  "cos", "tanh",  "floor", "ceil", "rint",
+                                                     "fabs", "pow", "fmin",  "fmax"};
   return functions;
 }
 
@@ -114,8 +117,8 @@ Expr Unary(const std::string& op, Expr x) {
 Expr Binary(const std::string& op, Expr a, Expr b) {
   IR_CHECK(a != nullptr && b != nullptr) << "AST: null operand of '" << op << "'";
   IR_CHECK(IsComparison(op) || IsLogical(op) || IsArithmetic(op)) << "AST: unknown binary operator '" << op << "'";
-  IR_CHECK(a->dtype == b->dtype) << "AST: operands of '" << op << "' have dtypes " << DTypeName(a->dtype)
-                                 << " and " << DTypeName(b->dtype);
+  IR_CHECK(a->dtype == b->dtype) << "AST: operands of '" << op << "' have dtypes " << DTypeName(a->dtype) << " and "
+                                 << DTypeName(b->dtype);
   IR_CHECK(op != "%" || !DTypeIsFloat(a->dtype)) << "AST: '%' needs integers (use floor for floats)";
   IR_CHECK(!IsLogical(op) || a->dtype == DType::kBool) << "AST: '" << op << "' needs bool operands";
   IR_CHECK(!IsArithmetic(op) || a->dtype != DType::kBool) << "AST: arithmetic '" << op << "' on bool";
@@ -128,8 +131,7 @@ Expr Call(const std::string& function, std::vector<Expr> args) {
   IR_CHECK(std::find(known.begin(), known.end(), function) != known.end())
       << "AST: unknown math function '" << function << "'";
   size_t arity = function == "pow" || function == "fmin" || function == "fmax" ? 2 : 1;
-  IR_CHECK(args.size() == arity) << "AST: " << function << " takes " << arity << " argument(s), got "
-                                 << args.size();
+  IR_CHECK(args.size() == arity) << "AST: " << function << " takes " << arity << " argument(s), got " << args.size();
   DType dtype = args[0] ? args[0]->dtype : DType::kUnknown;
   IR_CHECK(DTypeIsFloat(dtype)) << "AST: " << function << " needs float arguments, got " << DTypeName(dtype);
   for (const Expr& arg : args) {
@@ -145,8 +147,7 @@ Expr Cast(Expr x, DType dtype) {
 
 Expr Select(Expr condition, Expr if_true, Expr if_false) {
   IR_CHECK(condition && condition->dtype == DType::kBool) << "AST: select needs a bool condition";
-  IR_CHECK(if_true && if_false && if_true->dtype == if_false->dtype)
-      << "AST: select branches must share one dtype";
+  IR_CHECK(if_true && if_false && if_true->dtype == if_false->dtype) << "AST: select branches must share one dtype";
   DType dtype = if_true->dtype;
   return Make(ExprKind::kSelect, dtype, "", {std::move(condition), std::move(if_true), std::move(if_false)});
 }
@@ -233,13 +234,20 @@ std::string ToString(const Expr& expr) {
       os << "(const " << DTypeName(expr->dtype) << " " << expr->value << ")";
       return os.str();
     }
-    case ExprKind::kVar: return StrCat("(var ", DTypeName(expr->dtype), " ", expr->name, ")");
-    case ExprKind::kLoad: return StrCat("(load ", DTypeName(expr->dtype), " ", expr->name, " ", ToString(expr->args[0]), ")");
-    case ExprKind::kCast: return StrCat("(cast ", DTypeName(expr->dtype), " ", ToString(expr->args[0]), ")");
-    case ExprKind::kSelect: os << "(select"; break;
+    case ExprKind::kVar:
+      return StrCat("(var ", DTypeName(expr->dtype), " ", expr->name, ")");
+    case ExprKind::kLoad:
+      return StrCat("(load ", DTypeName(expr->dtype), " ", expr->name, " ", ToString(expr->args[0]), ")");
+    case ExprKind::kCast:
+      return StrCat("(cast ", DTypeName(expr->dtype), " ", ToString(expr->args[0]), ")");
+    case ExprKind::kSelect:
+      os << "(select";
+      break;
     case ExprKind::kUnary:
     case ExprKind::kBinary:
-    case ExprKind::kCall: os << "(" << expr->name; break;
+    case ExprKind::kCall:
+      os << "(" << expr->name;
+      break;
   }
   for (const Expr& arg : expr->args) os << " " << ToString(arg);
   os << ")";
@@ -250,19 +258,32 @@ double Evaluate(const Expr& expr, const std::function<double(const std::string& 
   auto eval = [&](size_t i) { return Evaluate(expr->args[i], lookup); };
   double result = 0;
   switch (expr->kind) {
-    case ExprKind::kConst: return expr->value;
-    case ExprKind::kVar: result = lookup(expr->name, -1); break;
-    case ExprKind::kLoad: result = lookup(expr->name, static_cast<int64_t>(eval(0))); break;
-    case ExprKind::kUnary: result = expr->name == "-" ? -eval(0) : (eval(0) == 0 ? 1.0 : 0.0); break;
-    case ExprKind::kBinary: result = EvalBinary(expr->name, eval(0), eval(1), expr->args[0]->dtype); break;
+    case ExprKind::kConst:
+      return expr->value;
+    case ExprKind::kVar:
+      result = lookup(expr->name, -1);
+      break;
+    case ExprKind::kLoad:
+      result = lookup(expr->name, static_cast<int64_t>(eval(0)));
+      break;
+    case ExprKind::kUnary:
+      result = expr->name == "-" ? -eval(0) : (eval(0) == 0 ? 1.0 : 0.0);
+      break;
+    case ExprKind::kBinary:
+      result = EvalBinary(expr->name, eval(0), eval(1), expr->args[0]->dtype);
+      break;
     case ExprKind::kCall: {
       std::vector<double> args;
       for (size_t i = 0; i < expr->args.size(); ++i) args.push_back(eval(i));
       result = CallMath(expr->name, args);
       break;
     }
-    case ExprKind::kCast: result = eval(0); break;
-    case ExprKind::kSelect: result = eval(0) != 0 ? eval(1) : eval(2); break;
+    case ExprKind::kCast:
+      result = eval(0);
+      break;
+    case ExprKind::kSelect:
+      result = eval(0) != 0 ? eval(1) : eval(2);
+      break;
   }
   return RoundTo(result, expr->dtype);
 }

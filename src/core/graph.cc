@@ -15,11 +15,9 @@ namespace ir {
 
 namespace detail {
 
-void ThrowAttrError(const std::string& key, bool missing, const std::type_info& want,
-                    const std::type_info& have) {
+void ThrowAttrError(const std::string& key, bool missing, const std::type_info& want, const std::type_info& have) {
   if (missing) throw Error(StrCat("graph has no attribute '", key, "'"));
-  throw Error(StrCat("graph attribute '", key, "' has type ", TypeName(have), ", requested as ",
-                     TypeName(want)));
+  throw Error(StrCat("graph attribute '", key, "' has type ", TypeName(have), ", requested as ", TypeName(want)));
 }
 }  // namespace detail
 
@@ -47,8 +45,7 @@ std::string NodeLabel(const Node* node) {
 
 }  // namespace
 
-void PostOrderDFSVisit(const std::vector<NodeEntry>& heads,
-                       const std::function<void(const NodePtr&)>& fvisit) {
+void PostOrderDFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(const NodePtr&)>& fvisit) {
   enum State : char { kOnStack = 1, kDone = 2 };
   std::unordered_map<const Node*, char> state;
   struct Frame {
@@ -73,8 +70,7 @@ void PostOrderDFSVisit(const std::vector<NodeEntry>& heads,
         continue;
       }
       size_t i = top.next++;
-      NodePtr child = i < node->inputs.size() ? node->inputs[i].node
-                                              : node->control_deps[i - node->inputs.size()];
+      NodePtr child = i < node->inputs.size() ? node->inputs[i].node : node->control_deps[i - node->inputs.size()];
       IR_CHECK(child != nullptr) << "node " << NodeLabel(node) << " has a null input " << i;
       auto it = state.find(child.get());
       if (it == state.end()) {
@@ -104,17 +100,16 @@ IndexedGraph::IndexedGraph(const Graph& graph) {
       const NodeEntry& in = node->inputs[i];
       uint32_t in_id = node2id_.at(in.node.get());
       IR_CHECK(in.index < num_outputs(in_id))
-          << "node " << NodeLabel(node.get()) << " input " << i << " reads output " << in.index
-          << " of node " << NodeLabel(in.node.get()) << ", which has " << num_outputs(in_id)
-          << " output(s)";
+          << "node " << NodeLabel(node.get()) << " input " << i << " reads output " << in.index << " of node "
+          << NodeLabel(in.node.get()) << ", which has " << num_outputs(in_id) << " output(s)";
       info.inputs.push_back(Entry{in_id, in.index});
     }
     for (const NodePtr& dep : node->control_deps) info.control_deps.push_back(node2id_.at(dep.get()));
     if (node->is_variable()) input_nodes_.push_back(nid);
     if (mutate_map != nullptr && mutate_map->count(node->op())) {
       for (uint32_t i : (*mutate_map)[node->op()](node->attrs)) {
-        IR_CHECK(i < info.inputs.size()) << "node " << NodeLabel(node.get())
-                                         << " declares it mutates missing input " << i;
+        IR_CHECK(i < info.inputs.size()) << "node " << NodeLabel(node.get()) << " declares it mutates missing input "
+                                         << i;
         mutable_inputs.insert(info.inputs[i].node_id);
       }
     }
@@ -130,9 +125,9 @@ IndexedGraph::IndexedGraph(const Graph& graph) {
   }
   for (const NodeEntry& out : graph.outputs) {
     uint32_t nid = node_id(out.node.get());
-    IR_CHECK(out.index < num_outputs(nid)) << "graph output reads output " << out.index << " of node "
-                                           << NodeLabel(out.node.get()) << ", which has "
-                                           << num_outputs(nid) << " output(s)";
+    IR_CHECK(out.index < num_outputs(nid))
+        << "graph output reads output " << out.index << " of node " << NodeLabel(out.node.get()) << ", which has "
+        << num_outputs(nid) << " output(s)";
     outputs_.push_back(Entry{nid, out.index});
     ++entry_ref_counts_[entry_id(nid, out.index)];
   }
@@ -140,8 +135,7 @@ IndexedGraph::IndexedGraph(const Graph& graph) {
 
 uint32_t IndexedGraph::node_id(const Node* node) const {
   auto it = node2id_.find(node);
-  IR_CHECK(it != node2id_.end()) << "node '" << (node ? node->attrs.name : "<null>")
-                                 << "' is not part of this graph";
+  IR_CHECK(it != node2id_.end()) << "node '" << (node ? node->attrs.name : "<null>") << "' is not part of this graph";
   return it->second;
 }
 

@@ -63,9 +63,12 @@ const GraphAttrType* FindCodec(std::type_index type) {
 
 const char* AttrIndexName(AttrIndex kind) {
   switch (kind) {
-    case AttrIndex::kGraph: return "graph";
-    case AttrIndex::kNode: return "node";
-    case AttrIndex::kEntry: return "entry";
+    case AttrIndex::kGraph:
+      return "graph";
+    case AttrIndex::kNode:
+      return "node";
+    case AttrIndex::kEntry:
+      return "entry";
   }
   return "?";
 }
@@ -120,16 +123,14 @@ namespace {
 
 const GraphAttrType& CodecOf(const std::string& key, const dmlc::any& value) {
   const GraphAttrType* codec = FindCodec(value.type());
-  IR_CHECK(codec != nullptr) << "graph attribute '" << key << "' has type "
-                             << detail::TypeName(value.type())
+  IR_CHECK(codec != nullptr) << "graph attribute '" << key << "' has type " << detail::TypeName(value.type())
                              << ", which has no JSON codec (IR_REGISTER_GRAPH_ATTR_TYPE)";
   return *codec;
 }
 
 const GraphAttrType& CodecNamed(const std::string& key, const std::string& type_name) {
   const GraphAttrType* codec = GraphAttrType::Find(type_name);
-  IR_CHECK(codec != nullptr) << "graph attribute '" << key << "': unknown attribute type '"
-                             << type_name << "'";
+  IR_CHECK(codec != nullptr) << "graph attribute '" << key << "': unknown attribute type '" << type_name << "'";
   return *codec;
 }
 
@@ -198,15 +199,14 @@ dmlc::any ReadTypedAttr(const std::string& key, const json::Value& value) {
 }  // namespace detail
 
 dmlc::any AttrFromJSON(const std::string& key, const std::string& text) {
-  json::Value value = detail::WithJSONContext(StrCat("graph attribute '", key, "'"),
-                                              [&]() { return json::Parse(text); });
+  json::Value value =
+      detail::WithJSONContext(StrCat("graph attribute '", key, "'"), [&]() { return json::Parse(text); });
   if (TypedForm(value) != nullptr) return detail::ReadTypedAttr(key, value);
   const GraphAttrInfo* info = GraphAttrInfo::Find(key);
   const GraphAttrType* codec =
       info != nullptr && info->type != std::type_index(typeid(void)) ? FindCodec(info->type) : nullptr;
   if (codec == nullptr) return detail::ReadTypedAttr(key, value);
-  return detail::WithJSONContext(StrCat("graph attribute '", key, "'"),
-                                 [&]() { return ReadWithCodec(*codec, value); });
+  return detail::WithJSONContext(StrCat("graph attribute '", key, "'"), [&]() { return ReadWithCodec(*codec, value); });
 }
 
 void CheckGraphAttrSize(const std::string& key, const dmlc::any& value, const IndexedGraph& idx) {

@@ -164,10 +164,9 @@ class GraphReader {
     for (size_t i = 0; i < list.items.size(); ++i) {
       std::string where = StrCat("arg_nodes[", i, "]");
       uint32_t nid = NodeId(list.items[i], where);
-      IR_CHECK(nodes_[nid]->is_variable()) << where << ": node " << nid << " ('" << nodes_[nid]->attrs.name
-                                           << "') is not a variable";
-      IR_CHECK(!seen[nid]) << where << ": node " << nid << " ('" << nodes_[nid]->attrs.name
-                           << "') is listed twice";
+      IR_CHECK(nodes_[nid]->is_variable())
+          << where << ": node " << nid << " ('" << nodes_[nid]->attrs.name << "') is not a variable";
+      IR_CHECK(!seen[nid]) << where << ": node " << nid << " ('" << nodes_[nid]->attrs.name << "') is listed twice";
       seen[nid] = true;
     }
   }

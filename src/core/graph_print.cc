@@ -43,8 +43,8 @@ std::vector<IndexedAttr> PrintableIndexedAttrs(const Graph& graph, std::vector<s
 
 // A JSON string element without its quotes when that loses nothing ("[2,3]" -> [2,3]).
 std::string Unquote(const std::string& json) {
-  if (json.size() >= 2 && json.front() == '"' && json.back() == '"' &&
-      json.find('\\') == std::string::npos && json.find(' ') == std::string::npos) {
+  if (json.size() >= 2 && json.front() == '"' && json.back() == '"' && json.find('\\') == std::string::npos &&
+      json.find(' ') == std::string::npos) {
     return json.substr(1, json.size() - 2);
   }
   return json;
@@ -151,11 +151,9 @@ std::string PrintGraphDot(const Graph& graph) {
   os << "digraph IR {\n  node [fontname=\"monospace\"];\n";
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
-    std::string label = node->is_variable()
-                            ? Quote(node->attrs.name)
-                            : "\"" + Escape(node->op()->name) + "\\n" + Escape(node->attrs.name) + "\"";
-    os << "  n" << nid << " [label=" << label << " shape="
-       << (node->is_variable() ? "ellipse" : "box") << "];\n";
+    std::string label = node->is_variable() ? Quote(node->attrs.name)
+                                            : "\"" + Escape(node->op()->name) + "\\n" + Escape(node->attrs.name) + "\"";
+    os << "  n" << nid << " [label=" << label << " shape=" << (node->is_variable() ? "ellipse" : "box") << "];\n";
     for (const auto& e : idx[nid].inputs) {
       os << "  n" << e.node_id << " -> n" << nid;
       if (shapes != nullptr && shapes->size() == idx.num_node_entries()) {

@@ -40,8 +40,7 @@ class Parser {
     size_t line = 1 + std::count(text_.begin(), text_.begin() + pos_, '\n');
     size_t line_start = text_.rfind('\n', pos_ == 0 ? 0 : pos_ - 1);
     size_t column = pos_ - (line_start == std::string::npos || pos_ == 0 ? 0 : line_start + 1) + 1;
-    throw Error(StrCat("at ", PathText(), " (line ", line, ", column ", column, "): ", expected, ", found ",
-                       Found()));
+    throw Error(StrCat("at ", PathText(), " (line ", line, ", column ", column, "): ", expected, ", found ", Found()));
   }
 
   std::string PathText() const {
@@ -66,8 +65,8 @@ class Parser {
   }
 
   void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\r')) {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -88,8 +87,10 @@ class Parser {
     char c = pos_ < text_.size() ? text_[pos_] : '\0';
     if (c == '[' || c == '{') {
       if (++depth_ > kMaxDepth) Fail(StrCat("arrays and objects nested deeper than ", kMaxDepth, " levels"));
-      if (c == '[') ParseArray(&value);
-      else ParseObject(&value);
+      if (c == '[')
+        ParseArray(&value);
+      else
+        ParseObject(&value);
       --depth_;
     } else if (c == '"') {
       value.kind = Value::Kind::kString;
@@ -170,14 +171,32 @@ class Parser {
       if (pos_ >= text_.size()) Fail("expected an escaped character");
       char e = text_[pos_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': AppendUtf8(ParseCodePoint(), &out); break;
-        default: --pos_; Fail("expected one of the escapes \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX");
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u':
+          AppendUtf8(ParseCodePoint(), &out);
+          break;
+        default:
+          --pos_;
+          Fail("expected one of the escapes \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX");
       }
     }
   }
@@ -188,8 +207,8 @@ class Parser {
       char c = pos_ < text_.size() ? text_[pos_] : '\0';
       if (!std::isxdigit(static_cast<unsigned char>(c))) Fail("expected 4 hex digits after \\u");
       code = code * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c))
-                                                  ? c - '0'
-                                                  : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
+                                                   ? c - '0'
+                                                   : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
     }
     return code;
   }
@@ -273,12 +292,18 @@ const Value* Value::Find(const std::string& key) const {
 
 const char* KindName(Value::Kind kind) {
   switch (kind) {
-    case Value::Kind::kNull: return "null";
-    case Value::Kind::kBool: return "a boolean";
-    case Value::Kind::kNumber: return "a number";
-    case Value::Kind::kString: return "a string";
-    case Value::Kind::kArray: return "an array";
-    case Value::Kind::kObject: return "an object";
+    case Value::Kind::kNull:
+      return "null";
+    case Value::Kind::kBool:
+      return "a boolean";
+    case Value::Kind::kNumber:
+      return "a number";
+    case Value::Kind::kString:
+      return "a string";
+    case Value::Kind::kArray:
+      return "an array";
+    case Value::Kind::kObject:
+      return "an object";
   }
   return "?";
 }
@@ -287,10 +312,14 @@ Value Parse(const std::string& text) { return Parser(text).Document(); }
 
 std::string Write(const Value& value) {
   switch (value.kind) {
-    case Value::Kind::kNull: return "null";
-    case Value::Kind::kBool: return value.boolean ? "true" : "false";
-    case Value::Kind::kNumber: return value.text;
-    case Value::Kind::kString: return QuoteForDmlc(value.text);
+    case Value::Kind::kNull:
+      return "null";
+    case Value::Kind::kBool:
+      return value.boolean ? "true" : "false";
+    case Value::Kind::kNumber:
+      return value.text;
+    case Value::Kind::kString:
+      return QuoteForDmlc(value.text);
     case Value::Kind::kArray: {
       std::vector<std::string> items;
       for (const Value& item : value.items) items.push_back(Write(item));

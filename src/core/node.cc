@@ -76,8 +76,8 @@ uint32_t Node::num_outputs() const { return is_variable() ? 1 : attrs.op->Output
 
 NodePtr Node::Create() { return std::make_shared<Node>(); }
 
-NodePtr Node::Create(const Op* op, const std::string& name,
-                     const std::map<std::string, std::string>& dict, std::vector<NodeEntry> inputs) {
+NodePtr Node::Create(const Op* op, const std::string& name, const std::map<std::string, std::string>& dict,
+                     std::vector<NodeEntry> inputs) {
   IR_CHECK(op != nullptr) << "Node::Create: null op for node '" << name << "'";
   NodePtr node = Create();
   node->attrs.op = op;
@@ -86,16 +86,14 @@ NodePtr Node::Create(const Op* op, const std::string& name,
   ParseAttrs(&node->attrs);
   uint32_t expected = op->InputCount(node->attrs);
   IR_CHECK(expected == kVariadic || expected == inputs.size())
-      << "op '" << op->name << "' (node '" << name << "') takes " << expected << " input"
-      << (expected == 1 ? "" : "s") << ", got " << inputs.size();
+      << "op '" << op->name << "' (node '" << name << "') takes " << expected << " input" << (expected == 1 ? "" : "s")
+      << ", got " << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const NodeEntry& in = inputs[i];
-    IR_CHECK(in.node != nullptr) << "op '" << op->name << "' (node '" << name << "'): input " << i
-                                 << " is null";
+    IR_CHECK(in.node != nullptr) << "op '" << op->name << "' (node '" << name << "'): input " << i << " is null";
     IR_CHECK(in.index < in.node->num_outputs())
-        << "op '" << op->name << "' (node '" << name << "'): input " << i << " refers to output "
-        << in.index << " of node '" << in.node->attrs.name << "', which has "
-        << in.node->num_outputs() << " output(s)";
+        << "op '" << op->name << "' (node '" << name << "'): input " << i << " refers to output " << in.index
+        << " of node '" << in.node->attrs.name << "', which has " << in.node->num_outputs() << " output(s)";
   }
   node->inputs = std::move(inputs);
   return node;
@@ -108,9 +106,8 @@ NodePtr Node::CreateVariable(const std::string& name, const std::map<std::string
   return node;
 }
 
-NodeEntry MakeNode(const std::string& op_name, const std::string& node_name,
-                   std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& dict,
-                   uint32_t index) {
+NodeEntry MakeNode(const std::string& op_name, const std::string& node_name, std::vector<NodeEntry> inputs,
+                   const std::map<std::string, std::string>& dict, uint32_t index) {
   return NodeEntry{Node::Create(Op::Get(op_name), node_name, dict, std::move(inputs)), index};
 }
 

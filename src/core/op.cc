@@ -75,8 +75,8 @@ OpMapBase* GetOpMap(const std::string& key, const std::type_info& type) {
     if (it == reg->attrs.end()) return nullptr;
     map = it->second.get();
   }
-  IR_CHECK(map->type == std::type_index(type)) << "op attribute '" << key << "' has type "
-                                               << TypeName(*map->type_info) << ", not " << TypeName(type);
+  IR_CHECK(map->type == std::type_index(type))
+      << "op attribute '" << key << "' has type " << TypeName(*map->type_info) << ", not " << TypeName(type);
   return map;
 }
 
@@ -159,8 +159,7 @@ Op& Op::describe(const std::string& text) {
   return *this;
 }
 
-Op& Op::add_argument(const std::string& arg_name, const std::string& type,
-                     const std::string& arg_description) {
+Op& Op::add_argument(const std::string& arg_name, const std::string& type, const std::string& arg_description) {
   arguments.push_back(ArgumentInfo{arg_name, type, arg_description});
   return *this;
 }
@@ -210,17 +209,15 @@ Op& Op::add_alias(const std::string& alias) {
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
   auto it = reg->by_name.find(alias);
   if (it != reg->by_name.end() && it->second != this) {
-    detail::ReportRegistrationError(StrCat("alias '", alias, "' of op '", name,
-                                           "' is already the name of op '", it->second->name, "'"));
+    detail::ReportRegistrationError(
+        StrCat("alias '", alias, "' of op '", name, "' is already the name of op '", it->second->name, "'"));
     return *this;
   }
   reg->by_name[alias] = this;
   return *this;
 }
 
-uint32_t Op::InputCount(const NodeAttrs& attrs) const {
-  return get_num_inputs ? get_num_inputs(attrs) : num_inputs;
-}
+uint32_t Op::InputCount(const NodeAttrs& attrs) const { return get_num_inputs ? get_num_inputs(attrs) : num_inputs; }
 
 uint32_t Op::OutputCount(const NodeAttrs& attrs) const {
   return get_num_outputs ? get_num_outputs(attrs) : num_outputs;

@@ -10,13 +10,20 @@ namespace ir {
 
 const char* OpPatternName(int pattern) {
   switch (pattern) {
-    case kElemWise: return "elemwise";
-    case kBroadcast: return "broadcast";
-    case kInjective: return "injective";
-    case kCommReduce: return "reduce";
-    case kOutEWiseFusable: return "out_elemwise_fusable";
-    case kOpaque: return "opaque";
-    default: return "unknown";
+    case kElemWise:
+      return "elemwise";
+    case kBroadcast:
+      return "broadcast";
+    case kInjective:
+      return "injective";
+    case kCommReduce:
+      return "reduce";
+    case kOutEWiseFusable:
+      return "out_elemwise_fusable";
+    case kOpaque:
+      return "opaque";
+    default:
+      return "unknown";
   }
 }
 

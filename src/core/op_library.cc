@@ -33,8 +33,7 @@ std::map<void*, LoadedLibrary>& LoadedLibraries() {
 
 void LoadOpLibrary(const std::string& path) {
   struct stat info;
-  IR_CHECK(stat(path.c_str(), &info) == 0)
-      << "cannot load op library '" << path << "': no such file";
+  IR_CHECK(stat(path.c_str(), &info) == 0) << "cannot load op library '" << path << "': no such file";
   IR_CHECK(S_ISREG(info.st_mode)) << "cannot load op library '" << path << "': not a regular file";
   // One library at a time; recursive so that a library may itself load another.
   static std::recursive_mutex load_mutex;

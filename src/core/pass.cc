@@ -57,8 +57,8 @@ void CheckDependencies(const PassReg& pass, const Graph& graph) {
 
 void CheckProvided(const PassReg& pass, const Graph& graph) {
   for (const std::string& key : pass.provided_graph_attr) {
-    IR_CHECK(graph.HasAttr(key)) << "pass '" << pass.name << "' declares it provides graph attribute '"
-                                 << key << "' but did not set it";
+    IR_CHECK(graph.HasAttr(key)) << "pass '" << pass.name << "' declares it provides graph attribute '" << key
+                                 << "' but did not set it";
   }
 }
 
@@ -168,8 +168,7 @@ void VerifyGraph(const Graph& graph) {
     if (node->is_variable()) continue;
     uint32_t expected = node->op()->InputCount(node->attrs);
     IR_CHECK(expected == kVariadic || expected == node->inputs.size())
-        << "node " << NodeLabel(node) << " has " << node->inputs.size() << " inputs, its op takes "
-        << expected;
+        << "node " << NodeLabel(node) << " has " << node->inputs.size() << " inputs, its op takes " << expected;
   }
   for (const auto& kv : graph.attrs) CheckGraphAttrSize(kv.first, *kv.second, idx);
 }

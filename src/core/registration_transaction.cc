@@ -29,17 +29,17 @@ std::vector<std::string> Changes(const Op& real, const Op& staged) {
   if (staged.name != real.name) changes.push_back(StrCat("its name (to '", staged.name, "')"));
   if (staged.description != real.description) changes.push_back("its description");
   if (staged.num_inputs != real.num_inputs) {
-    changes.push_back(StrCat("its number of inputs (", CountText(real.num_inputs), " -> ",
-                             CountText(staged.num_inputs), ")"));
+    changes.push_back(
+        StrCat("its number of inputs (", CountText(real.num_inputs), " -> ", CountText(staged.num_inputs), ")"));
   }
   if (staged.num_outputs != real.num_outputs) {
-    changes.push_back(StrCat("its number of outputs (", CountText(real.num_outputs), " -> ",
-                             CountText(staged.num_outputs), ")"));
+    changes.push_back(
+        StrCat("its number of outputs (", CountText(real.num_outputs), " -> ", CountText(staged.num_outputs), ")"));
   }
   if (staged.get_num_inputs || staged.get_num_outputs) changes.push_back("how it counts inputs or outputs");
   if (staged.input_names != real.input_names) {
-    changes.push_back(StrCat("its input names ([", Join(real.input_names, ", "), "] -> [",
-                             Join(staged.input_names, ", "), "])"));
+    changes.push_back(
+        StrCat("its input names ([", Join(real.input_names, ", "), "] -> [", Join(staged.input_names, ", "), "])"));
   }
   // The staged copy starts without arguments: documenting them again identically is harmless.
   bool same_arguments = staged.arguments.size() == real.arguments.size();
@@ -48,8 +48,8 @@ std::vector<std::string> Changes(const Op& real, const Op& staged) {
     same_arguments = a.name == b.name && a.type == b.type && a.description == b.description;
   }
   if (!staged.arguments.empty() && !same_arguments) {
-    changes.push_back(StrCat("its parameters ", ArgumentsText(real.arguments), " -> ",
-                             ArgumentsText(staged.arguments)));
+    changes.push_back(
+        StrCat("its parameters ", ArgumentsText(real.arguments), " -> ", ArgumentsText(staged.arguments)));
   }
   if (staged.attr_parser) changes.push_back("its parameter parser");
   return changes;
@@ -57,8 +57,7 @@ std::vector<std::string> Changes(const Op& real, const Op& staged) {
 
 }  // namespace
 
-RegistrationTransaction::RegistrationTransaction()
-    : previous_(current_transaction), active_(true) {
+RegistrationTransaction::RegistrationTransaction() : previous_(current_transaction), active_(true) {
   OpRegistry* reg = OpRegistry::Global();
   std::lock_guard<std::recursive_mutex> lock(reg->mutex);
   base_ = static_cast<uint32_t>(reg->ops.size());
@@ -122,8 +121,7 @@ Op* RegistrationTransaction::Target(Op* staged) const {
 void RegistrationTransaction::AddAlias(Op& op, const std::string& alias) {
   Op* staged = Staged(alias);
   if (staged != nullptr && Target(staged) != Target(&op)) {
-    ReportError(StrCat("alias '", alias, "' of op '", op.name, "' is already the name of op '",
-                       staged->name, "'"));
+    ReportError(StrCat("alias '", alias, "' of op '", op.name, "' is already the name of op '", staged->name, "'"));
     return;
   }
   aliases_[alias] = &op;
@@ -171,8 +169,8 @@ std::vector<std::string> RegistrationTransaction::Conflicts() const {
   for (const auto& kv : aliases_) {
     Op* registered = reg->FindLocked(kv.first);
     if (registered != nullptr && registered != Target(kv.second)) {
-      errors.push_back(StrCat("alias '", kv.first, "' of op '", kv.second->name,
-                              "' is already the name of op '", registered->name, "'"));
+      errors.push_back(StrCat("alias '", kv.first, "' of op '", kv.second->name, "' is already the name of op '",
+                              registered->name, "'"));
     }
   }
   return errors;

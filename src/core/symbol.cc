@@ -41,18 +41,16 @@ Node* HeadNode(const Symbol& sym) {
 
 bool IsAtomic(const Symbol& sym) {
   Node* head = HeadNode(sym);
-  return head != nullptr && !head->is_variable() && head->inputs.empty() &&
-         head->op()->InputCount(head->attrs) != 0;
+  return head != nullptr && !head->is_variable() && head->inputs.empty() && head->op()->InputCount(head->attrs) != 0;
 }
 
 const NodeEntry& SingleOutput(const Symbol& arg, const std::string& what) {
-  IR_CHECK(arg.outputs.size() == 1) << what << " must be a symbol with one output, got "
-                                    << arg.outputs.size() << " outputs";
+  IR_CHECK(arg.outputs.size() == 1) << what << " must be a symbol with one output, got " << arg.outputs.size()
+                                    << " outputs";
   return arg.outputs[0];
 }
 
-void ComposeAtomic(Node* node, const std::vector<Symbol>& args,
-                   const std::unordered_map<std::string, Symbol>& kwargs) {
+void ComposeAtomic(Node* node, const std::vector<Symbol>& args, const std::unordered_map<std::string, Symbol>& kwargs) {
   const Op* op = node->op();
   uint32_t expected = op->InputCount(node->attrs);
   std::string where = StrCat("op '", op->name, "' (node '", node->attrs.name, "')");
@@ -60,16 +58,15 @@ void ComposeAtomic(Node* node, const std::vector<Symbol>& args,
     IR_CHECK(kwargs.empty()) << where << " takes a variable number of inputs: pass them by position";
     expected = static_cast<uint32_t>(args.size());
   }
-  IR_CHECK(args.size() <= expected) << where << " takes " << expected << " inputs, got "
-                                    << args.size() << " positional arguments";
+  IR_CHECK(args.size() <= expected) << where << " takes " << expected << " inputs, got " << args.size()
+                                    << " positional arguments";
   std::vector<std::string> names = InputNamesOf(node->attrs, expected);
   std::unordered_set<std::string> used;
   std::vector<NodeEntry> inputs(expected);
   for (size_t i = 0; i < expected; ++i) {
     std::string arg_name = i < names.size() ? names[i] : StrCat("arg", i);
     if (i < args.size()) {
-      IR_CHECK(!kwargs.count(arg_name)) << where << ": input '" << arg_name
-                                        << "' given both by position and by name";
+      IR_CHECK(!kwargs.count(arg_name)) << where << ": input '" << arg_name << "' given both by position and by name";
       inputs[i] = SingleOutput(args[i], StrCat(where, " input '", arg_name, "'"));
       continue;
     }
@@ -83,8 +80,8 @@ void ComposeAtomic(Node* node, const std::vector<Symbol>& args,
     }
   }
   for (const auto& kv : kwargs) {
-    IR_CHECK(used.count(kv.first)) << where << " has no input named '" << kv.first << "' (inputs: "
-                                   << Join(names, ", ") << ")";
+    IR_CHECK(used.count(kv.first)) << where << " has no input named '" << kv.first << "' (inputs: " << Join(names, ", ")
+                                   << ")";
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const NodeEntry& in = inputs[i];
@@ -98,8 +95,8 @@ void ComposeAtomic(Node* node, const std::vector<Symbol>& args,
 void SubstituteVariables(Symbol* sym, const std::vector<Symbol>& args,
                          const std::unordered_map<std::string, Symbol>& kwargs) {
   std::vector<NodePtr> vars = sym->ListInputs(Symbol::kAll);
-  IR_CHECK(args.size() <= vars.size()) << "compose: " << args.size()
-                                       << " positional arguments for " << vars.size() << " free variables";
+  IR_CHECK(args.size() <= vars.size()) << "compose: " << args.size() << " positional arguments for " << vars.size()
+                                       << " free variables";
   std::unordered_map<const Node*, NodeEntry> replace;
   for (size_t i = 0; i < args.size(); ++i) {
     replace[vars[i].get()] = SingleOutput(args[i], StrCat("argument ", i));
@@ -203,8 +200,8 @@ Symbol Symbol::GetChildren() const {
   return result;
 }
 
-void Symbol::Compose(const std::vector<Symbol>& args,
-                     const std::unordered_map<std::string, Symbol>& kwargs, const std::string& name) {
+void Symbol::Compose(const std::vector<Symbol>& args, const std::unordered_map<std::string, Symbol>& kwargs,
+                     const std::string& name) {
   if (IsAtomic(*this)) {
     Node* head = HeadNode(*this);
     if (!name.empty()) head->attrs.name = name;
@@ -223,8 +220,7 @@ void Symbol::Compose(const std::vector<Symbol>& args,
   SubstituteVariables(this, args, kwargs);
 }
 
-Symbol Symbol::operator()(const std::vector<Symbol>& args,
-                          const std::unordered_map<std::string, Symbol>& kwargs,
+Symbol Symbol::operator()(const std::vector<Symbol>& args, const std::unordered_map<std::string, Symbol>& kwargs,
                           const std::string& name) const {
   Symbol result = Copy();
   result.Compose(args, kwargs, name);
@@ -235,8 +231,7 @@ void Symbol::AddControlDeps(const Symbol& deps) {
   for (const NodeEntry& out : outputs) {
     std::vector<NodePtr>& existing = out.node->control_deps;
     for (const NodeEntry& dep : deps.outputs) {
-      IR_CHECK(dep.node != out.node) << "node '" << out.node->attrs.name
-                                     << "' cannot depend on itself";
+      IR_CHECK(dep.node != out.node) << "node '" << out.node->attrs.name << "' cannot depend on itself";
       if (std::find(existing.begin(), existing.end(), dep.node) == existing.end()) {
         existing.push_back(dep.node);
       }
@@ -277,8 +272,7 @@ bool Symbol::GetAttr(const std::string& key, std::string* out) const {
 
 void Symbol::Print(std::ostream& os) const { os << PrintGraphText(Graph(outputs)); }
 
-Symbol Symbol::CreateFunctor(const Op* op, const std::map<std::string, std::string>& attrs,
-                             const std::string& name) {
+Symbol Symbol::CreateFunctor(const Op* op, const std::map<std::string, std::string>& attrs, const std::string& name) {
   // Inputs are bound later by Compose; parse and check the parameters now.
   NodePtr node = Node::Create();
   node->attrs.op = op;

@@ -218,7 +218,9 @@ class GradBuilder {
     if (a.is_constant()) return Node(StrCat(F::kCommutative ? "" : "r", F::kName, "_scalar"), {b.entry}, a.value);
     return Node(F::kName, {a.entry, b.entry});
   }
-  Term Negative(const Term& x) const { return x.is_constant() ? Term::Constant(-x.value) : Node("negative", {x.entry}); }
+  Term Negative(const Term& x) const {
+    return x.is_constant() ? Term::Constant(-x.value) : Node("negative", {x.entry});
+  }
   Term Log(const Term& x) const { return x.is_constant() ? Term::Constant(std::log(x.value)) : Node("log", {x.entry}); }
   /*! \brief `value` where `mask` is `keep_when`, else 0. */
   Term Where(const Term& mask, const Term& value, bool keep_when) const {
@@ -244,15 +246,15 @@ struct NoGradient {
 // ---------------------------------------------------------------- comparisons and logic
 
 /*! \brief A bool-valued functor whose C++ and AST operator have the same spelling. */
-#define IR_PREDICATE_FUNCTOR(Name, op_name, kind, commutative, op)                  \
-  struct Name : NoGradient {                                                        \
-    static constexpr const char* kName = op_name;                                   \
-    static constexpr Kind kKind = kind;                                             \
-    static constexpr bool kCommutative = commutative;                               \
-    template <typename T>                                                           \
-    static bool Map(T a, T b) {                                                     \
-      return a op b;                                                                \
-    }                                                                               \
+#define IR_PREDICATE_FUNCTOR(Name, op_name, kind, commutative, op)                   \
+  struct Name : NoGradient {                                                         \
+    static constexpr const char* kName = op_name;                                    \
+    static constexpr Kind kKind = kind;                                              \
+    static constexpr bool kCommutative = commutative;                                \
+    template <typename T>                                                            \
+    static bool Map(T a, T b) {                                                      \
+      return a op b;                                                                 \
+    }                                                                                \
     static Expr Gen(const Expr& a, const Expr& b) { return ast::Binary(#op, a, b); } \
   }
 IR_PREDICATE_FUNCTOR(Equal, "equal", Kind::kEquality, true, ==);
@@ -268,21 +270,27 @@ IR_PREDICATE_FUNCTOR(LogicalOr, "logical_or", Kind::kLogical, true, ||);
 // ---------------------------------------------------------------- arithmetic
 
 /*! \brief Name, kind and commutativity of an arithmetic functor. */
-#define IR_ARITH_TRAITS(op_name, commutative)         \
-  static constexpr const char* kName = op_name;       \
-  static constexpr Kind kKind = Kind::kArith;         \
+#define IR_ARITH_TRAITS(op_name, commutative)   \
+  static constexpr const char* kName = op_name; \
+  static constexpr Kind kKind = Kind::kArith;   \
   static constexpr bool kCommutative = commutative
 
 struct Add {
   IR_ARITH_TRAITS("add", true);
-  template <typename T> static T Map(T a, T b) { return a + b; }
+  template <typename T>
+  static T Map(T a, T b) {
+    return a + b;
+  }
   static Expr Gen(const Expr& a, const Expr& b) { return a + b; }
   static NodeEntry Grad(const GradBuilder&, int, const GradInputs& x) { return x.ograd.entry; }
 };
 
 struct Subtract {
   IR_ARITH_TRAITS("subtract", false);
-  template <typename T> static T Map(T a, T b) { return a - b; }
+  template <typename T>
+  static T Map(T a, T b) {
+    return a - b;
+  }
   static Expr Gen(const Expr& a, const Expr& b) { return a - b; }
   static NodeEntry Grad(const GradBuilder& g, int side, const GradInputs& x) {
     return side == 0 ? x.ograd.entry : g.Negative(x.ograd).entry;
@@ -291,7 +299,10 @@ struct Subtract {
 
 struct Multiply {
   IR_ARITH_TRAITS("multiply", true);
-  template <typename T> static T Map(T a, T b) { return a * b; }
+  template <typename T>
+  static T Map(T a, T b) {
+    return a * b;
+  }
   static Expr Gen(const Expr& a, const Expr& b) { return a * b; }
   static NodeEntry Grad(const GradBuilder& g, int side, const GradInputs& x) {
     return g.Apply<Multiply>(x.ograd, side == 0 ? x.rhs : x.lhs).entry;
@@ -300,7 +311,8 @@ struct Multiply {
 
 struct Divide {
   IR_ARITH_TRAITS("divide", false);
-  template <typename T> static T Map(T a, T b) {
+  template <typename T>
+  static T Map(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return IntDivide(a, b);
     } else {
@@ -317,7 +329,8 @@ struct Divide {
 
 struct Power {
   IR_ARITH_TRAITS("power", false);
-  template <typename T> static T Map(T a, T b) {
+  template <typename T>
+  static T Map(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return IntPower(a, b);
     } else {
@@ -345,7 +358,10 @@ NodeEntry RouteGradient(const GradBuilder& g, int side, const GradInputs& x) {
 // NaN propagates (as NumPy): a NaN lhs is kept, a NaN rhs fails the comparison and is taken.
 struct Maximum {
   IR_ARITH_TRAITS("maximum", true);
-  template <typename T> static T Map(T a, T b) { return a >= b || IsNaN(a) ? a : b; }
+  template <typename T>
+  static T Map(T a, T b) {
+    return a >= b || IsNaN(a) ? a : b;
+  }
   static Expr Gen(const Expr& a, const Expr& b) {
     Expr keep_a = IsInteger(a) ? Cmp(">=", a, b) : ast::Binary("||", Cmp(">=", a, b), Cmp("!=", a, a));
     return ast::Select(keep_a, a, b);
@@ -357,7 +373,10 @@ struct Maximum {
 
 struct Minimum {
   IR_ARITH_TRAITS("minimum", true);
-  template <typename T> static T Map(T a, T b) { return a <= b || IsNaN(a) ? a : b; }
+  template <typename T>
+  static T Map(T a, T b) {
+    return a <= b || IsNaN(a) ? a : b;
+  }
   static Expr Gen(const Expr& a, const Expr& b) {
     Expr keep_a = IsInteger(a) ? Cmp("<=", a, b) : ast::Binary("||", Cmp("<=", a, b), Cmp("!=", a, a));
     return ast::Select(keep_a, a, b);
@@ -369,7 +388,8 @@ struct Minimum {
 
 struct FloorDivide : NoGradient {
   IR_ARITH_TRAITS("floor_divide", false);
-  template <typename T> static T Map(T a, T b) {
+  template <typename T>
+  static T Map(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return IntFloorDivide(a, b);
     } else {
@@ -383,7 +403,8 @@ struct FloorDivide : NoGradient {
 
 struct FloorMod {
   IR_ARITH_TRAITS("floor_mod", false);
-  template <typename T> static T Map(T a, T b) {
+  template <typename T>
+  static T Map(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return IntFloorMod(a, b);
     } else {

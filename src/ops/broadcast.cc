@@ -65,26 +65,22 @@ void BinaryOp(Op& op) {
 
 }  // namespace
 
-IR_REGISTER_OP(add)
-    .describe("lhs + rhs, elementwise with NumPy broadcasting.")
-    .apply(BinaryOp<binary::Add>);
+IR_REGISTER_OP(add).describe("lhs + rhs, elementwise with NumPy broadcasting.").apply(BinaryOp<binary::Add>);
 
-IR_REGISTER_OP(subtract)
-    .describe("lhs - rhs, elementwise with NumPy broadcasting.")
-    .apply(BinaryOp<binary::Subtract>);
+IR_REGISTER_OP(subtract).describe("lhs - rhs, elementwise with NumPy broadcasting.").apply(BinaryOp<binary::Subtract>);
 
-IR_REGISTER_OP(multiply)
-    .describe("lhs * rhs, elementwise with NumPy broadcasting.")
-    .apply(BinaryOp<binary::Multiply>);
+IR_REGISTER_OP(multiply).describe("lhs * rhs, elementwise with NumPy broadcasting.").apply(BinaryOp<binary::Multiply>);
 
 IR_REGISTER_OP(divide)
-    .describe("lhs / rhs, elementwise with NumPy broadcasting. Integers truncate toward zero, "
-              "and x / 0 is 0.")
+    .describe(
+        "lhs / rhs, elementwise with NumPy broadcasting. Integers truncate toward zero, "
+        "and x / 0 is 0.")
     .apply(BinaryOp<binary::Divide>);
 
 IR_REGISTER_OP(power)
-    .describe("lhs ^ rhs, elementwise with NumPy broadcasting. Integer powers wrap on overflow; "
-              "a negative integer exponent gives 1 / lhs^-rhs truncated toward zero.")
+    .describe(
+        "lhs ^ rhs, elementwise with NumPy broadcasting. Integer powers wrap on overflow; "
+        "a negative integer exponent gives 1 / lhs^-rhs truncated toward zero.")
     .apply(BinaryOp<binary::Power>);
 
 IR_REGISTER_OP(maximum)
@@ -96,13 +92,15 @@ IR_REGISTER_OP(minimum)
     .apply(BinaryOp<binary::Minimum>);
 
 IR_REGISTER_OP(floor_divide)
-    .describe("floor(lhs / rhs), elementwise with NumPy broadcasting (as Python //); "
-              "for integers x // 0 is 0.")
+    .describe(
+        "floor(lhs / rhs), elementwise with NumPy broadcasting (as Python //); "
+        "for integers x // 0 is 0.")
     .apply(BinaryOp<binary::FloorDivide>);
 
 IR_REGISTER_OP(floor_mod)
-    .describe("lhs - floor(lhs / rhs) * rhs, with the sign of rhs (as Python %), elementwise with "
-              "NumPy broadcasting; for integers x % 0 is 0.")
+    .describe(
+        "lhs - floor(lhs / rhs) * rhs, with the sign of rhs (as Python %), elementwise with "
+        "NumPy broadcasting; for integers x % 0 is 0.")
     .apply(BinaryOp<binary::FloorMod>);
 
 IR_REGISTER_OP(equal)
@@ -121,9 +119,7 @@ IR_REGISTER_OP(greater_equal)
     .describe("lhs >= rhs as bool, elementwise with NumPy broadcasting.")
     .apply(BinaryOp<binary::GreaterEqual>);
 
-IR_REGISTER_OP(less)
-    .describe("lhs < rhs as bool, elementwise with NumPy broadcasting.")
-    .apply(BinaryOp<binary::Less>);
+IR_REGISTER_OP(less).describe("lhs < rhs as bool, elementwise with NumPy broadcasting.").apply(BinaryOp<binary::Less>);
 
 IR_REGISTER_OP(less_equal)
     .describe("lhs <= rhs as bool, elementwise with NumPy broadcasting.")

@@ -24,10 +24,10 @@ struct CheckIntOperandParam : public dmlc::Parameter<CheckIntOperandParam> {
   std::string context;
   DMLC_DECLARE_PARAMETER(CheckIntOperandParam) {
     DMLC_DECLARE_FIELD(require).describe("What every element must be: \"nonzero\" or \"nonnegative\".");
-    DMLC_DECLARE_FIELD(message).describe("The error raised when an element is not (e.g. \"Integer division by zero\").");
-    DMLC_DECLARE_FIELD(context)
-        .set_default("")
-        .describe("Who raises it, prefixed to the message (e.g. the TensorFlow node); empty: this node.");
+    DMLC_DECLARE_FIELD(message).describe(
+        "The error raised when an element is not (e.g. \"Integer division by zero\").");
+    DMLC_DECLARE_FIELD(context).set_default("").describe(
+        "Who raises it, prefixed to the message (e.g. the TensorFlow node); empty: this node.");
   }
 };
 DMLC_REGISTER_PARAMETER(CheckIntOperandParam);
@@ -54,9 +54,14 @@ void CheckCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<ND
   const auto& p = dmlc::get<CheckIntOperandParam>(attrs.parsed);
   int64_t bad = -1;
   switch (in[0].dtype()) {
-    case DType::kInt32: bad = FirstInvalid<int32_t>(in[0], p.require == "nonzero"); break;
-    case DType::kInt64: bad = FirstInvalid<int64_t>(in[0], p.require == "nonzero"); break;
-    default: UnsupportedDType(in[0].dtype(), "int32 or int64");
+    case DType::kInt32:
+      bad = FirstInvalid<int32_t>(in[0], p.require == "nonzero");
+      break;
+    case DType::kInt64:
+      bad = FirstInvalid<int64_t>(in[0], p.require == "nonzero");
+      break;
+    default:
+      UnsupportedDType(in[0].dtype(), "int32 or int64");
   }
   if (bad >= 0) {
     throw Error(StrCat(p.context.empty() ? NodeDesc(attrs) : p.context, ": ", p.message, " (element ", bad,
@@ -68,9 +73,10 @@ void CheckCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<ND
 }  // namespace
 
 IR_REGISTER_OP(check_int_operand)
-    .describe("data (int32 or int64), unchanged, after checking that every element is nonzero or "
-              "nonnegative (`require`); otherwise raises `message`. Integer ops of frontends that "
-              "raise on a zero divisor or a negative exponent put it on that operand.")
+    .describe(
+        "data (int32 or int64), unchanged, after checking that every element is nonzero or "
+        "nonnegative (`require`); otherwise raises `message`. Integer ops of frontends that "
+        "raise on a zero divisor or a negative exponent put it on that operand.")
     .set_num_inputs(1)
     .set_input_names({"data"})
     .set_param<CheckIntOperandParam>()
@@ -85,7 +91,9 @@ IR_REGISTER_OP(check_int_operand)
     .set_attr<FCompute>("FCompute", CheckCompute)
     // No FCodeGen and an opaque pattern: fusion never folds the check into the division's kernel.
     .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{0, 0}}; })
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
     // Integer operands carry no gradient.
     .set_attr<FGradient>("FGradient", ZeroGradient)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);

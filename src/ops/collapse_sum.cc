@@ -130,20 +130,26 @@ void CollapseSum(const NDArray& data, const NDArray& out) {
   };
   int64_t chunks = std::min<int64_t>(NumThreads(), total);
   if (rows >= chunks || data.Size() < (1 << 16)) {
-    ParallelFor(rows, [&](int64_t begin, int64_t end) {
-      std::fill(dst + begin * width, dst + end * width, T(0));
-      for (int64_t r = begin; r < end; ++r) accumulate(r, 0, total, dst + r * width);
-    }, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, total * width)));
+    ParallelFor(
+        rows,
+        [&](int64_t begin, int64_t end) {
+          std::fill(dst + begin * width, dst + end * width, T(0));
+          for (int64_t r = begin; r < end; ++r) accumulate(r, 0, total, dst + r * width);
+        },
+        std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, total * width)));
     return;
   }
   std::vector<T> partial(chunks * rows * width, T(0));
-  ParallelFor(chunks, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      for (int64_t r = 0; r < rows; ++r) {
-        accumulate(r, total * c / chunks, total * (c + 1) / chunks, &partial[(c * rows + r) * width]);
-      }
-    }
-  }, 1);
+  ParallelFor(
+      chunks,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+          for (int64_t r = 0; r < rows; ++r) {
+            accumulate(r, total * c / chunks, total * (c + 1) / chunks, &partial[(c * rows + r) * width]);
+          }
+        }
+      },
+      1);
   for (int64_t i = 0; i < rows * width; ++i) {
     T sum = 0;
     for (int64_t c = 0; c < chunks; ++c) sum += partial[c * rows * width + i];
@@ -163,8 +169,9 @@ void CollapseCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArr
 }  // namespace
 
 IR_REGISTER_OP(collapse_sum_like)
-    .describe("data summed over the dimensions along which like's shape broadcasts to data's, "
-              "giving like's shape (the gradient of broadcasting; like gives the shape only).")
+    .describe(
+        "data summed over the dimensions along which like's shape broadcasts to data's, "
+        "giving like's shape (the gradient of broadcasting; like gives the shape only).")
     .set_num_inputs(2)
     .set_input_names({"data", "like"})
     .set_attr<FInferShape>("FInferShape", CollapseShape)
@@ -177,7 +184,9 @@ IR_REGISTER_OP(collapse_sum_like)
                          })
     // Output and data share a buffer only when equally large, i.e. when nothing is summed.
     .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{0, 0}}; })
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
     .set_attr<TOpPattern>("TOpPattern", kCommReduce);
 
 }  // namespace op

@@ -82,8 +82,9 @@ auto ElemwiseOp(const std::vector<std::string>& input_names) {
       if (std::find(ok.begin(), ok.end(), in[0]->dtype) == ok.end()) return {};
       return {std::apply(F::Gen, ToTuple<N>(in))};
     });
-    op.set_attr<FInplaceOption>("FInplaceOption",
-                                [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{0, 0}}; });
+    op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    });
     op.set_attr<TOpPattern>("TOpPattern", kElemWise);
   };
 }
@@ -99,35 +100,53 @@ Expr One(const Expr& like) { return ast::ConstLike(1, like); }
 // ---------------------------------------------------------------- math functors
 
 struct Negative {
-  template <typename T> static T Map(T x) { return -x; }
+  template <typename T>
+  static T Map(T x) {
+    return -x;
+  }
   static Expr Gen(const Expr& x) { return -x; }
 };
 struct Abs {
-  template <typename T> static T Map(T x) { return x < T(0) ? T(-x) : x; }
+  template <typename T>
+  static T Map(T x) {
+    return x < T(0) ? T(-x) : x;
+  }
   static Expr Gen(const Expr& x) {
     return DTypeIsFloat(x->dtype) ? ast::Call("fabs", {x}) : ast::Select(ast::Binary("<", x, Zero(x)), -x, x);
   }
 };
 struct Square {
-  template <typename T> static T Map(T x) { return x * x; }
+  template <typename T>
+  static T Map(T x) {
+    return x * x;
+  }
   static Expr Gen(const Expr& x) { return x * x; }
 };
 struct Sign {
-  template <typename T> static T Map(T x) { return T((x > T(0)) - (x < T(0))); }
+  template <typename T>
+  static T Map(T x) {
+    return T((x > T(0)) - (x < T(0)));
+  }
   static Expr Gen(const Expr& x) {
     return ast::Select(ast::Binary(">", x, Zero(x)), One(x),
                        ast::Select(ast::Binary("<", x, Zero(x)), ast::ConstLike(-1, x), Zero(x)));
   }
 };
 struct Relu {
-  template <typename T> static T Map(T x) { return x > T(0) ? x : T(0); }
+  template <typename T>
+  static T Map(T x) {
+    return x > T(0) ? x : T(0);
+  }
   static Expr Gen(const Expr& x) { return ast::Select(ast::Binary(">", x, Zero(x)), x, Zero(x)); }
 };
 
 /*! \brief A float functor that calls one math function of the same name in C++ and in the AST. */
-#define IR_MATH_FUNCTOR(Name, cpp_expr, ast_fn)                    \
-  struct Name {                                                    \
-    template <typename T> static T Map(T x) { return cpp_expr; }   \
+#define IR_MATH_FUNCTOR(Name, cpp_expr, ast_fn)                       \
+  struct Name {                                                       \
+    template <typename T>                                             \
+    static T Map(T x) {                                               \
+      return cpp_expr;                                                \
+    }                                                                 \
     static Expr Gen(const Expr& x) { return ast::Call(ast_fn, {x}); } \
   }
 IR_MATH_FUNCTOR(Exp, std::exp(x), "exp");
@@ -146,16 +165,25 @@ IR_MATH_FUNCTOR(Round, std::nearbyint(x), "rint");
 #undef IR_MATH_FUNCTOR
 
 struct Reciprocal {
-  template <typename T> static T Map(T x) { return T(1) / x; }
+  template <typename T>
+  static T Map(T x) {
+    return T(1) / x;
+  }
   static Expr Gen(const Expr& x) { return One(x) / x; }
 };
 struct Sigmoid {
-  template <typename T> static T Map(T x) { return T(1) / (T(1) + std::exp(-x)); }
+  template <typename T>
+  static T Map(T x) {
+    return T(1) / (T(1) + std::exp(-x));
+  }
   static Expr Gen(const Expr& x) { return One(x) / (One(x) + ast::Call("exp", {-x})); }
 };
 // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).
 struct Softplus {
-  template <typename T> static T Map(T x) { return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x))); }
+  template <typename T>
+  static T Map(T x) {
+    return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x)));
+  }
   static Expr Gen(const Expr& x) {
     return ast::Call("fmax", {x, Zero(x)}) + ast::Call("log1p", {ast::Call("exp", {-ast::Call("fabs", {x})})});
   }
@@ -167,15 +195,24 @@ struct LogicalNot {
 
 // Backward ops of activations, in TensorFlow's argument order.
 struct ReluGrad {  // (dy, y): dy where y > 0
-  template <typename T> static T Map(T dy, T y) { return y > T(0) ? dy : T(0); }
+  template <typename T>
+  static T Map(T dy, T y) {
+    return y > T(0) ? dy : T(0);
+  }
   static Expr Gen(const Expr& dy, const Expr& y) { return ast::Select(ast::Binary(">", y, Zero(y)), dy, Zero(dy)); }
 };
 struct SigmoidGrad {  // (y, dy): dy * y * (1 - y)
-  template <typename T> static T Map(T y, T dy) { return dy * y * (T(1) - y); }
+  template <typename T>
+  static T Map(T y, T dy) {
+    return dy * y * (T(1) - y);
+  }
   static Expr Gen(const Expr& y, const Expr& dy) { return dy * y * (One(y) - y); }
 };
 struct TanhGrad {  // (y, dy): dy * (1 - y^2)
-  template <typename T> static T Map(T y, T dy) { return dy * (T(1) - y * y); }
+  template <typename T>
+  static T Map(T y, T dy) {
+    return dy * (T(1) - y * y);
+  }
   static Expr Gen(const Expr& y, const Expr& dy) { return dy * (One(y) - y * y); }
 };
 
@@ -264,16 +301,16 @@ IR_REGISTER_OP(rsqrt)
     .describe("1 / sqrt(x), elementwise.")
     .apply(UnaryOp<Rsqrt, TypeClass::kFloat>())
     .set_attr<FGradient>("FGradient", TimesOgrad([](const NodePtr& n) {
-      NodeEntry y3 = Apply(n, "multiply", {Apply(n, "square", {Out(n)}), Out(n)});
-      return Scalar(n, "multiply_scalar", y3, -0.5);
-    }));
+                           NodeEntry y3 = Apply(n, "multiply", {Apply(n, "square", {Out(n)}), Out(n)});
+                           return Scalar(n, "multiply_scalar", y3, -0.5);
+                         }));
 
 IR_REGISTER_OP(reciprocal)
     .describe("1 / x, elementwise.")
     .apply(UnaryOp<Reciprocal, TypeClass::kFloat>())
     .set_attr<FGradient>("FGradient", TimesOgrad([](const NodePtr& n) {
-      return Apply(n, "negative", {Apply(n, "square", {Out(n)})});
-    }));
+                           return Apply(n, "negative", {Apply(n, "square", {Out(n)})});
+                         }));
 
 IR_REGISTER_OP(sin)
     .describe("Sine, elementwise.")
@@ -284,8 +321,8 @@ IR_REGISTER_OP(cos)
     .describe("Cosine, elementwise.")
     .apply(UnaryOp<Cos, TypeClass::kFloat>())
     .set_attr<FGradient>("FGradient", TimesOgrad([](const NodePtr& n) {
-      return Apply(n, "negative", {Apply(n, "sin", {In(n, 0)})});
-    }));
+                           return Apply(n, "negative", {Apply(n, "sin", {In(n, 0)})});
+                         }));
 
 IR_REGISTER_OP(tanh)
     .describe("Hyperbolic tangent, elementwise.")
@@ -347,8 +384,8 @@ IR_REGISTER_OP(tanh_grad)
     .apply(ElemwiseOp<TanhGrad, TypeClass::kFloat, 2>({"y", "dy"}))
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       // d/dy = og * dy * (-2y); d/d(dy) = og * (1 - y^2).
-      NodeEntry d_y = Apply(n, "multiply", {Apply(n, "multiply", {og[0], In(n, 1)}),
-                                             Scalar(n, "multiply_scalar", In(n, 0), -2)});
+      NodeEntry d_y =
+          Apply(n, "multiply", {Apply(n, "multiply", {og[0], In(n, 1)}), Scalar(n, "multiply_scalar", In(n, 0), -2)});
       return std::vector<NodeEntry>{d_y, Apply(n, "tanh_grad", {In(n, 0), og[0]})};
     });
 

@@ -114,26 +114,28 @@ void WhereKernel(const NDArray& c, const NDArray& x, const NDArray& y, const NDA
   std::vector<int64_t> sc = BroadcastStrides(c.shape(), os), sx = BroadcastStrides(x.shape(), os),
                        sy = BroadcastStrides(y.shape(), os);
   int64_t inner = os[nd - 1], rows = inner == 0 ? 0 : out.Size() / inner;
-  ParallelFor(rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t rem = r, ic = 0, ix = 0, iy = 0;
-      for (int d = nd - 2; d >= 0; --d) {
-        int64_t idx = rem % os[d];
-        rem /= os[d];
-        ic += idx * sc[d];
-        ix += idx * sx[d];
-        iy += idx * sy[d];
-      }
-      T* row = po + r * inner;
-      for (int64_t j = 0; j < inner; ++j) {
-        row[j] = pc[ic + j * sc[nd - 1]] ? px[ix + j * sx[nd - 1]] : py[iy + j * sy[nd - 1]];
-      }
-    }
-  }, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner, 1)));
+  ParallelFor(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t rem = r, ic = 0, ix = 0, iy = 0;
+          for (int d = nd - 2; d >= 0; --d) {
+            int64_t idx = rem % os[d];
+            rem /= os[d];
+            ic += idx * sc[d];
+            ix += idx * sx[d];
+            iy += idx * sy[d];
+          }
+          T* row = po + r * inner;
+          for (int64_t j = 0; j < inner; ++j) {
+            row[j] = pc[ic + j * sc[nd - 1]] ? px[ix + j * sx[nd - 1]] : py[iy + j * sy[nd - 1]];
+          }
+        }
+      },
+      std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner, 1)));
 }
 
-void WhereCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                  const std::vector<NDArray>& out) {
+void WhereCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
   IR_ALL_TYPES_SWITCH(out[0].dtype(), T, WhereKernel<T>(in[0], in[1], in[2], out[0]));
 }
 
@@ -159,12 +161,12 @@ void CastCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector
                  const std::vector<NDArray>& out) {
   if (in[0].dtype() == out[0].dtype()) return CopyCompute(ctx, attrs, in, out);
   IR_ALL_TYPES_SWITCH(in[0].dtype(), S, IR_ALL_TYPES_SWITCH(out[0].dtype(), D, {
-    const S* src = in[0].data<S>();
-    D* dst = out[0].data<D>();
-    ParallelFor(out[0].Size(), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<D>(src[i]);
-    });
-  }));
+                        const S* src = in[0].data<S>();
+                        D* dst = out[0].data<D>();
+                        ParallelFor(out[0].Size(), [&](int64_t begin, int64_t end) {
+                          for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<D>(src[i]);
+                        });
+                      }));
 }
 
 Expr CastExpr(const Expr& x, DType dtype) { return x->dtype == dtype ? x : ast::Cast(x, dtype); }
@@ -190,8 +192,8 @@ DMLC_REGISTER_PARAMETER(ClipParam);
 void ParseClip(NodeAttrs* attrs) {
   ParamParser<ClipParam>(attrs);
   const ClipParam& p = dmlc::get<ClipParam>(attrs->parsed);
-  IR_CHECK(p.a_min <= p.a_max) << NodeDesc(*attrs) << ": a_min " << NumberToString(p.a_min)
-                               << " is greater than a_max " << NumberToString(p.a_max);
+  IR_CHECK(p.a_min <= p.a_max) << NodeDesc(*attrs) << ": a_min " << NumberToString(p.a_min) << " is greater than a_max "
+                               << NumberToString(p.a_max);
 }
 
 /*!
@@ -292,7 +294,9 @@ IR_REGISTER_OP(where)
     .set_attr<FGradient>("FGradient", WhereGradient)
     // x or y as large as the output has its shape (up to leading 1s): out[i] reads it at i.
     .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{1, 0}, {2, 0}}; })
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{1, 0}, {2, 0}};
+                              })
     .set_attr<TOpPattern>("TOpPattern", kBroadcast);
 
 IR_REGISTER_OP(cast)

@@ -70,8 +70,7 @@ void ParseFused(NodeAttrs* attrs) {
   auto group = std::make_shared<FusedGroup>();
   for (const auto& kv : attrs->dict) {
     IR_CHECK(kv.first == "kind" || kv.first == "subgraph" || kv.first == "aliases" || kv.first == "mutated_inputs" ||
-             kv.first == "overwritten_inputs" ||
-             (kv.first.size() > 4 && kv.first.rfind("__", 0) == 0))
+             kv.first == "overwritten_inputs" || (kv.first.size() > 4 && kv.first.rfind("__", 0) == 0))
         << NodeDesc(*attrs) << ": unknown parameter '" << kv.first << "'";
   }
   auto get = [&](const std::string& key) {
@@ -80,7 +79,8 @@ void ParseFused(NodeAttrs* attrs) {
     return it->second;
   };
   group->kind = get("kind");
-  IR_CHECK(group->kind == "map" || group->kind == "reduce") << NodeDesc(*attrs) << ": unknown kind '" << group->kind << "'";
+  IR_CHECK(group->kind == "map" || group->kind == "reduce")
+      << NodeDesc(*attrs) << ": unknown kind '" << group->kind << "'";
   group->subgraph = LoadJSON(get("subgraph"));
   const IndexedGraph& idx = group->subgraph.indexed_graph();
   size_t num_inputs = idx.input_nodes().size(), num_outputs = group->subgraph.outputs.size();
@@ -141,10 +141,10 @@ template <typename Value, typename FInfer>
 bool InferThrough(const std::string& key, const NodeAttrs& attrs, std::vector<Value>* in, std::vector<Value>* out) {
   const FusedGroup& group = GetFusedGroup(attrs);
   const auto& infer = Op::GetAttr<FInfer>(key);
-  std::vector<Value> results = WalkMembers<Value>(group, *in, [&](const Node* node, std::vector<Value> values,
-                                                                  std::vector<Value>* outs) {
-    infer[node->op()](node->attrs, &values, outs);
-  });
+  std::vector<Value> results =
+      WalkMembers<Value>(group, *in, [&](const Node* node, std::vector<Value> values, std::vector<Value>* outs) {
+        infer[node->op()](node->attrs, &values, outs);
+      });
   for (size_t i = 0; i < results.size(); ++i) (*out)[i] = results[i];
   return AllKnown(*in, *out);
 }
@@ -154,21 +154,21 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
   const FusedGroup& group = GetFusedGroup(attrs);
   const auto& shape_fn = Op::GetAttr<FInferShape>("FInferShape");
   const auto& type_fn = Op::GetAttr<FInferType>("FInferType");
-  std::vector<NDArray> results = WalkMembers<NDArray>(group, inputs, [&](const Node* node, const std::vector<NDArray>& in,
-                                                                          std::vector<NDArray>* outs) {
-    std::vector<Shape> in_shapes, out_shapes(outs->size());
-    std::vector<DType> in_types, out_types(outs->size(), DType::kUnknown);
-    for (const NDArray& a : in) {
-      in_shapes.push_back(a.shape());
-      in_types.push_back(a.dtype());
-    }
-    shape_fn[node->op()](node->attrs, &in_shapes, &out_shapes);
-    type_fn[node->op()](node->attrs, &in_types, &out_types);
-    for (size_t i = 0; i < outs->size(); ++i) (*outs)[i] = NDArray(out_shapes[i], out_types[i]);
-    FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
-    IR_CHECK(compute) << "op '" << node->op()->name << "' (node '" << node->attrs.name << "') has no CPU kernel";
-    compute(ctx, node->attrs, in, *outs);
-  });
+  std::vector<NDArray> results = WalkMembers<NDArray>(
+      group, inputs, [&](const Node* node, const std::vector<NDArray>& in, std::vector<NDArray>* outs) {
+        std::vector<Shape> in_shapes, out_shapes(outs->size());
+        std::vector<DType> in_types, out_types(outs->size(), DType::kUnknown);
+        for (const NDArray& a : in) {
+          in_shapes.push_back(a.shape());
+          in_types.push_back(a.dtype());
+        }
+        shape_fn[node->op()](node->attrs, &in_shapes, &out_shapes);
+        type_fn[node->op()](node->attrs, &in_types, &out_types);
+        for (size_t i = 0; i < outs->size(); ++i) (*outs)[i] = NDArray(out_shapes[i], out_types[i]);
+        FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
+        IR_CHECK(compute) << "op '" << node->op()->name << "' (node '" << node->attrs.name << "') has no CPU kernel";
+        compute(ctx, node->attrs, in, *outs);
+      });
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!group.IsAliasedOutput(static_cast<int>(i))) outputs[i].CopyFrom(results[i]);
   }

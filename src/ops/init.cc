@@ -90,8 +90,8 @@ auto FillOp(double (*value_of)(const P&)) {
       AssignType(attrs, "output 0", &(*out)[0], dmlc::get<P>(attrs.parsed).dtype);
       return true;
     });
-    op.set_attr<FCompute>("FCompute", [value_of](const OpContext&, const NodeAttrs& attrs,
-                                                 const std::vector<NDArray>&, const std::vector<NDArray>& out) {
+    op.set_attr<FCompute>("FCompute", [value_of](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>&,
+                                                 const std::vector<NDArray>& out) {
       FillArray(out[0], value_of(dmlc::get<P>(attrs.parsed)));
     });
     op.set_attr<FCodeGen>("FCodeGen", [value_of](const NodeAttrs& attrs, const std::vector<Expr>&) {
@@ -115,8 +115,9 @@ auto FillLikeOp(double value) {
     });
     op.set_attr<FGradient>("FGradient", ZeroGradient);
     // The input's values are never read, so its buffer may hold the result.
-    op.set_attr<FInplaceOption>("FInplaceOption",
-                                [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{0, 0}}; });
+    op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    });
     op.set_attr<TOpPattern>("TOpPattern", kElemWise);
   };
 }
@@ -258,8 +259,8 @@ NDArray FromText(const NodeAttrs& attrs, const ConstantParam& p) {
     T* dst = array.data<T>();
     for (size_t i = 0; i < tokens.size(); ++i) {
       T v{};
-      IR_CHECK(ParseElement(tokens[i], &v)) << NodeDesc(attrs) << ": value element '" << tokens[i]
-                                            << "' is not a " << DTypeName(p.dtype);
+      IR_CHECK(ParseElement(tokens[i], &v))
+          << NodeDesc(attrs) << ": value element '" << tokens[i] << "' is not a " << DTypeName(p.dtype);
       if (tokens.size() == 1) {
         std::fill(dst, dst + n, v);
       } else {
@@ -341,15 +342,18 @@ std::vector<Expr> ConstantCodeGen(const NodeAttrs& attrs, const std::vector<Expr
 
 }  // namespace
 
-IR_REGISTER_OP(fill).describe("A tensor of the given shape and dtype with every element `value`.").apply(FillOp(FillValue));
+IR_REGISTER_OP(fill)
+    .describe("A tensor of the given shape and dtype with every element `value`.")
+    .apply(FillOp(FillValue));
 IR_REGISTER_OP(zeros).describe("A tensor of the given shape and dtype filled with 0.").apply(FillOp(ZeroValue));
 IR_REGISTER_OP(ones).describe("A tensor of the given shape and dtype filled with 1.").apply(FillOp(OneValue));
 IR_REGISTER_OP(zeros_like).describe("Zeros of the shape and dtype of data.").apply(FillLikeOp(0));
 IR_REGISTER_OP(ones_like).describe("Ones of the shape and dtype of data.").apply(FillLikeOp(1));
 
 IR_REGISTER_OP(constant)
-    .describe("A tensor bound into the graph, given as text (`value`) or as base64 bytes (`data_base64`); "
-              "held in memory as an array, with data_base64 written again only when the graph is saved.")
+    .describe(
+        "A tensor bound into the graph, given as text (`value`) or as base64 bytes (`data_base64`); "
+        "held in memory as an array, with data_base64 written again only when the graph is saved.")
     .set_num_inputs(0)
     .add_arguments(ConstantParam::__FIELDS__())
     .set_attr_parser(ParseConstant)
@@ -363,9 +367,8 @@ IR_REGISTER_OP(constant)
                             AssignType(attrs, "output 0", &(*out)[0], ConstantArray(attrs).dtype());
                             return true;
                           })
-    .set_attr<FCompute>("FCompute",
-                        [](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>&,
-                           const std::vector<NDArray>& out) { out[0].CopyFrom(ConstantArray(attrs)); })
+    .set_attr<FCompute>("FCompute", [](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>&,
+                                       const std::vector<NDArray>& out) { out[0].CopyFrom(ConstantArray(attrs)); })
     .set_attr<FCodeGen>("FCodeGen", ConstantCodeGen)
     .set_attr<FSaveAttrs>("FSaveAttrs", SaveConstantAttrs)
     .set_attr<TOpPattern>("TOpPattern", kElemWise);

@@ -31,8 +31,9 @@ struct MatmulParam : public dmlc::Parameter<MatmulParam> {
 struct BiasParam : public dmlc::Parameter<BiasParam> {
   std::string data_format;
   DMLC_DECLARE_PARAMETER(BiasParam) {
-    DMLC_DECLARE_FIELD(data_format).set_default("NHWC").describe(
-        "NHWC: channels are the last axis; NCHW: channels are axis 1.");
+    DMLC_DECLARE_FIELD(data_format)
+        .set_default("NHWC")
+        .describe("NHWC: channels are the last axis; NCHW: channels are axis 1.");
   }
 };
 
@@ -67,8 +68,7 @@ std::vector<int64_t> BatchDims(const NodeAttrs& attrs, const Shape& a, const Sha
     } else if (da < 0 || db < 0) {
       dims[i] = std::max(da, db);  // the known extent, if any (the other must match it)
     } else {
-      IR_CHECK(da == db) << NodeDesc(attrs) << ": batch dimensions do not broadcast together "
-                         << OperandsDesc(a, b, p);
+      IR_CHECK(da == db) << NodeDesc(attrs) << ": batch dimensions do not broadcast together " << OperandsDesc(a, b, p);
       dims[i] = da;
     }
   }
@@ -86,8 +86,8 @@ bool MatmulShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   if (!a.rank_known() || !b.rank_known()) return false;
   MatmulAxes ax = AxesOf(a.ndim(), b.ndim(), p);
   int64_t ka = a[ax.a_k], kb = b[ax.b_k];
-  IR_CHECK(ka < 0 || kb < 0 || ka == kb)
-      << NodeDesc(attrs) << ": inner dimensions " << ka << " and " << kb << " do not match " << OperandsDesc(a, b, p);
+  IR_CHECK(ka < 0 || kb < 0 || ka == kb) << NodeDesc(attrs) << ": inner dimensions " << ka << " and " << kb
+                                         << " do not match " << OperandsDesc(a, b, p);
   std::vector<int64_t> dims = BatchDims(attrs, a, b, p);
   dims.push_back(a[ax.a_m]);
   dims.push_back(b[ax.b_n]);
@@ -186,8 +186,9 @@ void DnnlMatmul(const MatmulProblem& g, const float* a, const float* b, float* c
       return MakeCached<dnnl::matmul>(pd);
     });
   });
-  Execute("matmul", prim,
-          {{DNNL_ARG_SRC, Memory(desc_a, a)}, {DNNL_ARG_WEIGHTS, Memory(desc_b, b)}, {DNNL_ARG_DST, Memory(desc_c, c)}});
+  Execute(
+      "matmul", prim,
+      {{DNNL_ARG_SRC, Memory(desc_a, a)}, {DNNL_ARG_WEIGHTS, Memory(desc_b, b)}, {DNNL_ARG_DST, Memory(desc_c, c)}});
 }
 
 /*! \brief Index of the operand matrix (over `dims`, 1 = broadcast) used by each C matrix. */
@@ -227,29 +228,32 @@ void BlockedMatmul(const MatmulProblem& g, const T* a, const T* b, T* c) {
   }
   std::vector<int64_t> src_a = BatchSources(g.batch_a, g.batch_c), src_b = BatchSources(g.batch_b, g.batch_c);
   int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
-  ParallelFor(static_cast<int64_t>(src_a.size()) * row_blocks, [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      int64_t batch = u / row_blocks, i0 = u % row_blocks * kRowBlock, i1 = std::min(m, i0 + kRowBlock);
-      const T* A = a + src_a[batch] * m * k;
-      const T* B = b + src_b[batch] * k * n;
-      T* C = c + batch * m * n;
-      std::fill(C + i0 * n, C + i1 * n, T(0));
-      for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
-        int64_t width = std::min(kColBlock, n - j0);
-        for (int64_t p0 = 0; p0 < k; p0 += kDepthBlock) {
-          int64_t p1 = std::min(k, p0 + kDepthBlock);
-          for (int64_t i = i0; i < i1; ++i) {
-            T* crow = C + i * n + j0;
-            for (int64_t p = p0; p < p1; ++p) {
-              T aip = g.ta ? A[p * m + i] : A[i * k + p];
-              const T* brow = B + p * n + j0;
-              for (int64_t j = 0; j < width; ++j) crow[j] += aip * brow[j];
+  ParallelFor(
+      static_cast<int64_t>(src_a.size()) * row_blocks,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) {
+          int64_t batch = u / row_blocks, i0 = u % row_blocks * kRowBlock, i1 = std::min(m, i0 + kRowBlock);
+          const T* A = a + src_a[batch] * m * k;
+          const T* B = b + src_b[batch] * k * n;
+          T* C = c + batch * m * n;
+          std::fill(C + i0 * n, C + i1 * n, T(0));
+          for (int64_t j0 = 0; j0 < n; j0 += kColBlock) {
+            int64_t width = std::min(kColBlock, n - j0);
+            for (int64_t p0 = 0; p0 < k; p0 += kDepthBlock) {
+              int64_t p1 = std::min(k, p0 + kDepthBlock);
+              for (int64_t i = i0; i < i1; ++i) {
+                T* crow = C + i * n + j0;
+                for (int64_t p = p0; p < p1; ++p) {
+                  T aip = g.ta ? A[p * m + i] : A[i * k + p];
+                  const T* brow = B + p * n + j0;
+                  for (int64_t j = 0; j < width; ++j) crow[j] += aip * brow[j];
+                }
+              }
             }
           }
         }
-      }
-    }
-  }, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, kRowBlock * n * k)));
+      },
+      std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, kRowBlock * n * k)));
 }
 
 void MatmulCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
@@ -297,13 +301,14 @@ int ChannelAxis(const NodeAttrs& attrs, int ndim) {
   IR_CHECK(format == "NHWC" || format == "NCHW")
       << NodeDesc(attrs) << ": data_format must be NHWC or NCHW, got '" << format << "'";
   int axis = format == "NHWC" ? ndim - 1 : 1;
-  IR_CHECK(axis >= 0 && axis < ndim) << NodeDesc(attrs) << ": data_format " << format << " needs rank >= "
-                                     << (format == "NHWC" ? 1 : 2) << ", got rank " << ndim;
+  IR_CHECK(axis >= 0 && axis < ndim) << NodeDesc(attrs) << ": data_format " << format
+                                     << " needs rank >= " << (format == "NHWC" ? 1 : 2) << ", got rank " << ndim;
   return axis;
 }
 
 /*! \brief x[..c..] and a [C] vector (bias or bias_add_grad's result) agree on C. */
-void MatchChannels(const NodeAttrs& attrs, Shape* x, const std::string& x_name, Shape* vec, const std::string& vec_name) {
+void MatchChannels(const NodeAttrs& attrs, Shape* x, const std::string& x_name, Shape* vec,
+                   const std::string& vec_name) {
   AssignShape(attrs, vec_name, vec, Shape::UnknownDims(1));
   if (!x->rank_known()) return;
   int c = ChannelAxis(attrs, x->ndim());
@@ -340,19 +345,25 @@ ChannelView ViewAroundChannels(const NodeAttrs& attrs, const Shape& x) {
 template <typename T>
 void BiasAddKernel(const T* x, const T* bias, const ChannelView& v, T* y) {
   if (v.inner == 1) {
-    ParallelFor(v.outer, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        for (int64_t c = 0; c < v.channels; ++c) y[r * v.channels + c] = x[r * v.channels + c] + bias[c];
-      }
-    }, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, v.channels)));
+    ParallelFor(
+        v.outer,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            for (int64_t c = 0; c < v.channels; ++c) y[r * v.channels + c] = x[r * v.channels + c] + bias[c];
+          }
+        },
+        std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, v.channels)));
     return;
   }
-  ParallelFor(v.outer * v.channels, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      T value = bias[r % v.channels];
-      for (int64_t j = 0; j < v.inner; ++j) y[r * v.inner + j] = x[r * v.inner + j] + value;
-    }
-  }, std::max<int64_t>(1, (1 << 15) / v.inner));
+  ParallelFor(
+      v.outer * v.channels,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          T value = bias[r % v.channels];
+          for (int64_t j = 0; j < v.inner; ++j) y[r * v.inner + j] = x[r * v.inner + j] + value;
+        }
+      },
+      std::max<int64_t>(1, (1 << 15) / v.inner));
 }
 
 void BiasAddCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
@@ -377,8 +388,9 @@ std::map<std::string, std::string> SameFormat(const NodePtr& n) {
 }  // namespace
 
 IR_REGISTER_OP(matmul)
-    .describe("Matrix product of the last two dimensions of a and b (optionally transposed); the "
-              "batch dimensions before them broadcast as in NumPy.")
+    .describe(
+        "Matrix product of the last two dimensions of a and b (optionally transposed); the "
+        "batch dimensions before them broadcast as in NumPy.")
     .set_num_inputs(2)
     .set_input_names({"a", "b"})
     .set_param<MatmulParam>()
@@ -403,13 +415,15 @@ IR_REGISTER_OP(bias_add)
                           if (in[0]->dtype == DType::kBool || in[0]->dtype != in[1]->dtype) return {};
                           return {in[0] + in[1]};
                         })
-    .set_attr<FGradient>("FGradient",
-                         [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-                           return std::vector<NodeEntry>{og[0],
-                                                         GradNode("bias_add_grad", n, "dbias", {og[0]}, SameFormat(n))};
-                         })
+    .set_attr<FGradient>(
+        "FGradient",
+        [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+          return std::vector<NodeEntry>{og[0], GradNode("bias_add_grad", n, "dbias", {og[0]}, SameFormat(n))};
+        })
     .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{0, 0}}; })
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
     .set_attr<TOpPattern>("TOpPattern", kBroadcast);
 
 IR_REGISTER_OP(bias_add_grad)
@@ -423,8 +437,7 @@ IR_REGISTER_OP(bias_add_grad)
     .set_attr<FGradient>("FGradient",
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            NodeEntry zeros = GradNode("zeros_like", n, "zeros", {In(n, 0)});
-                           return std::vector<NodeEntry>{
-                               GradNode("bias_add", n, "ddy", {zeros, og[0]}, SameFormat(n))};
+                           return std::vector<NodeEntry>{GradNode("bias_add", n, "ddy", {zeros, og[0]}, SameFormat(n))};
                          })
     .set_attr<TOpPattern>("TOpPattern", kCommReduce)
     .set_attr<TReduceKind>("TReduceKind", "sum")

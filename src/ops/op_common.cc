@@ -86,8 +86,7 @@ void AssignShape(const NodeAttrs& attrs, const std::string& what, Shape* slot, c
 void AssignType(const NodeAttrs& attrs, const std::string& what, DType* slot, DType value) {
   if (value == DType::kUnknown) return;
   IR_CHECK(*slot == DType::kUnknown || *slot == value)
-      << NodeDesc(attrs) << ": " << what << " has dtype " << DTypeName(*slot) << " but must be "
-      << DTypeName(value);
+      << NodeDesc(attrs) << ": " << what << " has dtype " << DTypeName(*slot) << " but must be " << DTypeName(value);
   *slot = value;
 }
 
@@ -188,11 +187,14 @@ int NormalizeAxis(const NodeAttrs& attrs, int axis, int ndim) {
 bool ValueFitsDType(double value, DType dtype) {
   // 2^31 and 2^63 are exact doubles: the ranges are [-2^31, 2^31) and [-2^63, 2^63).
   switch (dtype) {
-    case DType::kBool: return value == 0 || value == 1;
-    case DType::kInt32: return value == std::trunc(value) && value >= -2147483648.0 && value < 2147483648.0;
+    case DType::kBool:
+      return value == 0 || value == 1;
+    case DType::kInt32:
+      return value == std::trunc(value) && value >= -2147483648.0 && value < 2147483648.0;
     case DType::kInt64:
       return value == std::trunc(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0;
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -222,8 +224,8 @@ std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
   return strides;
 }
 
-NodeEntry GradNode(const std::string& op, const NodePtr& node, const std::string& suffix,
-                   std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& attrs) {
+NodeEntry GradNode(const std::string& op, const NodePtr& node, const std::string& suffix, std::vector<NodeEntry> inputs,
+                   const std::map<std::string, std::string>& attrs) {
   return MakeNode(op, StrCat(node->attrs.name, "_grad_", suffix), std::move(inputs), attrs);
 }
 

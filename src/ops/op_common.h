@@ -107,28 +107,31 @@ bool ValueFitsDType(double value, DType dtype);
     __VA_ARGS__;                            \
     break;                                  \
   }
-#define IR_FLOAT_SWITCH(dtype, DT, ...)                                      \
-  switch (dtype) {                                                           \
-    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)                          \
-    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)                         \
-    default: ::ir::op::UnsupportedDType(dtype, "float32 or float64");        \
+#define IR_FLOAT_SWITCH(dtype, DT, ...)                        \
+  switch (dtype) {                                             \
+    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)            \
+    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)           \
+    default:                                                   \
+      ::ir::op::UnsupportedDType(dtype, "float32 or float64"); \
   }
-#define IR_NUMERIC_SWITCH(dtype, DT, ...)                                    \
-  switch (dtype) {                                                           \
-    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)                          \
-    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)                         \
-    IR_TYPE_CASE_(kInt32, int32_t, DT, __VA_ARGS__)                          \
-    IR_TYPE_CASE_(kInt64, int64_t, DT, __VA_ARGS__)                          \
-    default: ::ir::op::UnsupportedDType(dtype, "a numeric dtype");           \
+#define IR_NUMERIC_SWITCH(dtype, DT, ...)                   \
+  switch (dtype) {                                          \
+    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)         \
+    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)        \
+    IR_TYPE_CASE_(kInt32, int32_t, DT, __VA_ARGS__)         \
+    IR_TYPE_CASE_(kInt64, int64_t, DT, __VA_ARGS__)         \
+    default:                                                \
+      ::ir::op::UnsupportedDType(dtype, "a numeric dtype"); \
   }
-#define IR_ALL_TYPES_SWITCH(dtype, DT, ...)                                  \
-  switch (dtype) {                                                           \
-    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)                          \
-    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)                         \
-    IR_TYPE_CASE_(kInt32, int32_t, DT, __VA_ARGS__)                          \
-    IR_TYPE_CASE_(kInt64, int64_t, DT, __VA_ARGS__)                          \
-    IR_TYPE_CASE_(kBool, bool, DT, __VA_ARGS__)                              \
-    default: ::ir::op::UnsupportedDType(dtype, "a known dtype");             \
+#define IR_ALL_TYPES_SWITCH(dtype, DT, ...)               \
+  switch (dtype) {                                        \
+    IR_TYPE_CASE_(kFloat32, float, DT, __VA_ARGS__)       \
+    IR_TYPE_CASE_(kFloat64, double, DT, __VA_ARGS__)      \
+    IR_TYPE_CASE_(kInt32, int32_t, DT, __VA_ARGS__)       \
+    IR_TYPE_CASE_(kInt64, int64_t, DT, __VA_ARGS__)       \
+    IR_TYPE_CASE_(kBool, bool, DT, __VA_ARGS__)           \
+    default:                                              \
+      ::ir::op::UnsupportedDType(dtype, "a known dtype"); \
   }
 [[noreturn]] void UnsupportedDType(DType dtype, const char* expected);
 
@@ -197,26 +200,29 @@ void BroadcastBinary(const NDArray& a, const NDArray& b, const NDArray& out, con
   int64_t inner = nd == 0 ? 1 : os[nd - 1];
   int64_t ia_step = nd == 0 ? 0 : sa[nd - 1], ib_step = nd == 0 ? 0 : sb[nd - 1];
   int64_t rows = inner == 0 ? 0 : n / inner;
-  ParallelFor(rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t rem = r, ia = 0, ib = 0;
-      for (int d = nd - 2; d >= 0; --d) {
-        int64_t idx = rem % os[d];
-        rem /= os[d];
-        ia += idx * sa[d];
-        ib += idx * sb[d];
-      }
-      TO* row = po + r * inner;
-      for (int64_t j = 0; j < inner; ++j) row[j] = f(pa[ia + j * ia_step], pb[ib + j * ib_step]);
-    }
-  }, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner, 1)));
+  ParallelFor(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t rem = r, ia = 0, ib = 0;
+          for (int d = nd - 2; d >= 0; --d) {
+            int64_t idx = rem % os[d];
+            rem /= os[d];
+            ia += idx * sa[d];
+            ib += idx * sb[d];
+          }
+          TO* row = po + r * inner;
+          for (int64_t j = 0; j < inner; ++j) row[j] = f(pa[ia + j * ia_step], pb[ib + j * ib_step]);
+        }
+      },
+      std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner, 1)));
 }
 
 // ---------------------------------------------------------------- gradients
 
 /*! \brief A new node of `op` named "<node>_grad_<suffix>" for building gradients. */
-NodeEntry GradNode(const std::string& op, const NodePtr& node, const std::string& suffix,
-                   std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& attrs = {});
+NodeEntry GradNode(const std::string& op, const NodePtr& node, const std::string& suffix, std::vector<NodeEntry> inputs,
+                   const std::map<std::string, std::string>& attrs = {});
 /*! \brief Output `index` of `node`. */
 inline NodeEntry Out(const NodePtr& node, uint32_t index = 0) { return NodeEntry{node, index}; }
 /*! \brief Input `index` of `node`. */

@@ -333,22 +333,22 @@ IR_REGISTER_OP(argmin)
     .apply(ArgReduceOp<false>);
 
 IR_REGISTER_OP(_reduce_grad_broadcast)
-    .describe("og, the result of a reduction of like over axis, broadcast back to like's shape "
-              "(divided by the number of reduced elements when normalize): the gradient of sum and mean.")
+    .describe(
+        "og, the result of a reduction of like over axis, broadcast back to like's shape "
+        "(divided by the number of reduced elements when normalize): the gradient of sum and mean.")
     .set_num_inputs(2)
     .set_input_names({"og", "like"})
     .set_param<ReduceGradParam>()
     .set_attr<FInferShape>("FInferShape", ReduceGradShape)
     .set_attr<FInferType>("FInferType", ReduceGradType)
     .set_attr<FCompute>("FCompute", ReduceGradCompute)
-    .set_attr<FGradient>("FGradient",
-                         [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-                           const ReduceGradParam& p = dmlc::get<ReduceGradParam>(n->attrs.parsed);
-                           std::map<std::string, std::string> attrs = {{"axis", StrCat(p.axis)},
-                                                                       {"keepdims", p.keepdims ? "1" : "0"}};
-                           return std::vector<NodeEntry>{
-                               GradNode(p.normalize ? "mean" : "sum", n, "dog", {og[0]}, attrs), NodeEntry()};
-                         })
+    .set_attr<FGradient>(
+        "FGradient",
+        [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+          const ReduceGradParam& p = dmlc::get<ReduceGradParam>(n->attrs.parsed);
+          std::map<std::string, std::string> attrs = {{"axis", StrCat(p.axis)}, {"keepdims", p.keepdims ? "1" : "0"}};
+          return std::vector<NodeEntry>{GradNode(p.normalize ? "mean" : "sum", n, "dog", {og[0]}, attrs), NodeEntry()};
+        })
     // Each output element reads one element of og, but not by NumPy broadcasting (keepdims=0).
     .set_attr<TOpPattern>("TOpPattern", kInjective);
 

@@ -67,31 +67,52 @@ inline int64_t Offset(int64_t index, const std::vector<int64_t>& extent, const s
 // A reducer: Identity (the value of an empty reduction), Combine, and kDivideByCount (mean).
 struct SumReducer {
   static constexpr bool kDivideByCount = false;
-  template <typename T> static T Identity() { return T(0); }
-  template <typename T> static T Combine(T a, T b) { return a + b; }
+  template <typename T>
+  static T Identity() {
+    return T(0);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a + b;
+  }
 };
 struct MeanReducer : SumReducer {
   static constexpr bool kDivideByCount = true;
 };
 struct ProdReducer {
   static constexpr bool kDivideByCount = false;
-  template <typename T> static T Identity() { return T(1); }
-  template <typename T> static T Combine(T a, T b) { return a * b; }
+  template <typename T>
+  static T Identity() {
+    return T(1);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a * b;
+  }
 };
 // `a > b ? a : b` compiles to maxps/maxpd; NaN inputs give an unspecified element, as in Eigen.
 struct MaxReducer {
   static constexpr bool kDivideByCount = false;
-  template <typename T> static T Identity() {
-    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+  template <typename T>
+  static T Identity() {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
   }
-  template <typename T> static T Combine(T a, T b) { return a > b ? a : b; }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a > b ? a : b;
+  }
 };
 struct MinReducer {
   static constexpr bool kDivideByCount = false;
-  template <typename T> static T Identity() {
+  template <typename T>
+  static T Identity() {
     return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
   }
-  template <typename T> static T Combine(T a, T b) { return a < b ? a : b; }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a < b ? a : b;
+  }
 };
 
 /*! \brief acc / count for a mean; an empty integer mean is 0 (a float one is NaN). */
@@ -147,12 +168,17 @@ void ParallelPairwiseReduce(int64_t n, int64_t leaf, int64_t width, T* acc, cons
   std::vector<int64_t> bounds = {0};
   SplitPairwise(0, n, parts, &bounds);
   std::vector<T> partial(parts * width);
-  ParallelFor(parts, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) PairwiseReduce<R>(bounds[p], bounds[p + 1], leaf, width, &partial[p * width], leaf_fn);
-  }, 1);
+  ParallelFor(
+      parts,
+      [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p)
+          PairwiseReduce<R>(bounds[p], bounds[p + 1], leaf, width, &partial[p * width], leaf_fn);
+      },
+      1);
   for (int64_t step = 1; step < parts; step *= 2) {
     for (int64_t p = 0; p + step < parts; p += 2 * step) {
-      for (int64_t j = 0; j < width; ++j) partial[p * width + j] = R::Combine(partial[p * width + j], partial[(p + step) * width + j]);
+      for (int64_t j = 0; j < width; ++j)
+        partial[p * width + j] = R::Combine(partial[p * width + j], partial[(p + step) * width + j]);
     }
   }
   std::copy(partial.begin(), partial.begin() + width, acc);
@@ -196,9 +222,12 @@ void ReduceInnerReduced(const T* in, const ReduceLayout& layout, T* out) {
     }
   };
   if (layout.num_kept >= NumThreads()) {
-    ParallelFor(layout.num_kept, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) reduce_one(o, false);
-    }, std::max<int64_t>(1, (1 << 15) / n));
+    ParallelFor(
+        layout.num_kept,
+        [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) reduce_one(o, false);
+        },
+        std::max<int64_t>(1, (1 << 15) / n));
   } else {
     for (int64_t o = 0; o < layout.num_kept; ++o) reduce_one(o, true);
   }
@@ -227,9 +256,12 @@ void ReduceInnerKept(const T* in, const ReduceLayout& layout, T* out) {
     }
   };
   if (units >= NumThreads()) {
-    ParallelFor(units, [&](int64_t b, int64_t e) {
-      for (int64_t u = b; u < e; ++u) reduce_tile(u, false);
-    }, std::max<int64_t>(1, (1 << 15) / (layout.num_reduced * kTile)));
+    ParallelFor(
+        units,
+        [&](int64_t b, int64_t e) {
+          for (int64_t u = b; u < e; ++u) reduce_tile(u, false);
+        },
+        std::max<int64_t>(1, (1 << 15) / (layout.num_reduced * kTile)));
   } else {
     for (int64_t u = 0; u < units; ++u) reduce_tile(u, true);
   }
@@ -274,19 +306,23 @@ void BroadcastReduced(const T* og, const Shape& shape, const std::vector<bool>& 
   ReduceLayout layout = MakeReduceLayout(shape, reduced);
   T scale = normalize ? T(count) : T(1);
   int64_t rows = layout.num_reduced, inner = layout.inner;
-  ParallelFor(layout.num_kept * rows, [&](int64_t b, int64_t e) {
-    for (int64_t u = b; u < e; ++u) {
-      int64_t o = u / rows, r = u % rows;
-      T* dst = out + Offset(o, layout.kept_extent, layout.kept_stride) + Offset(r, layout.reduced_extent, layout.reduced_stride);
-      if (layout.inner_reduced) {
-        T value = og[o] / scale;
-        std::fill(dst, dst + inner, value);
-      } else {
-        const T* src = og + o * inner;
-        for (int64_t j = 0; j < inner; ++j) dst[j] = src[j] / scale;
-      }
-    }
-  }, std::max<int64_t>(1, (1 << 15) / inner));
+  ParallelFor(
+      layout.num_kept * rows,
+      [&](int64_t b, int64_t e) {
+        for (int64_t u = b; u < e; ++u) {
+          int64_t o = u / rows, r = u % rows;
+          T* dst = out + Offset(o, layout.kept_extent, layout.kept_stride) +
+                   Offset(r, layout.reduced_extent, layout.reduced_stride);
+          if (layout.inner_reduced) {
+            T value = og[o] / scale;
+            std::fill(dst, dst + inner, value);
+          } else {
+            const T* src = og + o * inner;
+            for (int64_t j = 0; j < inner; ++j) dst[j] = src[j] / scale;
+          }
+        }
+      },
+      std::max<int64_t>(1, (1 << 15) / inner));
 }
 
 /*!
@@ -297,35 +333,41 @@ template <bool kMax, typename T>
 void ArgReduce(const T* in, int64_t outer, int64_t n, int64_t inner, int64_t* out) {
   auto better = [](T a, T b) { return kMax ? a > b : a < b; };
   if (inner == 1) {
-    ParallelFor(outer, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        const T* row = in + o * n;
-        int64_t best = 0;
-        for (int64_t i = 1; i < n; ++i) best = better(row[i], row[best]) ? i : best;
-        out[o] = best;
-      }
-    }, std::max<int64_t>(1, (1 << 15) / n));
+    ParallelFor(
+        outer,
+        [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) {
+            const T* row = in + o * n;
+            int64_t best = 0;
+            for (int64_t i = 1; i < n; ++i) best = better(row[i], row[best]) ? i : best;
+            out[o] = best;
+          }
+        },
+        std::max<int64_t>(1, (1 << 15) / n));
     return;
   }
   int64_t tiles = (inner + kTile - 1) / kTile;
-  ParallelFor(outer * tiles, [&](int64_t b, int64_t e) {
-    T best[kTile];
-    for (int64_t u = b; u < e; ++u) {
-      int64_t o = u / tiles, j0 = u % tiles * kTile, width = std::min(kTile, inner - j0);
-      const T* base = in + o * n * inner + j0;
-      int64_t* idx = out + o * inner + j0;
-      std::copy(base, base + width, best);
-      std::fill(idx, idx + width, int64_t{0});
-      for (int64_t i = 1; i < n; ++i) {
-        const T* row = base + i * inner;
-        for (int64_t j = 0; j < width; ++j) {  // branch-free, so it vectorizes
-          bool take = better(row[j], best[j]);
-          best[j] = take ? row[j] : best[j];
-          idx[j] = take ? i : idx[j];
+  ParallelFor(
+      outer * tiles,
+      [&](int64_t b, int64_t e) {
+        T best[kTile];
+        for (int64_t u = b; u < e; ++u) {
+          int64_t o = u / tiles, j0 = u % tiles * kTile, width = std::min(kTile, inner - j0);
+          const T* base = in + o * n * inner + j0;
+          int64_t* idx = out + o * inner + j0;
+          std::copy(base, base + width, best);
+          std::fill(idx, idx + width, int64_t{0});
+          for (int64_t i = 1; i < n; ++i) {
+            const T* row = base + i * inner;
+            for (int64_t j = 0; j < width; ++j) {  // branch-free, so it vectorizes
+              bool take = better(row[j], best[j]);
+              best[j] = take ? row[j] : best[j];
+              idx[j] = take ? i : idx[j];
+            }
+          }
         }
-      }
-    }
-  }, std::max<int64_t>(1, (1 << 15) / (n * std::min(inner, kTile))));
+      },
+      std::max<int64_t>(1, (1 << 15) / (n * std::min(inner, kTile))));
 }
 
 }  // namespace reduce

@@ -77,8 +77,9 @@ void ScalarOp(Op& op) {
   op.set_attr<FGradient>("FGradient", ScalarGradient<F, kReversed>);
   op.set_attr<TOpPattern>("TOpPattern", kElemWise);
   if (binary::KeepsDType(F::kKind)) {
-    op.set_attr<FInplaceOption>("FInplaceOption",
-                                [](const NodeAttrs&) { return std::vector<std::pair<int, int>>{{0, 0}}; });
+    op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    });
   }
 }
 

@@ -41,8 +41,7 @@ struct StateUpdateOp {
         .set_attr<FInplaceOption>("FInplaceOption", OutputIsRef)
         .set_attr<FInferShape>("FInferShape", ElemwiseShape)
         .set_attr<FInferType>("FInferType",
-                              [types](const NodeAttrs& attrs, std::vector<DType>* in,
-                                      std::vector<DType>* out) {
+                              [types](const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
                                 bool known = ElemwiseType(attrs, in, out);
                                 CheckDType(attrs, "input", (*in)[0], types);
                                 return known;
@@ -54,8 +53,7 @@ struct StateUpdateOp {
 /*! \brief Writes ref op= value elementwise, then makes output 0 hold the result. */
 template <typename F>
 FCompute ReadModifyWrite(F f) {
-  return [f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-             const std::vector<NDArray>& out) {
+  return [f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
     const NDArray& ref = in[0];
     IR_NUMERIC_SWITCH(ref.dtype(), DT, {
       DT* dst = ref.data<DT>();
@@ -82,8 +80,7 @@ bool TokenShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shap
 bool TokenType(const NodeAttrs&, std::vector<DType>* in, std::vector<DType>* out) {
   return OutputsAre(DType::kInt32, in, out);
 }
-void TokenCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
-                  const std::vector<NDArray>& out) {
+void TokenCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>&, const std::vector<NDArray>& out) {
   *out[0].data<int32_t>() = 0;
 }
 
@@ -100,8 +97,9 @@ void TokenOp(Op& op) {
 }  // namespace
 
 IR_REGISTER_OP(assign)
-    .describe("Writes `value` into the variable `ref`; the output is the variable's new value "
-              "(it shares ref's storage). On an uninitialized variable, allocates it.")
+    .describe(
+        "Writes `value` into the variable `ref`; the output is the variable's new value "
+        "(it shares ref's storage). On an uninitialized variable, allocates it.")
     .apply(StateUpdateOp{AllTypes()})
     .set_attr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs", true)
     .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr, ast::Expr value) { return value; }))

@@ -23,8 +23,9 @@ IR_REGISTER_GRAPH_ATTR("codegen_log")
     .set_type<std::vector<std::string>>();
 
 IR_REGISTER_PASS(CodeGen)
-    .describe("Builds a kernel for every _fused node from its members' FCodeGen expressions and prints "
-              "them all in the target's dialect (C, OpenCL C or CUDA C).")
+    .describe(
+        "Builds a kernel for every _fused node from its members' FCodeGen expressions and prints "
+        "them all in the target's dialect (C, OpenCL C or CUDA C).")
     .depend_graph_attr("shape")
     .depend_graph_attr("dtype")
     .provide_graph_attr("kernel_source")

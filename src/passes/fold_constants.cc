@@ -41,12 +41,20 @@ double Bytes(const Shape& shape, DType dtype) {
 std::string ElementText(const NDArray& host) {
   char buf[40];
   switch (host.dtype()) {
-    case DType::kFloat32: std::snprintf(buf, sizeof(buf), "%.9g", host.data<float>()[0]); break;
-    case DType::kFloat64: std::snprintf(buf, sizeof(buf), "%.17g", host.data<double>()[0]); break;
-    case DType::kInt32: return std::to_string(host.data<int32_t>()[0]);
-    case DType::kInt64: return std::to_string(host.data<int64_t>()[0]);
-    case DType::kBool: return host.data<bool>()[0] ? "true" : "false";
-    default: throw Error(StrCat("a constant cannot hold dtype ", DTypeName(host.dtype())));
+    case DType::kFloat32:
+      std::snprintf(buf, sizeof(buf), "%.9g", host.data<float>()[0]);
+      break;
+    case DType::kFloat64:
+      std::snprintf(buf, sizeof(buf), "%.17g", host.data<double>()[0]);
+      break;
+    case DType::kInt32:
+      return std::to_string(host.data<int32_t>()[0]);
+    case DType::kInt64:
+      return std::to_string(host.data<int64_t>()[0]);
+    case DType::kBool:
+      return host.data<bool>()[0] ? "true" : "false";
+    default:
+      throw Error(StrCat("a constant cannot hold dtype ", DTypeName(host.dtype())));
   }
   return buf;
 }
@@ -228,8 +236,7 @@ void ProvideShapes(const Graph& old_graph, const std::unordered_map<const Node*,
 
 /*! \brief Keeps an input-aligned vector attribute ("shape_inputs") aligned after inputs vanish. */
 template <typename T>
-void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, const std::string& key,
-                   Graph* result) {
+void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, const std::string& key, Graph* result) {
   if (!old_graph.HasAttr(key)) return;
   const std::vector<T>& old_values = old_graph.GetAttr<std::vector<T>>(key);
   const IndexedGraph& old_idx = old_graph.indexed_graph();
@@ -237,7 +244,8 @@ void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, c
   std::unordered_map<const Node*, T> by_node;
   for (size_t k = 0; k < old_values.size(); ++k) by_node[copies[old_idx.input_nodes()[k]].get()] = old_values[k];
   std::vector<T> values;
-  for (uint32_t nid : result->indexed_graph().input_nodes()) values.push_back(by_node.at(result->indexed_graph()[nid].source));
+  for (uint32_t nid : result->indexed_graph().input_nodes())
+    values.push_back(by_node.at(result->indexed_graph()[nid].source));
   result->SetAttr(key, std::move(values));
 }
 
@@ -319,8 +327,9 @@ NDArray ConstantNodeValue(const Node& node) {
 }
 
 IR_REGISTER_PASS(FoldConstants)
-    .describe("Evaluates nodes whose inputs are constants, or whose op reads only known input "
-              "shapes (TShapeOnly), with their CPU kernels, and replaces them by constants.")
+    .describe(
+        "Evaluates nodes whose inputs are constants, or whose op reads only known input "
+        "shapes (TShapeOnly), with their CPU kernels, and replaces them by constants.")
     .set_change_graph(true)
     .set_body(FoldConstants)
     .depend_graph_attr("shape")

@@ -286,7 +286,8 @@ class Planner {
       const Group& group = plan_.groups[g];
       if (group.closed || group.domain != domain) {
         Log(StrCat("cannot fuse ", Name(nid), " into the group of ", Name(e.node_id), ": ",
-                   group.closed ? "that group ends in a reduction" : StrCat("domain ", group.domain, " differs from ", domain)));
+                   group.closed ? "that group ends in a reduction"
+                                : StrCat("domain ", group.domain, " differs from ", domain)));
         continue;
       }
       candidates.push_back(g);
@@ -294,9 +295,8 @@ class Planner {
     // Prefer joining every producer group at once (diamonds), then the largest alone.
     std::vector<std::vector<int>> options;
     if (candidates.size() > 1) options.push_back(candidates);
-    std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
-      return plan_.groups[a].members.size() > plan_.groups[b].members.size();
-    });
+    std::sort(candidates.begin(), candidates.end(),
+              [&](int a, int b) { return plan_.groups[a].members.size() > plan_.groups[b].members.size(); });
     for (int g : candidates) options.push_back({g});
     for (const std::vector<int>& option : options) {
       std::string why;
@@ -304,7 +304,8 @@ class Planner {
         Merge(option, nid, "map");
         return;
       }
-      Log(StrCat("cannot fuse ", Name(nid), " into the group of ", Name(plan_.groups[option[0]].members[0]), ": ", why));
+      Log(StrCat("cannot fuse ", Name(nid), " into the group of ", Name(plan_.groups[option[0]].members[0]), ": ",
+                 why));
     }
     NewGroup(nid, "map", domain);
   }

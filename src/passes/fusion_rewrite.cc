@@ -93,13 +93,15 @@ class Rewriter {
   std::vector<uint32_t> Order() const {
     std::vector<bool> cyclic;
     std::vector<uint32_t> order = UnitOrder(idx_, plan_, &cyclic);
-    IR_CHECK(std::find(cyclic.begin(), cyclic.end(), true) == cyclic.end()) << "fusion: the planned groups form a cycle";
+    IR_CHECK(std::find(cyclic.begin(), cyclic.end(), true) == cyclic.end())
+        << "fusion: the planned groups form a cycle";
     return order;
   }
 
   NodeEntry Entry(const IndexedGraph::Entry& e) const {
     const NodeEntry& entry = entry_map_[idx_.entry_id(e)];
-    IR_CHECK(entry.node != nullptr) << "fusion: entry of '" << idx_[e.node_id].source->attrs.name << "' used before it was built";
+    IR_CHECK(entry.node != nullptr) << "fusion: entry of '" << idx_[e.node_id].source->attrs.name
+                                    << "' used before it was built";
     return entry;
   }
 
@@ -110,7 +112,8 @@ class Rewriter {
       if (entry.node) return entry.node;
     }
     auto it = unit_node_.find(UnitOf(nid));
-    IR_CHECK(it != unit_node_.end()) << "fusion: control dependency on '" << idx_[nid].source->attrs.name << "' before it was built";
+    IR_CHECK(it != unit_node_.end()) << "fusion: control dependency on '" << idx_[nid].source->attrs.name
+                                     << "' before it was built";
     return it->second;
   }
 
@@ -250,7 +253,8 @@ void Rewriter::BuildGroup(int g) {
       // member that only a control dependency names (a run target) writes its first output,
       // so the target is computed and the fused node has an output to depend on.
       bool target = i == 0 && ControlledFromOutside(nid, members);
-      if (ReadOutside(eid, members) || aliased_input.count(eid) || target) outputs.push_back(Output{eid, NodeEntry{node, i}, Label(IndexedGraph::Entry{nid, i})});
+      if (ReadOutside(eid, members) || aliased_input.count(eid) || target)
+        outputs.push_back(Output{eid, NodeEntry{node, i}, Label(IndexedGraph::Entry{nid, i})});
     }
   }
   for (size_t j = 0; j < outputs.size(); ++j) {

@@ -57,8 +57,7 @@ void CheckEntries(const std::vector<NodeEntry>& entries, const char* key) {
     IR_CHECK(entries[i].node != nullptr) << "graph attribute '" << key << "' has a null entry at position " << i;
     IR_CHECK(entries[i].index < entries[i].node->num_outputs())
         << "graph attribute '" << key << "': entry " << i << " is output " << entries[i].index << " of "
-        << NodeDesc(entries[i].node->attrs) << ", which has " << entries[i].node->num_outputs()
-        << " outputs";
+        << NodeDesc(entries[i].node->attrs) << ", which has " << entries[i].node->num_outputs() << " outputs";
   }
 }
 
@@ -68,10 +67,12 @@ void CheckEntries(const std::vector<NodeEntry>& entries, const char* key) {
  */
 class ReverseAccumulator {
  public:
-  ReverseAccumulator(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs,
-                     GradientOptions options)
-      : forward_(ys), idx_(forward_.indexed_graph()), options_(std::move(options)),
-        depends_(idx_.num_node_entries(), false), grads_(idx_.num_node_entries()) {
+  ReverseAccumulator(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs, GradientOptions options)
+      : forward_(ys),
+        idx_(forward_.indexed_graph()),
+        options_(std::move(options)),
+        depends_(idx_.num_node_entries(), false),
+        grads_(idx_.num_node_entries()) {
     MarkEntriesDependingOn(xs);
   }
 
@@ -80,9 +81,8 @@ class ReverseAccumulator {
     for (size_t i = 0; i < ys.size(); ++i) {
       uint32_t eid = idx_.entry_id(ys[i]);
       if (!depends_[eid]) continue;
-      grads_[eid].push_back(heads.empty() ? OptionNode(kOnesKey, options_.ones_op,
-                                                       EntryName(ys[i]) + "_head_grad", {ys[i]})
-                                          : heads[i]);
+      grads_[eid].push_back(
+          heads.empty() ? OptionNode(kOnesKey, options_.ones_op, EntryName(ys[i]) + "_head_grad", {ys[i]}) : heads[i]);
     }
   }
 
@@ -93,8 +93,7 @@ class ReverseAccumulator {
       const NodeAttrs& attrs = idx_[nid].source->attrs;
       if (attrs.op == nullptr || !InputsDepend(nid) || !ReceivesGradient(nid)) continue;
       IR_CHECK(fgradient != nullptr && fgradient->count(attrs.op))
-          << "cannot differentiate through " << NodeDesc(attrs)
-          << ": the op registers no gradient (FGradient)";
+          << "cannot differentiate through " << NodeDesc(attrs) << ": the op registers no gradient (FGradient)";
       NodePtr node = idx_[nid].weak_ref.lock();
       std::vector<NodeEntry> input_grads = CallGradient((*fgradient)[attrs.op], node, OutputGradients(nid, node));
       IR_CHECK(input_grads.size() == node->inputs.size())
@@ -146,8 +145,8 @@ class ReverseAccumulator {
   NodeEntry Total(const NodeEntry& e) {
     std::vector<NodeEntry>& contributions = grads_[idx_.entry_id(e)];
     if (contributions.size() > 1) {
-      NodeEntry sum = OptionNode(kAggregateKey, options_.aggregate_op, EntryName(e) + "_grad_sum",
-                                 std::move(contributions));
+      NodeEntry sum =
+          OptionNode(kAggregateKey, options_.aggregate_op, EntryName(e) + "_grad_sum", std::move(contributions));
       contributions = {sum};
     }
     return contributions[0];
@@ -173,8 +172,8 @@ class ReverseAccumulator {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& err) {
-      throw Error(StrCat(NodeDesc(node->attrs), ": building the gradient failed: ",
-                         detail::CleanDmlcMessage(err.what())));
+      throw Error(
+          StrCat(NodeDesc(node->attrs), ": building the gradient failed: ", detail::CleanDmlcMessage(err.what())));
     }
   }
 
@@ -195,8 +194,7 @@ Graph GradientPass(Graph src) {
   IR_CHECK(!ys.empty()) << "nothing to differentiate: '" << kYsKey << "' (default: the graph outputs) is empty";
   IR_CHECK(!xs.empty()) << "graph attribute '" << kXsKey << "' is empty: nothing to differentiate with respect to";
   IR_CHECK(!src.HasAttr(kHeadsKey) || heads.size() == ys.size())
-      << "graph attribute '" << kHeadsKey << "' has " << heads.size() << " head gradients for "
-      << ys.size() << " ys";
+      << "graph attribute '" << kHeadsKey << "' has " << heads.size() << " head gradients for " << ys.size() << " ys";
   CheckEntries(ys, kYsKey);
   CheckEntries(xs, kXsKey);
   CheckEntries(heads, kHeadsKey);
@@ -237,8 +235,9 @@ IR_REGISTER_GRAPH_ATTR("grad.ones_op")
     .set_type<std::string>();
 
 IR_REGISTER_PASS(Gradient)
-    .describe("Reverse-mode differentiation: replaces the outputs by the gradients of grad_ys "
-              "with respect to grad_xs, built from the ops' FGradient.")
+    .describe(
+        "Reverse-mode differentiation: replaces the outputs by the gradients of grad_ys "
+        "with respect to grad_xs, built from the ops' FGradient.")
     .set_body(GradientPass)
     .set_change_graph(true)
     .depend_graph_attr("grad_xs");

@@ -124,9 +124,8 @@ class FixedPointInference {
     if (!graph.HasAttr(Traits::kInputsKey)) return;
     const auto& seeds = graph.GetAttr<std::vector<Value>>(Traits::kInputsKey);
     const std::vector<uint32_t>& inputs = idx_.input_nodes();
-    IR_CHECK(seeds.size() == inputs.size())
-        << "graph attribute '" << Traits::kInputsKey << "' has " << seeds.size()
-        << " values but the graph has " << inputs.size() << " inputs";
+    IR_CHECK(seeds.size() == inputs.size()) << "graph attribute '" << Traits::kInputsKey << "' has " << seeds.size()
+                                            << " values but the graph has " << inputs.size() << " inputs";
     for (size_t i = 0; i < inputs.size(); ++i) {
       Refine(idx_.entry_id(inputs[i], 0), seeds[i], inputs[i], Traits::kInputsKey);
     }
@@ -176,8 +175,8 @@ class FixedPointInference {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& err) {
-      throw Error(StrCat(NodeDesc(attrs), ": ", Traits::kKey, " inference failed: ",
-                         detail::CleanDmlcMessage(err.what())));
+      throw Error(
+          StrCat(NodeDesc(attrs), ": ", Traits::kKey, " inference failed: ", detail::CleanDmlcMessage(err.what())));
     }
   }
 
@@ -185,9 +184,8 @@ class FixedPointInference {
   bool Refine(uint32_t eid, const Value& value, uint32_t nid, const std::string& what) {
     Value merged;
     IR_CHECK(Traits::Merge(values_[eid], value, &merged))
-        << NodeDesc(idx_[nid].source->attrs) << ": inferred " << Traits::kKey << " "
-        << Traits::Str(value) << " for " << what << " contradicts " << Traits::Str(values_[eid])
-        << " known before";
+        << NodeDesc(idx_[nid].source->attrs) << ": inferred " << Traits::kKey << " " << Traits::Str(value) << " for "
+        << what << " contradicts " << Traits::Str(values_[eid]) << " known before";
     if (merged == values_[eid]) return false;
     values_[eid] = merged;
     return true;
@@ -219,8 +217,9 @@ Graph Infer(Graph graph) {
 }  // namespace
 
 IR_REGISTER_GRAPH_ATTR("shape_inputs")
-    .describe("Option of InferShape: known shapes of the graph inputs, aligned with "
-              "IndexedGraph::input_nodes() (unknown rank where not known).")
+    .describe(
+        "Option of InferShape: known shapes of the graph inputs, aligned with "
+        "IndexedGraph::input_nodes() (unknown rank where not known).")
     .set_type<ShapeVector>();
 IR_REGISTER_GRAPH_ATTR("shape_num_unknown_nodes")
     .describe("Number of nodes with an output whose shape InferShape left (partly) unknown.")
@@ -229,8 +228,9 @@ IR_REGISTER_GRAPH_ATTR("shape_unknown_nodes")
     .describe("Up to 10 of the nodes counted by shape_num_unknown_nodes, with their unknown outputs.")
     .set_type<std::vector<std::string>>();
 IR_REGISTER_GRAPH_ATTR("dtype_inputs")
-    .describe("Option of InferType: known dtypes of the graph inputs, aligned with "
-              "IndexedGraph::input_nodes() (unknown where not known).")
+    .describe(
+        "Option of InferType: known dtypes of the graph inputs, aligned with "
+        "IndexedGraph::input_nodes() (unknown where not known).")
     .set_type<DTypeVector>();
 IR_REGISTER_GRAPH_ATTR("dtype_num_unknown_nodes")
     .describe("Number of nodes with an output whose dtype InferType left unknown.")
@@ -240,8 +240,9 @@ IR_REGISTER_GRAPH_ATTR("dtype_unknown_nodes")
     .set_type<std::vector<std::string>>();
 
 IR_REGISTER_PASS(InferShape)
-    .describe("Infers the shape of every entry from shape_inputs, __shape__ hints and the ops' "
-              "FInferShape; partially known shapes are kept and reported.")
+    .describe(
+        "Infers the shape of every entry from shape_inputs, __shape__ hints and the ops' "
+        "FInferShape; partially known shapes are kept and reported.")
     .set_body(Infer<InferShapeTraits>)
     .depend_op_attr("FInferShape")
     .provide_graph_attr("shape")
@@ -249,8 +250,9 @@ IR_REGISTER_PASS(InferShape)
     .provide_graph_attr("shape_unknown_nodes");
 
 IR_REGISTER_PASS(InferType)
-    .describe("Infers the dtype of every entry from dtype_inputs, __dtype__ hints and the ops' "
-              "FInferType; unknown dtypes are kept and reported.")
+    .describe(
+        "Infers the dtype of every entry from dtype_inputs, __dtype__ hints and the ops' "
+        "FInferType; unknown dtypes are kept and reported.")
     .set_body(Infer<InferTypeTraits>)
     .depend_op_attr("FInferType")
     .provide_graph_attr("dtype")

@@ -119,16 +119,16 @@ Graph CopyWithDependencies(const Graph& graph, const std::vector<std::vector<uin
 
 Graph OrderMutations(Graph graph) {
   std::vector<std::vector<uint32_t>> extra = ExtraDependencies(graph.indexed_graph());
-  bool any = std::any_of(extra.begin(), extra.end(),
-                         [](const std::vector<uint32_t>& deps) { return !deps.empty(); });
+  bool any = std::any_of(extra.begin(), extra.end(), [](const std::vector<uint32_t>& deps) { return !deps.empty(); });
   return any ? CopyWithDependencies(graph, extra) : graph;
 }
 
 }  // namespace
 
 IR_REGISTER_PASS(OrderMutations)
-    .describe("Adds control dependencies so every read of a variable that does not depend on a "
-              "write of it runs before that write.")
+    .describe(
+        "Adds control dependencies so every read of a variable that does not depend on a "
+        "write of it runs before that write.")
     .set_change_graph(true)
     .set_body(OrderMutations);
 

@@ -29,20 +29,17 @@ std::string NodeLabel(const Node* node) {
 }
 
 /*! \brief Bytes of every entry; throws naming the first node whose shape or dtype is unknown. */
-std::vector<int64_t> EntryBytes(const IndexedGraph& idx, const ShapeVector& shapes,
-                                const DTypeVector& dtypes) {
+std::vector<int64_t> EntryBytes(const IndexedGraph& idx, const ShapeVector& shapes, const DTypeVector& dtypes) {
   std::vector<int64_t> bytes(idx.num_node_entries());
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
       uint32_t eid = idx.entry_id(nid, i);
-      IR_CHECK(shapes[eid].is_known())
-          << "unknown shape at " << NodeLabel(idx[nid].source) << ": output " << i << " is "
-          << shapes[eid] << "; feed or annotate its inputs";
+      IR_CHECK(shapes[eid].is_known()) << "unknown shape at " << NodeLabel(idx[nid].source) << ": output " << i
+                                       << " is " << shapes[eid] << "; feed or annotate its inputs";
       IR_CHECK(dtypes[eid] != DType::kUnknown)
-          << "unknown dtype at " << NodeLabel(idx[nid].source) << ": output " << i
-          << "; feed or annotate its inputs";
-      IR_CHECK(shapes[eid].FitsInt64()) << NodeLabel(idx[nid].source) << ": output " << i << " of shape "
-                                        << shapes[eid] << " has more elements than a 64-bit integer can count";
+          << "unknown dtype at " << NodeLabel(idx[nid].source) << ": output " << i << "; feed or annotate its inputs";
+      IR_CHECK(shapes[eid].FitsInt64()) << NodeLabel(idx[nid].source) << ": output " << i << " of shape " << shapes[eid]
+                                        << " has more elements than a 64-bit integer can count";
       bytes[eid] = shapes[eid].Bytes(dtypes[eid]);
     }
   }
@@ -58,8 +55,7 @@ std::vector<std::pair<int, int>> InplacePairs(const IndexedGraph& idx, uint32_t 
   for (const auto& p : pairs) {
     IR_CHECK(p.first >= 0 && p.first < static_cast<int>(idx[nid].inputs.size()) && p.second >= 0 &&
              p.second < static_cast<int>(idx.num_outputs(nid)))
-        << NodeLabel(node) << ": FInplaceOption pair (" << p.first << ", " << p.second
-        << ") is out of range";
+        << NodeLabel(node) << ": FInplaceOption pair (" << p.first << ", " << p.second << ") is out of range";
   }
   return pairs;
 }
@@ -129,8 +125,8 @@ struct MemoryPlan {
 
 /*! \brief Slots for the outputs of op node `nid` not planned yet: in place when allowed, else pooled. */
 void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const std::vector<int64_t>& bytes,
-                 const std::vector<uint32_t>& refs, std::vector<bool>* handed_over,
-                 SlotAllocator* pool, MemoryPlan* plan) {
+                 const std::vector<uint32_t>& refs, std::vector<bool>* handed_over, SlotAllocator* pool,
+                 MemoryPlan* plan) {
   std::vector<std::pair<int, int>> pairs = InplacePairs(idx, nid);
   for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
     uint32_t eid = idx.entry_id(nid, j);
@@ -138,8 +134,8 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const std::vector<int64_
     for (const auto& p : pairs) {
       if (p.second != static_cast<int>(j)) continue;
       uint32_t in = idx.entry_id(idx[nid].inputs[p.first]);
-      uint32_t reads_here = static_cast<uint32_t>(
-          std::count(idx[nid].inputs.begin(), idx[nid].inputs.end(), idx[nid].inputs[p.first]));
+      uint32_t reads_here =
+          static_cast<uint32_t>(std::count(idx[nid].inputs.begin(), idx[nid].inputs.end(), idx[nid].inputs[p.first]));
       if (plan->storage_id[in] < 0 || (*handed_over)[in] || refs[in] != reads_here || bytes[in] != bytes[eid]) {
         continue;
       }
@@ -203,8 +199,9 @@ Graph PlanMemory(Graph graph) {
 }  // namespace
 
 IR_REGISTER_PASS(PlanMemory)
-    .describe("Assigns storage: pool slots reused once their last reader ran, in-place outputs "
-              "where ops allow, external storage for variables and mutated-input aliases.")
+    .describe(
+        "Assigns storage: pool slots reused once their last reader ran, in-place outputs "
+        "where ops allow, external storage for variables and mutated-input aliases.")
     .set_body(PlanMemory)
     .depend_graph_attr("shape")
     .depend_graph_attr("dtype")
@@ -215,13 +212,15 @@ IR_REGISTER_PASS(PlanMemory)
     .provide_graph_attr("memory_no_reuse_bytes");
 
 IR_REGISTER_GRAPH_ATTR("storage_id")
-    .describe("Per entry: pool slot (>= 0), -1 external (variable, feed, mutated-input alias), "
-              "-2 graph output with fresh storage every run.")
+    .describe(
+        "Per entry: pool slot (>= 0), -1 external (variable, feed, mutated-input alias), "
+        "-2 graph output with fresh storage every run.")
     .set_index(AttrIndex::kEntry)
     .set_type<std::vector<int>>();
 IR_REGISTER_GRAPH_ATTR("storage_inplace_index")
-    .describe("Per entry: the input index whose storage the output reuses in place (a pool slot, "
-              "or a mutated input the output aliases), or -1.")
+    .describe(
+        "Per entry: the input index whose storage the output reuses in place (a pool slot, "
+        "or a mutated input the output aliases), or -1.")
     .set_index(AttrIndex::kEntry)
     .set_type<std::vector<int>>();
 IR_REGISTER_GRAPH_ATTR("storage_bytes")

@@ -24,14 +24,16 @@ IR_REGISTER_GRAPH_ATTR("kernels")
     .set_in_dump(false);
 IR_REGISTER_GRAPH_ATTR_TYPE(StatsMap, "map_str_double");
 IR_REGISTER_GRAPH_ATTR("rtc_stats")
-    .describe("RTCGen: kernel cache counters after compiling (compilations, memory_hits, disk_hits, "
-              "corrupt_entries) and the time this pass spent getting the module (ms).")
+    .describe(
+        "RTCGen: kernel cache counters after compiling (compilations, memory_hits, disk_hits, "
+        "corrupt_entries) and the time this pass spent getting the module (ms).")
     .set_type<StatsMap>()
     .set_in_dump(false);
 
 IR_REGISTER_PASS(RTCGen)
-    .describe("Compiles kernel_source with the target's compiler through the kernel cache (memory and "
-              "disk) and binds each fused node to its compiled kernel.")
+    .describe(
+        "Compiles kernel_source with the target's compiler through the kernel cache (memory and "
+        "disk) and binds each fused node to its compiled kernel.")
     .depend_graph_attr("kernel_source")
     .depend_graph_attr("kernel_names")
     .provide_graph_attr("kernels")
@@ -63,10 +65,10 @@ IR_REGISTER_PASS(RTCGen)
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       graph.SetAttr("kernels", std::move(kernels));
       graph.SetAttr("rtc_stats", StatsMap{{"compilations", static_cast<double>(stats.compilations)},
-                                                               {"memory_hits", static_cast<double>(stats.memory_hits)},
-                                                               {"disk_hits", static_cast<double>(stats.disk_hits)},
-                                                               {"corrupt_entries", static_cast<double>(stats.corrupt_entries)},
-                                                               {"module_ms", ms}});
+                                          {"memory_hits", static_cast<double>(stats.memory_hits)},
+                                          {"disk_hits", static_cast<double>(stats.disk_hits)},
+                                          {"corrupt_entries", static_cast<double>(stats.corrupt_entries)},
+                                          {"module_ms", ms}});
       return graph;
     });
 

@@ -36,9 +36,8 @@ uint64_t NodeSeedBase(const NodeAttrs& attrs, uint64_t graph_seed) {
 std::string InputsDesc(const std::vector<GraphInput>& inputs, const std::vector<NDArray>& values) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    parts.push_back(values[i].defined()
-                        ? StrCat(inputs[i].name, ": ", DTypeName(values[i].dtype()), values[i].shape())
-                        : StrCat(inputs[i].name, ": uninitialized"));
+    parts.push_back(values[i].defined() ? StrCat(inputs[i].name, ": ", DTypeName(values[i].dtype()), values[i].shape())
+                                        : StrCat(inputs[i].name, ": uninitialized"));
   }
   return parts.empty() ? std::string("no inputs") : Join(parts, ", ");
 }
@@ -153,8 +152,7 @@ std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
 }
 
 std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,
-                                const std::vector<NDArray>& values, const SessionOptions& options,
-                                Device device) {
+                                const std::vector<NDArray>& values, const SessionOptions& options, Device device) {
   auto start = std::chrono::steady_clock::now();
   auto plan = std::make_shared<BoundPlan>();
   try {

@@ -57,8 +57,7 @@ std::vector<std::string> DefaultPipeline(const SessionOptions& options);
  * node and op when no kernel can run it.
  */
 std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,
-                                const std::vector<NDArray>& values, const SessionOptions& options,
-                                Device device);
+                                const std::vector<NDArray>& values, const SessionOptions& options, Device device);
 
 /*! \brief The intermediate storage of one run of a plan: never shared by two runs at once. */
 struct Workspace {

@@ -31,8 +31,7 @@ namespace {
  */
 class DeviceWait {
  public:
-  explicit DeviceWait(Device device)
-      : api_(device.type == DeviceType::kCPU ? nullptr : DeviceAPI::Get(device)) {}
+  explicit DeviceWait(Device device) : api_(device.type == DeviceType::kCPU ? nullptr : DeviceAPI::Get(device)) {}
   DeviceWait(const DeviceWait&) = delete;
   DeviceWait& operator=(const DeviceWait&) = delete;
   ~DeviceWait() {
@@ -65,8 +64,8 @@ class Executor::Impl {
     // Reads before writes is semantics, not optimization: it runs whatever the pipeline is.
     graph_ = ApplyPass(std::move(g), "OrderMutations");
     inputs_ = runtime::ClassifyInputs(graph_);
-    updates_variables_ = std::any_of(inputs_.begin(), inputs_.end(),
-                                     [](const runtime::GraphInput& input) { return input.mutated; });
+    updates_variables_ =
+        std::any_of(inputs_.begin(), inputs_.end(), [](const runtime::GraphInput& input) { return input.mutated; });
   }
 
   std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds) {
@@ -165,8 +164,7 @@ class Executor::Impl {
     const std::vector<uint32_t>& overwrites = plan.overwritten[nid];
     bool overwritten = std::find(overwrites.begin(), overwrites.end(), k) != overwrites.end();
     IR_CHECK(overwritten) << "variable '" << var << "' is not initialized (run its initializer first); node '"
-                          << idx[nid].source->attrs.name << "' (op " << idx[nid].source->op()->name
-                          << ") reads it";
+                          << idx[nid].source->attrs.name << "' (op " << idx[nid].source->op()->name << ") reads it";
     uint32_t eid = idx.entry_id(in);
     value = NDArray(plan.shapes[eid], plan.dtypes[eid], device_);
     variables_->Set(var, value);
@@ -242,9 +240,7 @@ class Executor::Impl {
 Executor::Executor(Graph graph, SessionOptions options, std::shared_ptr<VariableStore> variables)
     : impl_(new Impl(std::move(graph), std::move(options), std::move(variables))) {}
 Executor::~Executor() = default;
-std::vector<NDArray> Executor::Run(const std::unordered_map<std::string, NDArray>& feeds) {
-  return impl_->Run(feeds);
-}
+std::vector<NDArray> Executor::Run(const std::unordered_map<std::string, NDArray>& feeds) { return impl_->Run(feeds); }
 RunStats Executor::last_stats() const { return impl_->last_stats(); }
 const Graph& Executor::bound_graph() const { return impl_->bound_graph(); }
 

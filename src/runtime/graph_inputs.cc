@@ -71,11 +71,9 @@ void CheckFeed(const GraphInput& input, const NDArray& value) {
 }
 
 /*! \brief Every feed must name an input; the error lists what can be fed. */
-void CheckFeedNames(const std::vector<GraphInput>& inputs,
-                    const std::unordered_map<std::string, NDArray>& feeds) {
+void CheckFeedNames(const std::vector<GraphInput>& inputs, const std::unordered_map<std::string, NDArray>& feeds) {
   for (const auto& kv : feeds) {
-    bool known = std::any_of(inputs.begin(), inputs.end(),
-                             [&](const GraphInput& in) { return in.name == kv.first; });
+    bool known = std::any_of(inputs.begin(), inputs.end(), [&](const GraphInput& in) { return in.name == kv.first; });
     if (known) continue;
     std::set<std::string> placeholders;
     for (const GraphInput& in : inputs) {
@@ -107,8 +105,8 @@ std::vector<GraphInput> ClassifyInputs(const Graph& graph) {
 }
 
 std::vector<NDArray> ResolveInputs(const std::vector<GraphInput>& inputs,
-                                   const std::unordered_map<std::string, NDArray>& feeds,
-                                   VariableStore* store, Device device) {
+                                   const std::unordered_map<std::string, NDArray>& feeds, VariableStore* store,
+                                   Device device) {
   CheckFeedNames(inputs, feeds);
   std::vector<NDArray> values;
   for (const GraphInput& input : inputs) {

@@ -53,8 +53,8 @@ std::vector<GraphInput> ClassifyInputs(const Graph& graph);
  * contradicts its placeholder's hints, an unfed placeholder, or an uninitialized variable.
  */
 std::vector<NDArray> ResolveInputs(const std::vector<GraphInput>& inputs,
-                                   const std::unordered_map<std::string, NDArray>& feeds,
-                                   VariableStore* store, Device device);
+                                   const std::unordered_map<std::string, NDArray>& feeds, VariableStore* store,
+                                   Device device);
 
 /*! \brief Shapes and dtypes of the resolved inputs, as a key for cached bound plans. */
 std::string InputSignature(const std::vector<NDArray>& values);

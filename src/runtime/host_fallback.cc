@@ -14,9 +14,8 @@ bool SameView(const NDArray& a, const NDArray& b) {
 
 }  // namespace
 
-void RunOnHost(const FCompute& kernel, const OpContext& ctx, const NodeAttrs& attrs,
-               const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
-               const std::vector<uint32_t>& mutated) {
+void RunOnHost(const FCompute& kernel, const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+               const std::vector<NDArray>& outputs, const std::vector<uint32_t>& mutated) {
   std::vector<NDArray> host_in, host_out;
   for (const NDArray& in : inputs) host_in.push_back(in.CopyTo(Device::CPU()));
   for (const NDArray& out : outputs) {

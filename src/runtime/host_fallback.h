@@ -17,9 +17,8 @@ namespace runtime {
  * `mutated` inputs back. An output that is the same view as an input (a mutated-input alias)
  * is the same host array as that input, as the kernel expects.
  */
-void RunOnHost(const FCompute& kernel, const OpContext& ctx, const NodeAttrs& attrs,
-               const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
-               const std::vector<uint32_t>& mutated);
+void RunOnHost(const FCompute& kernel, const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+               const std::vector<NDArray>& outputs, const std::vector<uint32_t>& mutated);
 
 }  // namespace runtime
 }  // namespace ir

@@ -13,9 +13,12 @@ namespace ir {
 
 const char* DeviceTypeName(DeviceType type) {
   switch (type) {
-    case DeviceType::kCPU: return "cpu";
-    case DeviceType::kCUDA: return "cuda";
-    case DeviceType::kOpenCL: return "opencl";
+    case DeviceType::kCPU:
+      return "cpu";
+    case DeviceType::kCUDA:
+      return "cuda";
+    case DeviceType::kOpenCL:
+      return "opencl";
   }
   return "unknown";
 }
@@ -67,9 +70,8 @@ DeviceAPI* DeviceAPI::Get(Device device) {
   auto it = reg->instances.find(key);
   if (it != reg->instances.end()) return it->second;
   auto factory = reg->factories.find(device.type);
-  IR_CHECK(factory != reg->factories.end())
-      << "no backend for device '" << device.ToString() << "': this build has no "
-      << DeviceTypeName(device.type) << " support";
+  IR_CHECK(factory != reg->factories.end()) << "no backend for device '" << device.ToString() << "': this build has no "
+                                            << DeviceTypeName(device.type) << " support";
   DeviceAPI* api = factory->second(device.id);  // may throw, e.g. "no OpenCL device"
   reg->instances[key] = api;
   return api;
@@ -91,8 +93,8 @@ NDArray::NDArray(const Shape& shape, DType dtype, Device device) : shape_(shape)
   DeviceAPI::Get(device);  // a missing backend is its own error, not an allocation failure
   // Allocation failures name what was being allocated: no raw std::bad_alloc reaches the user.
   auto fail = [&](const char* reason) {
-    return Error(StrCat("cannot allocate ", bytes, " bytes for array of shape ", shape, " dtype ",
-                        DTypeName(dtype), " on ", device.ToString(), ": ", reason));
+    return Error(StrCat("cannot allocate ", bytes, " bytes for array of shape ", shape, " dtype ", DTypeName(dtype),
+                        " on ", device.ToString(), ": ", reason));
   };
   try {
     storage_ = std::make_shared<Storage>(static_cast<size_t>(bytes), device);
@@ -103,15 +105,14 @@ NDArray::NDArray(const Shape& shape, DType dtype, Device device) : shape_(shape)
   }
 }
 
-NDArray NDArray::FromStorage(std::shared_ptr<Storage> storage, size_t byte_offset, const Shape& shape,
-                             DType dtype) {
+NDArray NDArray::FromStorage(std::shared_ptr<Storage> storage, size_t byte_offset, const Shape& shape, DType dtype) {
   IR_CHECK(storage != nullptr) << "NDArray::FromStorage: null storage";
   IR_CHECK(shape.is_known()) << "NDArray::FromStorage: partially known shape " << shape;
   IR_CHECK(shape.FitsInt64()) << "NDArray::FromStorage: shape " << shape << " overflows a 64-bit integer";
   size_t bytes = static_cast<size_t>(shape.Bytes(dtype));
   IR_CHECK(byte_offset <= storage->bytes() && bytes <= storage->bytes() - byte_offset)
-      << "NDArray::FromStorage: " << bytes << " bytes at offset " << byte_offset
-      << " do not fit in storage of " << storage->bytes() << " bytes";
+      << "NDArray::FromStorage: " << bytes << " bytes at offset " << byte_offset << " do not fit in storage of "
+      << storage->bytes() << " bytes";
   NDArray array;
   array.storage_ = std::move(storage);
   array.byte_offset_ = byte_offset;
@@ -156,8 +157,8 @@ NDArray NDArray::Reshape(const Shape& shape) const {
     dims[infer] = Size() / known;
   }
   Shape target(dims);
-  IR_CHECK(target.Size() == Size()) << "cannot reshape " << shape_ << " (" << Size() << " elements) to "
-                                    << shape << " (" << target.Size() << " elements)";
+  IR_CHECK(target.Size() == Size()) << "cannot reshape " << shape_ << " (" << Size() << " elements) to " << shape
+                                    << " (" << target.Size() << " elements)";
   return FromStorage(storage_, byte_offset_, target, dtype_);
 }
 
@@ -168,8 +169,8 @@ NDArray NDArray::Slice(int64_t begin, int64_t end) const {
   std::vector<int64_t> dims = shape_.dims();
   int64_t row = shape_.ProdDims(1, shape_.ndim());
   dims[0] = end - begin;
-  return FromStorage(storage_, byte_offset_ + static_cast<size_t>(begin * row) * DTypeSize(dtype_),
-                     Shape(dims), dtype_);
+  return FromStorage(storage_, byte_offset_ + static_cast<size_t>(begin * row) * DTypeSize(dtype_), Shape(dims),
+                     dtype_);
 }
 
 NDArray NDArray::CopyTo(Device device) const {

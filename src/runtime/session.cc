@@ -14,13 +14,11 @@ namespace ir {
 
 class Session::Impl {
  public:
-  explicit Impl(SessionOptions options)
-      : options_(std::move(options)), variables_(std::make_shared<VariableStore>()) {
+  explicit Impl(SessionOptions options) : options_(std::move(options)), variables_(std::make_shared<VariableStore>()) {
     Device::Parse(options_.target);  // a bad target is an error now, not at the first run
   }
 
-  std::vector<NDArray> Run(const std::vector<NodeEntry>& fetches,
-                           const std::unordered_map<std::string, NDArray>& feeds,
+  std::vector<NDArray> Run(const std::vector<NodeEntry>& fetches, const std::unordered_map<std::string, NDArray>& feeds,
                            const std::vector<NodePtr>& targets) {
     IR_CHECK(!fetches.empty() || !targets.empty()) << "Session::Run: nothing to fetch and no target to run";
     Executor* executor = ExecutorFor(fetches, targets);

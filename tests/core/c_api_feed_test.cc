@@ -56,9 +56,7 @@ class CApiFeedTest : public ::testing::Test {
   std::vector<IRNDArrayHandle> arrays_;
 };
 
-TEST_F(CApiFeedTest, AcceptsOneValuePerInput) {
-  EXPECT_EQ(Run({"x", "b"}, {Array({2}, 0), Array({2}, 0)}), "");
-}
+TEST_F(CApiFeedTest, AcceptsOneValuePerInput) { EXPECT_EQ(Run({"x", "b"}, {Array({2}, 0), Array({2}, 0)}), ""); }
 
 TEST_F(CApiFeedTest, RejectsAFeedGivenTwice) {
   std::string error = Run({"x", "b", "x"}, {Array({2}, 0), Array({2}, 0), Array({2}, 0)});

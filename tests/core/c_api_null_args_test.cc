@@ -252,8 +252,7 @@ std::vector<Call> CApiNullArgsTest::Table() {
       {"IRGraphListAttrs",
        [&](Args& a) { return IRGraphListAttrs(a("graph", graph_), a("out_size", &u32), a("out_keys", &strs)); }},
       {"IRGraphPrint", [&](Args& a) { return IRGraphPrint(a("graph", graph_), 0, a("out", &str)); }},
-      {"IRLoadOpLibrary",
-       [](Args& a) { return IRLoadOpLibrary(a("path", IR_TEST_LIB_DIR "/libexample_ops.so")); }},
+      {"IRLoadOpLibrary", [](Args& a) { return IRLoadOpLibrary(a("path", IR_TEST_LIB_DIR "/libexample_ops.so")); }},
       {"IRSymbolGradient",
        [&](Args& a) {
          IRSymbolHandle out = nullptr;
@@ -383,15 +382,13 @@ TEST_F(CApiNullArgsTest, NullElementsOfArraysAreNamed) {
   IRSymbolHandle out = nullptr;
   IRSymbolHandle parts[] = {x_, nullptr};
   EXPECT_EQ(IRSymbolCreateGroup(2, parts, &out), -1);
-  EXPECT_NE(std::string(IRGetLastError()).find("IRSymbolCreateGroup: argument 'symbols[1]' is NULL"),
-            std::string::npos)
+  EXPECT_NE(std::string(IRGetLastError()).find("IRSymbolCreateGroup: argument 'symbols[1]' is NULL"), std::string::npos)
       << IRGetLastError();
   const char* names[] = {nullptr};
   uint32_t n = 0;
   IRNDArrayHandle* outs = nullptr;
   EXPECT_EQ(IRSessionRun(session_, y_, nullptr, 1, names, &array_, &n, &outs), -1);
-  EXPECT_NE(std::string(IRGetLastError()).find("IRSessionRun: argument 'feed_names[0]' is NULL"),
-            std::string::npos)
+  EXPECT_NE(std::string(IRGetLastError()).find("IRSessionRun: argument 'feed_names[0]' is NULL"), std::string::npos)
       << IRGetLastError();
   EXPECT_EQ(IRSessionRun(session_, y_, nullptr, 1, names, nullptr, &n, &outs), -1);
   EXPECT_NE(std::string(IRGetLastError()).find("is NULL"), std::string::npos) << IRGetLastError();

@@ -44,8 +44,7 @@ TEST(GraphJSONErrorsTest, WrongTypesAndNumbersNameTheNodeAndField) {
                "node 0 ('x') attribute '__shape__': expected a string, got a number");
   EXPECT_ERROR(LoadJSON(R"({"nodes": [{"op": "null", "name": "x", "input": []}], "heads": []})"),
                "node 0 ('x'): unknown field 'input'");
-  EXPECT_ERROR(LoadJSON(R"({"nodes": [{"op": "null", "inputs": []}], "heads": []})"),
-               "node 0: missing field 'name'");
+  EXPECT_ERROR(LoadJSON(R"({"nodes": [{"op": "null", "inputs": []}], "heads": []})"), "node 0: missing field 'name'");
 }
 
 TEST(GraphJSONErrorsTest, SyntaxErrorsGiveThePathLineAndColumn) {
@@ -107,13 +106,14 @@ TEST(GraphJSONErrorsTest, FusedNodeIndicesAreChecked) {
     std::string escaped;
     for (char c : sub) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
     return R"({"nodes": [{"op": "null", "name": "x", "inputs": []}, {"op": "_fused", "name": "f", "attrs": )"
-           R"({"kind": "map", "mutated_inputs": ")" + mutated + R"(", "subgraph": ")" + escaped +
-           R"("}, "inputs": [[0, 0]]}], "heads": [[1, 0]]})";
+           R"({"kind": "map", "mutated_inputs": ")" +
+           mutated + R"(", "subgraph": ")" + escaped + R"("}, "inputs": [[0, 0]]}], "heads": [[1, 0]]})";
   };
   EXPECT_NO_THROW(LoadJSON(fused("in0", "")));
   EXPECT_ERROR(LoadJSON(fused("inx", "")), "subgraph variable 'inx' number 'x' is not an index below 1");
   EXPECT_ERROR(LoadJSON(fused("in-1", "")), "is not an index below 1");
-  EXPECT_ERROR(LoadJSON(fused("in0", "7")), "node 1 ('f'): node 'f' (op _fused): mutated input '7' is not an index below 1");
+  EXPECT_ERROR(LoadJSON(fused("in0", "7")),
+               "node 1 ('f'): node 'f' (op _fused): mutated input '7' is not an index below 1");
   EXPECT_ERROR(LoadJSON(fused("in0", "99999999999")), "mutated input '99999999999' is not an index below 1");
 }
 
@@ -122,8 +122,9 @@ TEST(GraphAttrSizeTest, LoadRejectsIndexedAttributesOfTheWrongSize) {
   EXPECT_ERROR(LoadJSON(two_entries),
                "graph attribute 'shape' is indexed by entry and has 1 elements, but the graph has 2 entries");
   std::string three = TwoNodes("[[0, 0], [0, 0]]", R"(, "attrs": {"kernel_names": ["list_str", ["", "", ""]]})");
-  EXPECT_ERROR(LoadJSON(three), "graph attribute 'kernel_names' is indexed by node and has 3 elements, but the "
-                                "graph has 2 nodes");
+  EXPECT_ERROR(LoadJSON(three),
+               "graph attribute 'kernel_names' is indexed by node and has 3 elements, but the "
+               "graph has 2 nodes");
   EXPECT_ERROR(LoadJSON(TwoNodes("[[0, 0], [0, 0]]", R"(, "attrs": {"dtype": ["int", 3]})")),
                "graph attribute 'dtype' is indexed by entry and must be a list");
   EXPECT_NO_THROW(LoadJSON(TwoNodes("[[0, 0], [0, 0]]", R"(, "attrs": {"shape": ["list_shape", ["[2]", "?"]]})")));
@@ -148,8 +149,7 @@ TEST(GraphAttrSizeTest, PrintingNeverIndexesPastAnAttribute) {
   g.SetAttr("shape", ShapeVector(1, Shape({2})));
   g.SetAttr("kernel_names", std::vector<std::string>());
   std::string text = PrintGraphText(g);
-  EXPECT_NE(text.find("not shown: graph attribute 'shape' is indexed by entry and has 1 elements"),
-            std::string::npos)
+  EXPECT_NE(text.find("not shown: graph attribute 'shape' is indexed by entry and has 1 elements"), std::string::npos)
       << text;
   EXPECT_NE(text.find("not shown: graph attribute 'kernel_names'"), std::string::npos) << text;
   EXPECT_EQ(text.find("shape=["), std::string::npos) << text;

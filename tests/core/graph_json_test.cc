@@ -119,8 +119,7 @@ TEST(PrintGraphTest, TextShowsNodesAttributesAndShapes) {
   Graph g = RichGraph();
   g.SetAttr("print_graph.quiet", 1);
   std::string text = PrintGraphText(g);
-  EXPECT_NE(text.find("%0 = variable \"x\" __shape__=\"[2,3]\"  ; dtype=float64 shape=[2,?]"),
-            std::string::npos)
+  EXPECT_NE(text.find("%0 = variable \"x\" __shape__=\"[2,3]\"  ; dtype=float64 shape=[2,?]"), std::string::npos)
       << text;
   EXPECT_NE(text.find("%1 = core_test_split(%0) name=\"s\" num_outputs=\"2\"  ; dtype=(float64, float64) "
                       "shape=([2,?], [2,?])"),

@@ -17,8 +17,11 @@ const std::string kLibDir = IR_TEST_LIB_DIR;
 /*! \brief What a library must not change about an op. */
 struct OpSnapshot {
   explicit OpSnapshot(const Op* op)
-      : description(op->description), num_inputs(op->num_inputs), num_outputs(op->num_outputs),
-        arguments(op->arguments.size()), attrs(Op::ListAttrKeys()) {}
+      : description(op->description),
+        num_inputs(op->num_inputs),
+        num_outputs(op->num_outputs),
+        arguments(op->arguments.size()),
+        attrs(Op::ListAttrKeys()) {}
   std::string description;
   uint32_t num_inputs, num_outputs;
   size_t arguments;

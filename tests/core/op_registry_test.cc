@@ -4,9 +4,9 @@
 #include <thread>
 
 #include "core/test_ops.h"
-#include "test_util.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
+#include "test_util.h"
 
 namespace ir {
 namespace {
@@ -84,12 +84,10 @@ TEST(OpRegistryTest, TypedParametersAreParsedAndDocumented) {
 TEST(OpRegistryTest, UnknownParameterIsAnErrorNamingTheOp) {
   EXPECT_ERROR(Apply("core_test_param", {Symbol::CreateVariable("x")}, {{"axis", "1"}, {"axsi", "2"}}),
                "op 'core_test_param'");
-  EXPECT_ERROR(Apply("core_test_param", {Symbol::CreateVariable("x")}, {{"axis", "1"}, {"axsi", "2"}}),
-               "axsi");
+  EXPECT_ERROR(Apply("core_test_param", {Symbol::CreateVariable("x")}, {{"axis", "1"}, {"axsi", "2"}}), "axsi");
   EXPECT_ERROR(Apply("core_test_param", {Symbol::CreateVariable("x")}, {{"axis", "one"}}), "axis");
   EXPECT_ERROR(Apply("core_test_param", {Symbol::CreateVariable("x")}), "axis");
-  EXPECT_ERROR(Apply("core_test_add", {Symbol::CreateVariable("x"), Symbol::CreateVariable("y")},
-                     {{"alpha", "1"}}),
+  EXPECT_ERROR(Apply("core_test_add", {Symbol::CreateVariable("x"), Symbol::CreateVariable("y")}, {{"alpha", "1"}}),
                "takes no parameters, got 'alpha'");
 }
 

@@ -31,21 +31,15 @@ IR_REGISTER_PASS(CoreTestTag)
     })
     .provide_graph_attr("core_test.node_tag");
 
-IR_REGISTER_PASS(CoreTestNeedsTag)
-    .set_body([](Graph g) { return g; })
-    .depend_graph_attr("core_test.node_tag");
+IR_REGISTER_PASS(CoreTestNeedsTag).set_body([](Graph g) { return g; }).depend_graph_attr("core_test.node_tag");
 
 IR_REGISTER_PASS(CoreTestNeedsUnprovided)
     .set_body([](Graph g) { return g; })
     .depend_graph_attr("core_test.nobody_provides");
 
-IR_REGISTER_PASS(CoreTestLiar)
-    .set_body([](Graph g) { return g; })
-    .provide_graph_attr("core_test.never_set");
+IR_REGISTER_PASS(CoreTestLiar).set_body([](Graph g) { return g; }).provide_graph_attr("core_test.never_set");
 
-IR_REGISTER_PASS(CoreTestNeedsShapeFn)
-    .set_body([](Graph g) { return g; })
-    .depend_op_attr("FInferShape");
+IR_REGISTER_PASS(CoreTestNeedsShapeFn).set_body([](Graph g) { return g; }).depend_op_attr("FInferShape");
 
 IR_REGISTER_PASS(CoreTestWrapOutput)
     .describe("Replaces output y by core_test_add(y, y).")
@@ -56,12 +50,11 @@ IR_REGISTER_PASS(CoreTestWrapOutput)
       return g;
     });
 
-IR_REGISTER_PASS(CoreTestSneaky)
-    .set_body([](Graph g) {
-      NodeEntry out = g.outputs[0];
-      g.outputs[0] = MakeNode("core_test_add", "sneaky", {out, out});
-      return g;
-    });
+IR_REGISTER_PASS(CoreTestSneaky).set_body([](Graph g) {
+  NodeEntry out = g.outputs[0];
+  g.outputs[0] = MakeNode("core_test_add", "sneaky", {out, out});
+  return g;
+});
 
 IR_REGISTER_PASS(CoreTestBadSize)
     .set_body([](Graph g) {

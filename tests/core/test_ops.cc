@@ -6,8 +6,8 @@
 namespace ir {
 namespace test {
 
-Symbol Apply(const std::string& op, const std::vector<Symbol>& inputs,
-             const std::map<std::string, std::string>& attrs, const std::string& name) {
+Symbol Apply(const std::string& op, const std::vector<Symbol>& inputs, const std::map<std::string, std::string>& attrs,
+             const std::string& name) {
   Symbol sym = Symbol::CreateFunctor(Op::Get(op), attrs, name.empty() ? op : name);
   sym.Compose(inputs, {}, name);
   return sym;
@@ -25,9 +25,7 @@ DMLC_REGISTER_PARAMETER(SplitParam);
 
 struct SumParam : public dmlc::Parameter<SumParam> {
   int num_args;
-  DMLC_DECLARE_PARAMETER(SumParam) {
-    DMLC_DECLARE_FIELD(num_args).set_lower_bound(1).describe("Number of inputs.");
-  }
+  DMLC_DECLARE_PARAMETER(SumParam) { DMLC_DECLARE_FIELD(num_args).set_lower_bound(1).describe("Number of inputs."); }
 };
 DMLC_REGISTER_PARAMETER(SumParam);
 
@@ -76,13 +74,14 @@ IR_REGISTER_OP(core_test_split)
       return static_cast<uint32_t>(dmlc::get<SplitParam>(attrs.parsed).num_outputs);
     })
     .set_param<SplitParam>()
-    .set_attr<FListOutputNames>("FListOutputNames", [](const NodeAttrs& attrs) {
-      std::vector<std::string> names;
-      for (int i = 0; i < dmlc::get<SplitParam>(attrs.parsed).num_outputs; ++i) {
-        names.push_back("part" + std::to_string(i));
-      }
-      return names;
-    })
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs& attrs) {
+                                  std::vector<std::string> names;
+                                  for (int i = 0; i < dmlc::get<SplitParam>(attrs.parsed).num_outputs; ++i) {
+                                    names.push_back("part" + std::to_string(i));
+                                  }
+                                  return names;
+                                })
     .set_attr<FInferShape>("FInferShape", SameShape);
 
 IR_REGISTER_OP(core_test_concat)

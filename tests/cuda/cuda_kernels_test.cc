@@ -37,13 +37,42 @@ TEST(CUDAKernelsTest, OpsOfATrainingStepHaveCUDAKernels) {
   cuda::RegisterGeneratedKernels();  // a second call must not register anything twice
   const auto* kernels = Op::FindAttr<FCompute>(kCUDAKey);
   ASSERT_NE(kernels, nullptr);
-  for (const char* name : {"exp", "add", "multiply_scalar", "where", "cast", "zeros_like", "fill", "bias_add", "sum",
-                           "mean", "max", "bias_add_grad", "collapse_sum_like", "_reduce_grad_broadcast", "matmul",
-                           "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool2d", "avg_pool2d",
-                           "max_pool2d_grad", "avg_pool2d_grad", "softmax", "log_softmax",
-                           "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits", "assign",
-                           "assign_add", "assign_sub", "one_hot", "transpose", "reshape", "expand_dims", "argmax",
-                           "group", "no_op"}) {
+  for (const char* name : {"exp",
+                           "add",
+                           "multiply_scalar",
+                           "where",
+                           "cast",
+                           "zeros_like",
+                           "fill",
+                           "bias_add",
+                           "sum",
+                           "mean",
+                           "max",
+                           "bias_add_grad",
+                           "collapse_sum_like",
+                           "_reduce_grad_broadcast",
+                           "matmul",
+                           "conv2d",
+                           "conv2d_backprop_input",
+                           "conv2d_backprop_filter",
+                           "max_pool2d",
+                           "avg_pool2d",
+                           "max_pool2d_grad",
+                           "avg_pool2d_grad",
+                           "softmax",
+                           "log_softmax",
+                           "softmax_cross_entropy_with_logits",
+                           "sparse_softmax_cross_entropy_with_logits",
+                           "assign",
+                           "assign_add",
+                           "assign_sub",
+                           "one_hot",
+                           "transpose",
+                           "reshape",
+                           "expand_dims",
+                           "argmax",
+                           "group",
+                           "no_op"}) {
     EXPECT_TRUE(kernels->count(Op::Get(name))) << name << " has no " << kCUDAKey;
   }
 }
@@ -115,10 +144,37 @@ TEST(CUDAKernelsTest, GeneratedOpKernelsCompileAndAssemble) {
       skipped.push_back(StrCat(name, ": ", err.what()));
     }
   }
-  for (const char* required : {"exp", "log1p", "add", "subtract", "divide", "power", "maximum", "greater", "where",
-                               "cast", "clip", "relu_grad", "sigmoid_grad", "add_n", "zeros_like", "ones_like", "fill",
-                               "constant", "broadcast_to", "bias_add", "multiply_scalar", "rsubtract_scalar",
-                               "logical_not", "sqrt", "rsqrt", "sum", "mean", "max", "min", "prod", "bias_add_grad"}) {
+  for (const char* required : {"exp",
+                               "log1p",
+                               "add",
+                               "subtract",
+                               "divide",
+                               "power",
+                               "maximum",
+                               "greater",
+                               "where",
+                               "cast",
+                               "clip",
+                               "relu_grad",
+                               "sigmoid_grad",
+                               "add_n",
+                               "zeros_like",
+                               "ones_like",
+                               "fill",
+                               "constant",
+                               "broadcast_to",
+                               "bias_add",
+                               "multiply_scalar",
+                               "rsubtract_scalar",
+                               "logical_not",
+                               "sqrt",
+                               "rsqrt",
+                               "sum",
+                               "mean",
+                               "max",
+                               "min",
+                               "prod",
+                               "bias_add_grad"}) {
     EXPECT_TRUE(built.count(required)) << required << " built no kernel; skipped:\n" << Join(skipped, "\n");
   }
   ASSERT_FALSE(kernels.empty());

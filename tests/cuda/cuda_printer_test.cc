@@ -108,24 +108,28 @@ TEST(CUDAPrinterTest, AdamUpdateCompiles) {
     return Apply("multiply_scalar", name, {e}, {{"scalar", s}});
   };
   NodeEntry m1 = Apply("add", "m1", {scale("m_decay", m, "0.9"), scale("g_part", g, "0.1")});
-  NodeEntry v1 = Apply("add", "v1", {scale("v_decay", v, "0.999"), scale("g2_part", Apply("square", "g2", {g}), "0.001")});
-  NodeEntry step = Apply("divide", "step", {m1, Apply("add_scalar", "denom", {Apply("sqrt", "rv", {v1})}, {{"scalar", "1e-8"}})});
+  NodeEntry v1 =
+      Apply("add", "v1", {scale("v_decay", v, "0.999"), scale("g2_part", Apply("square", "g2", {g}), "0.001")});
+  NodeEntry step =
+      Apply("divide", "step", {m1, Apply("add_scalar", "denom", {Apply("sqrt", "rv", {v1})}, {{"scalar", "1e-8"}})});
   NodeEntry w1 = Apply("subtract", "w1", {w, scale("lr_step", step, "0.001")});
   std::vector<NodeEntry> updates = {Apply("assign", "am", {m, m1}), Apply("assign", "av", {v, v1}),
                                     Apply("assign", "aw", {w, w1})};
-  ExpectFusedKernelsBuild(
-      test::InferFromFeeds(updates, Feeds({{"g", Shape{1000}}, {"m", Shape{1000}}, {"v", Shape{1000}}, {"w", Shape{1000}}})));
+  ExpectFusedKernelsBuild(test::InferFromFeeds(
+      updates, Feeds({{"g", Shape{1000}}, {"m", Shape{1000}}, {"v", Shape{1000}}, {"w", Shape{1000}}})));
 }
 
 TEST(CUDAPrinterTest, EveryBufferDTypeCompiles) {
   // float64 math, bool outputs, int32 and int64 buffers, casts and selects between them.
   NodeEntry x = Var("x"), y = Var("y");
   NodeEntry gt = Apply("greater", "gt", {x, y});
-  NodeEntry pick = Apply("where", "pick", {gt, Apply("exp", "ex", {x}), Apply("rsqrt", "ry", {Apply("abs", "ay", {y})})});
+  NodeEntry pick =
+      Apply("where", "pick", {gt, Apply("exp", "ex", {x}), Apply("rsqrt", "ry", {Apply("abs", "ay", {y})})});
   NodeEntry as_int = Apply("cast", "as_int", {pick}, {{"dtype", "int32"}});
   NodeEntry as_long = Apply("cast", "as_long", {Apply("add", "sum", {as_int, as_int})}, {{"dtype", "int64"}});
   NodeEntry sum_long = Apply("sum", "sum_long", {as_long}, {{"axis", "1"}});
-  Graph graph = test::InferFromFeeds({gt, pick, sum_long}, Feeds({{"x", Shape{6, 7}}, {"y", Shape{6, 7}}}, DType::kFloat64));
+  Graph graph =
+      test::InferFromFeeds({gt, pick, sum_long}, Feeds({{"x", Shape{6, 7}}, {"y", Shape{6, 7}}}, DType::kFloat64));
   ExpectFusedKernelsBuild(graph);
   std::string source = test::FusedCUDASource(graph);
   EXPECT_NE(source.find("unsigned char*"), std::string::npos) << source;
@@ -184,8 +188,8 @@ TEST(CUDAPrinterTest, LaunchShapesTravelInThePTX) {
 
 TEST(CUDAPrinterTest, LiteralsKeepFullPrecisionAndSpecialValues) {
   NodeEntry x = Var("x");
-  NodeEntry out = Apply("multiply_scalar", "out", {Apply("add_scalar", "a", {x}, {{"scalar", "0.1"}})},
-                        {{"scalar", "1e-30"}});
+  NodeEntry out =
+      Apply("multiply_scalar", "out", {Apply("add_scalar", "a", {x}, {{"scalar", "0.1"}})}, {{"scalar", "1e-30"}});
   NodeEntry mx = Apply("max", "mx", {x});
   std::string source = test::FusedCUDASource(test::InferFromFeeds({out, mx}, Feeds({{"x", Shape{7}}})));
   EXPECT_NE(source.find("0.100000001f"), std::string::npos) << source;

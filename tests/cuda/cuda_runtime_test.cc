@@ -24,9 +24,10 @@ const char* kKernel = R"(extern "C" __global__ void scale(float* x, long long n)
 )";
 
 // The no-device path can only be checked where there is no device.
-#define SKIP_IF_GPU()                                                                     \
-  if (cuda::DeviceAvailable()) GTEST_SKIP() << "a CUDA device is present: the no-device " \
-                                               "path cannot be exercised here"
+#define SKIP_IF_GPU()                                        \
+  if (cuda::DeviceAvailable())                               \
+  GTEST_SKIP() << "a CUDA device is present: the no-device " \
+                  "path cannot be exercised here"
 
 TEST(CUDARuntimeTest, MissingDriverLibraryIsANoDeviceError) {
   EXPECT_ERROR(cuda::LoadDriver("libcuda-that-does-not-exist.so.1"),
@@ -37,7 +38,8 @@ TEST(CUDARuntimeTest, StubDriverIsANoDeviceError) {
   // With a real driver loaded, dlopen of the stub (same soname) would give the real one.
   SKIP_IF_GPU();
   std::string stub = StrCat(IR_TEST_SOURCE_DIR, "/does-not-matter");
-  for (const char* path : {"/usr/local/cuda/lib64/stubs/libcuda.so", "/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so"}) {
+  for (const char* path :
+       {"/usr/local/cuda/lib64/stubs/libcuda.so", "/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so"}) {
     if (access(path, R_OK) == 0) stub = path;
   }
   if (access(stub.c_str(), R_OK) != 0) GTEST_SKIP() << "the toolkit has no stub libcuda.so";
@@ -85,7 +87,9 @@ TEST(CUDARuntimeTest, CompileErrorsCarryTheLogAndTheSource) {
 }
 
 TEST(CUDARuntimeTest, LoadRejectsBlobsThatAreNotPTX) {
-  EXPECT_ERROR(KernelCompiler::Get("cuda").Load("\x7f" "ELF garbage"), "not a PTX module");
+  EXPECT_ERROR(KernelCompiler::Get("cuda").Load("\x7f"
+                                                "ELF garbage"),
+               "not a PTX module");
 }
 
 TEST(CUDARuntimeTest, CompilerIdNamesNVRTCAndTheArchitecture) {
@@ -173,8 +177,9 @@ TEST(CUDARuntimeTest, KernelCacheStoresPTXAndAFreshCacheHitsDisk) {
 }
 
 TEST(CUDARuntimeTest, LaunchShapesAreReadFromPTXText) {
-  std::string ptx = ".version 9.0\n.target sm_90\n.global .align 8 .u64 fused_ab_work = 3000;\n"
-                    ".global .align 8 .u64 fused_ab_blocks = 12;\n.visible .global .align 8 .u64 k2_work = 7;\n";
+  std::string ptx =
+      ".version 9.0\n.target sm_90\n.global .align 8 .u64 fused_ab_work = 3000;\n"
+      ".global .align 8 .u64 fused_ab_blocks = 12;\n.visible .global .align 8 .u64 k2_work = 7;\n";
   auto shapes = cuda::ReadLaunchShapes(ptx);
   ASSERT_EQ(shapes.size(), 2u);
   EXPECT_EQ(shapes["fused_ab"].work, 3000);

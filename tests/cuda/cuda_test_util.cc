@@ -75,9 +75,9 @@ std::string FusedCUDASource(Graph graph, int fmax) {
 LeNet BuildLeNet(int64_t batch, int64_t image, int64_t c1, int64_t c2, int64_t hidden) {
   LeNet net;
   int64_t flat = (image / 4) * (image / 4) * c2;
-  std::map<std::string, Shape> params = {{"w1", Shape{5, 5, 1, c1}},  {"b1", Shape{c1}},     {"w2", Shape{5, 5, c1, c2}},
-                                         {"b2", Shape{c2}},           {"w3", Shape{flat, hidden}}, {"b3", Shape{hidden}},
-                                         {"w4", Shape{hidden, 10}},   {"b4", Shape{10}}};
+  std::map<std::string, Shape> params = {
+      {"w1", Shape{5, 5, 1, c1}},  {"b1", Shape{c1}},     {"w2", Shape{5, 5, c1, c2}}, {"b2", Shape{c2}},
+      {"w3", Shape{flat, hidden}}, {"b3", Shape{hidden}}, {"w4", Shape{hidden, 10}},   {"b4", Shape{10}}};
   std::map<std::string, NodeEntry> p;
   uint64_t seed = 1;
   for (const auto& kv : params) {

@@ -26,7 +26,6 @@ std::string PtxasErrors(const std::string& ptx);
 /*! \brief Expects `source` to compile with NVRTC and its PTX to assemble with ptxas (`what` names it). */
 void ExpectCompilesAndAssembles(const std::string& source, const std::string& what);
 
-
 /*! \brief A LeNet training step: its outputs (loss, the SGD update token) and feeds (x, labels, weights). */
 struct LeNet {
   std::vector<NodeEntry> outputs;

@@ -94,8 +94,8 @@ TEST(OpenCLKernelsTest, PoolingAndItsGradients) {
 TEST(OpenCLKernelsTest, ReductionsOverAnyAxes) {
   IR_REQUIRE_OPENCL();
   NDArray x = Rand({3, 4, 5, 6}, 1, 0.5, 1.5);
-  std::vector<Attrs> cases = {{}, {{"axis", "1"}}, {{"axis", "(0,2)"}, {"keepdims", "true"}}, {{"axis", "-1"}},
-                              {{"axis", "(1,2,3)"}}};
+  std::vector<Attrs> cases = {
+      {}, {{"axis", "1"}}, {{"axis", "(0,2)"}, {"keepdims", "true"}}, {{"axis", "-1"}}, {{"axis", "(1,2,3)"}}};
   for (const char* op : {"sum", "mean", "max", "min", "prod"}) {
     for (const Attrs& attrs : cases) {
       SCOPED_TRACE(StrCat(op, " axis ", attrs.count("axis") ? attrs.at("axis") : "all"));
@@ -207,8 +207,8 @@ TEST(OpenCLKernelsTest, KernelsReadAndWriteViewsAtOffsets) {
   NDArray out = opencl_test::OffsetCopyOnDevice(NDArray(Shape{5, 4}, DType::kFloat32));
   OpContext ctx;
   ctx.device = OpenCLDevice();
-  NodePtr node = Node::Create(Op::Get("matmul"), "mm", {}, {NodeEntry{Node::CreateVariable("a"), 0},
-                                                              NodeEntry{Node::CreateVariable("b"), 0}});
+  NodePtr node = Node::Create(Op::Get("matmul"), "mm", {},
+                              {NodeEntry{Node::CreateVariable("a"), 0}, NodeEntry{Node::CreateVariable("b"), 0}});
   Op::GetAttr<FCompute>(FComputeKey(DeviceType::kOpenCL))[Op::Get("matmul")](
       ctx, node->attrs, {opencl_test::OffsetCopyOnDevice(a), opencl_test::OffsetCopyOnDevice(b)}, {out});
   test::ExpectNear(out.CopyTo(Device::CPU()), expected, 1e-5, 1e-5);

@@ -27,10 +27,10 @@ inline Device OpenCLDevice() { return Device{DeviceType::kOpenCL, 0}; }
 std::string WhyNoOpenCL();
 
 /*! \brief Skips the test (with the reason) when there is no OpenCL device. */
-#define IR_REQUIRE_OPENCL()                                                        \
-  do {                                                                             \
-    std::string why_ = ::ir::opencl_test::WhyNoOpenCL();                           \
-    if (!why_.empty()) GTEST_SKIP() << "no OpenCL device, skipping: " << why_;     \
+#define IR_REQUIRE_OPENCL()                                                    \
+  do {                                                                         \
+    std::string why_ = ::ir::opencl_test::WhyNoOpenCL();                       \
+    if (!why_.empty()) GTEST_SKIP() << "no OpenCL device, skipping: " << why_; \
   } while (0)
 
 /*! \brief What running one op gave: its outputs and its inputs afterwards (mutated ones changed), on the host. */

@@ -19,7 +19,7 @@ using Fn = std::function<double(double, double)>;
 struct BinaryCase {
   std::string op;
   Fn reference;
-  double lo, hi;  // operand range where the op is smooth (and defined)
+  double lo, hi;   // operand range where the op is smooth (and defined)
   bool predicate;  // bool result (comparisons) rather than arithmetic
 };
 
@@ -75,9 +75,9 @@ struct ShapePair {
 };
 
 std::vector<ShapePair> BroadcastShapes() {
-  return {{Shape{3, 70}, Shape{3, 70}, Shape{3, 70}},       {Shape{2, 3, 4}, Shape{3, 1}, Shape{2, 3, 4}},
-          {Shape{4, 1, 5}, Shape{3, 5}, Shape{4, 3, 5}},    {Shape::Scalar(), Shape{2, 3}, Shape{2, 3}},
-          {Shape{2, 3}, Shape{1}, Shape{2, 3}},            {Shape{1, 6}, Shape{5, 1}, Shape{5, 6}}};
+  return {{Shape{3, 70}, Shape{3, 70}, Shape{3, 70}},    {Shape{2, 3, 4}, Shape{3, 1}, Shape{2, 3, 4}},
+          {Shape{4, 1, 5}, Shape{3, 5}, Shape{4, 3, 5}}, {Shape::Scalar(), Shape{2, 3}, Shape{2, 3}},
+          {Shape{2, 3}, Shape{1}, Shape{2, 3}},          {Shape{1, 6}, Shape{5, 1}, Shape{5, 6}}};
 }
 
 NodeAttrs AttrsOf(const std::string& op, const Attrs& attrs, size_t num_inputs) {
@@ -148,7 +148,8 @@ TEST(BroadcastOpTest, IntegerDivisionByZeroOrOverflowDoesNotTrap) {
   NDArray lmin = NDArray::FromVector<int64_t>(Shape{1}, {LLONG_MIN});
   NDArray lzero = NDArray::FromVector<int64_t>(Shape{1}, {0});
   ExpectNear(RunOp("floor_mod", {}, {lmin, lzero})[0], {0});
-  ExpectNear(RunOp("divide", {}, {lmin, NDArray::FromVector<int64_t>(Shape{1}, {-1})})[0], {static_cast<double>(LLONG_MIN)});
+  ExpectNear(RunOp("divide", {}, {lmin, NDArray::FromVector<int64_t>(Shape{1}, {-1})})[0],
+             {static_cast<double>(LLONG_MIN)});
 }
 
 TEST(BroadcastOpTest, IntegerPowerIsExactAndTruncatesNegativeExponents) {
@@ -173,7 +174,9 @@ TEST(BroadcastOpTest, GradientsMatchFiniteDifferencesWithBroadcasting) {
     for (const ShapePair& s : BroadcastShapes()) {
       if (s.out.Size() > 60) continue;  // keep finite differences fast
       SCOPED_TRACE(c.op + " " + s.lhs.ToString() + " " + s.rhs.ToString());
-      CheckGradient(c.op, {}, {RandomArray(s.lhs, DType::kFloat64, 3, c.lo, c.hi), RandomArray(s.rhs, DType::kFloat64, 4, c.lo, c.hi)});
+      CheckGradient(
+          c.op, {},
+          {RandomArray(s.lhs, DType::kFloat64, 3, c.lo, c.hi), RandomArray(s.rhs, DType::kFloat64, 4, c.lo, c.hi)});
     }
   }
   for (const BinaryCase& c : PredicateCases()) {
@@ -187,7 +190,8 @@ TEST(BroadcastOpTest, MaximumGradientGoesToLhsOnTies) {
   for (const char* op : {"maximum", "minimum"}) {
     NodePtr n = Node::Create(Op::Get(op), op, {}, {a, b});
     std::vector<NodeEntry> grads = Op::GetAttr<FGradient>("FGradient")[n->op()](n, {og});
-    NDArray av = NDArray::FromVector<double>(Shape{3}, {1, 2, 3}), bv = NDArray::FromVector<double>(Shape{3}, {1, 5, 0});
+    NDArray av = NDArray::FromVector<double>(Shape{3}, {1, 2, 3}),
+            bv = NDArray::FromVector<double>(Shape{3}, {1, 5, 0});
     NDArray ogv = NDArray::FromVector<double>(Shape{3}, {10, 20, 30});
     std::vector<NDArray> g = EvalGraph(grads, {{a.node.get(), av}, {b.node.get(), bv}, {og.node.get(), ogv}});
     bool is_max = std::string(op) == "maximum";
@@ -201,8 +205,13 @@ TEST(BroadcastOpTest, CodeGenMatchesKernel) {
   for (const BinaryCase& c : PredicateCases()) cases.push_back(c);
   for (const BinaryCase& c : cases) {
     SCOPED_TRACE(c.op);
-    CheckCodeGen(c.op, {}, {RandomArray(Shape{2, 1, 5}, DType::kFloat32, 5, c.lo, c.hi), RandomArray(Shape{3, 1}, DType::kFloat32, 6, c.lo, c.hi)});
-    CheckCodeGen(c.op, {}, {RandomArray(Shape{7}, DType::kFloat64, 7, c.lo, c.hi), RandomArray(Shape{7}, DType::kFloat64, 8, c.lo, c.hi)}, 1e-12);
+    CheckCodeGen(c.op, {},
+                 {RandomArray(Shape{2, 1, 5}, DType::kFloat32, 5, c.lo, c.hi),
+                  RandomArray(Shape{3, 1}, DType::kFloat32, 6, c.lo, c.hi)});
+    CheckCodeGen(
+        c.op, {},
+        {RandomArray(Shape{7}, DType::kFloat64, 7, c.lo, c.hi), RandomArray(Shape{7}, DType::kFloat64, 8, c.lo, c.hi)},
+        1e-12);
     if (c.op == "power") continue;
     for (DType dtype : {DType::kInt32, DType::kInt64}) {
       // Integers in [-9, 9] with zeros and negative divisors.
@@ -228,7 +237,8 @@ TEST(BroadcastOpTest, InferenceErrorsNameNodeOpAndShapes) {
                "node 'add' (op add): shapes [2,3] and [4,3] cannot be broadcast together");
   EXPECT_ERROR(RunOp("multiply", {}, {f, RandomArray(Shape{2, 3}, DType::kInt32, 2)}),
                "node 'multiply' (op multiply): input 1 has dtype int32 but must be float32");
-  EXPECT_ERROR(RunOp("logical_and", {}, {f, f}), "node 'logical_and' (op logical_and): input dtype float32 is not supported");
+  EXPECT_ERROR(RunOp("logical_and", {}, {f, f}),
+               "node 'logical_and' (op logical_and): input dtype float32 is not supported");
   NDArray p = RandomArray(Shape{2}, DType::kBool, 1);
   EXPECT_ERROR(RunOp("greater", {}, {p, p}), "input dtype bool is not supported");
   EXPECT_ERROR(RunOp("add", {}, {p, p}), "input dtype bool is not supported");

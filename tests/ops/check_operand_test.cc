@@ -16,7 +16,8 @@ namespace test {
 namespace {
 
 Attrs Check(const std::string& require) {
-  return {{"require", require}, {"message", "Integer division by zero"}, {"context", "TensorFlow node 'd' (op FloorDiv)"}};
+  return {
+      {"require", require}, {"message", "Integer division by zero"}, {"context", "TensorFlow node 'd' (op FloorDiv)"}};
 }
 
 TEST(CheckIntOperandTest, PassesValidOperandsThrough) {
@@ -41,8 +42,7 @@ TEST(CheckIntOperandTest, RejectsBadAttributesAndNonIntegerData) {
   NDArray i32 = NDArray::FromVector<int32_t>(Shape{1}, {1});
   EXPECT_ERROR(RunOp("check_int_operand", {{"require", "positive"}, {"message", "m"}}, {i32}),
                "require must be \"nonzero\" or \"nonnegative\", got \"positive\"");
-  EXPECT_ERROR(RunOp("check_int_operand", Check("nonzero"), {NDArray::FromVector<float>(Shape{1}, {1})}),
-               "float32");
+  EXPECT_ERROR(RunOp("check_int_operand", Check("nonzero"), {NDArray::FromVector<float>(Shape{1}, {1})}), "float32");
 }
 
 TEST(CheckIntOperandTest, IsOpaqueToFusionAndHasNoCode) {

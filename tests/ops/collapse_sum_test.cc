@@ -34,11 +34,19 @@ struct CollapseCase {
 };
 
 std::vector<CollapseCase> Cases() {
-  return {{Shape{2, 3, 4}, Shape{3, 1}},      {Shape{2, 3, 4}, Shape{4}},        {Shape{2, 3, 4}, Shape::Scalar()},
-          {Shape{5, 1, 6}, Shape{1, 1, 6}},   {Shape{2, 3, 4, 5}, Shape{3, 1, 1}}, {Shape{4, 3}, Shape{4, 3}},
-          {Shape{1, 4, 3}, Shape{4, 3}},      {Shape{0, 3}, Shape{3}},           {Shape{3, 2}, Shape{1, 1}},
+  return {{Shape{2, 3, 4}, Shape{3, 1}},
+          {Shape{2, 3, 4}, Shape{4}},
+          {Shape{2, 3, 4}, Shape::Scalar()},
+          {Shape{5, 1, 6}, Shape{1, 1, 6}},
+          {Shape{2, 3, 4, 5}, Shape{3, 1, 1}},
+          {Shape{4, 3}, Shape{4, 3}},
+          {Shape{1, 4, 3}, Shape{4, 3}},
+          {Shape{0, 3}, Shape{3}},
+          {Shape{3, 2}, Shape{1, 1}},
           // Large enough for the kernel's parallel paths: one long kept row, summed inner runs, a full sum.
-          {Shape{70, 1000}, Shape{1000}},     {Shape{1000, 70}, Shape{1000, 1}},  {Shape{70000}, Shape::Scalar()},
+          {Shape{70, 1000}, Shape{1000}},
+          {Shape{1000, 70}, Shape{1000, 1}},
+          {Shape{70000}, Shape::Scalar()},
           {Shape{7, 10000}, Shape{1, 1}}};
 }
 
@@ -58,8 +66,10 @@ TEST(CollapseSumLikeTest, SumsOverBroadcastDimensions) {
 }
 
 TEST(CollapseSumLikeTest, GradientBroadcastsBack) {
-  CheckGradient("collapse_sum_like", {}, {RandomArray(Shape{2, 3, 4}, DType::kFloat64, 1), RandomArray(Shape{3, 1}, DType::kFloat64, 2)});
-  CheckGradient("collapse_sum_like", {}, {RandomArray(Shape{3, 4}, DType::kFloat64, 1), RandomArray(Shape{3, 4}, DType::kFloat64, 2)});
+  CheckGradient("collapse_sum_like", {},
+                {RandomArray(Shape{2, 3, 4}, DType::kFloat64, 1), RandomArray(Shape{3, 1}, DType::kFloat64, 2)});
+  CheckGradient("collapse_sum_like", {},
+                {RandomArray(Shape{3, 4}, DType::kFloat64, 1), RandomArray(Shape{3, 4}, DType::kFloat64, 2)});
 }
 
 TEST(CollapseSumLikeTest, ShapeInferenceAndErrors) {
@@ -68,8 +78,9 @@ TEST(CollapseSumLikeTest, ShapeInferenceAndErrors) {
                "node 'collapse_sum_like' (op collapse_sum_like): cannot sum shape [2,3] down to shape [4]");
   EXPECT_ERROR(RunOp("collapse_sum_like", {}, {data, RandomArray(Shape{1, 2, 3}, DType::kFloat32, 2)}),
                "cannot sum shape [2,3] down to shape [1,2,3]");
-  EXPECT_ERROR(RunOp("collapse_sum_like", {}, {RandomArray(Shape{2}, DType::kBool, 1), RandomArray(Shape{2}, DType::kBool, 1)}),
-               "input dtype bool is not supported");
+  EXPECT_ERROR(
+      RunOp("collapse_sum_like", {}, {RandomArray(Shape{2}, DType::kBool, 1), RandomArray(Shape{2}, DType::kBool, 1)}),
+      "input dtype bool is not supported");
   NodeAttrs attrs = Node::Create(Op::Get("collapse_sum_like"), "c", {},
                                  {NodeEntry{Node::CreateVariable("d"), 0}, NodeEntry{Node::CreateVariable("l"), 0}})
                         ->attrs;

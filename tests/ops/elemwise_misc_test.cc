@@ -55,7 +55,8 @@ std::vector<double> WhereReference(const NDArray& c, const NDArray& x, const NDA
       flat /= out[d];
     }
     int64_t index = 0;
-    for (int d = 0; d < a.shape().ndim(); ++d) index = index * a.shape()[d] + (a.shape()[d] == 1 ? 0 : coord[d + offset]);
+    for (int d = 0; d < a.shape().ndim(); ++d)
+      index = index * a.shape()[d] + (a.shape()[d] == 1 ? 0 : coord[d + offset]);
     return ValueAt(a, index);
   };
   std::vector<double> result(out.Size());
@@ -88,7 +89,8 @@ TEST(WhereTest, SelectsWithBroadcasting) {
 TEST(WhereTest, TypeAndShapeErrorsNameTheNode) {
   NDArray f = RandomArray(Shape{2, 3}, DType::kFloat32, 1);
   NDArray c = RandomArray(Shape{2, 3}, DType::kBool, 2);
-  EXPECT_ERROR(RunOp("where", {}, {f, f, f}), "node 'where' (op where): input 0 (condition) has dtype float32 but must be bool");
+  EXPECT_ERROR(RunOp("where", {}, {f, f, f}),
+               "node 'where' (op where): input 0 (condition) has dtype float32 but must be bool");
   EXPECT_ERROR(RunOp("where", {}, {c, f, RandomArray(Shape{2, 3}, DType::kFloat64, 3)}),
                "node 'where' (op where): input 2 has dtype float64 but must be float32");
   EXPECT_ERROR(RunOp("where", {}, {c, f, RandomArray(Shape{4}, DType::kFloat32, 3)}), "cannot be broadcast together");
@@ -127,7 +129,8 @@ TEST(CastTest, GradientIsCastBackToTheInputDType) {
   loose.eps = 1e-3;
   loose.atol = 1e-3;
   CheckGradient("cast", {{"dtype", "float32"}}, {RandomArray(Shape{3, 4}, DType::kFloat64, 2)}, loose);
-  CheckGradient("cast_like", {}, {RandomArray(Shape{3}, DType::kFloat64, 3), RandomArray(Shape{3}, DType::kFloat64, 4)});
+  CheckGradient("cast_like", {},
+                {RandomArray(Shape{3}, DType::kFloat64, 3), RandomArray(Shape{3}, DType::kFloat64, 4)});
 }
 
 TEST(CastTest, CastLikeTakesTheDTypeOfLike) {
@@ -160,13 +163,15 @@ TEST(ClipTest, GradientPassesInsideTheBounds) {
   NodeEntry x = Var("x"), og = Var("og");
   NodePtr n = Node::Create(Op::Get("clip"), "c", {{"a_min", "0"}, {"a_max", "1"}}, {x});
   NDArray xv = NDArray::FromVector<double>(Shape{4}, {-1, 0, 1, 2});
-  NDArray dx = EvalGraph(GradientOf(n, {og}), {{x.node.get(), xv}, {og.node.get(), NDArray::FromVector<double>(Shape{4}, {1, 1, 1, 1})}})[0];
+  NDArray dx = EvalGraph(GradientOf(n, {og}),
+                         {{x.node.get(), xv}, {og.node.get(), NDArray::FromVector<double>(Shape{4}, {1, 1, 1, 1})}})[0];
   ExpectNear(dx, {0, 1, 1, 0});
 }
 
 TEST(ClipTest, BoundsAreChecked) {
   NDArray x = RandomArray(Shape{2}, DType::kFloat32, 1);
-  EXPECT_ERROR(RunOp("clip", {{"a_min", "2"}, {"a_max", "1"}}, {x}), "node 'clip' (op clip): a_min 2 is greater than a_max 1");
+  EXPECT_ERROR(RunOp("clip", {{"a_min", "2"}, {"a_max", "1"}}, {x}),
+               "node 'clip' (op clip): a_min 2 is greater than a_max 1");
   EXPECT_ERROR(RunOp("clip", {{"a_min", "0"}}, {x}), "op 'clip' (node 'clip'): invalid parameters");
   EXPECT_ERROR(RunOp("clip", {{"a_min", "0"}, {"a_max", "1"}}, {RandomArray(Shape{2}, DType::kBool, 1)}),
                "input dtype bool is not supported");

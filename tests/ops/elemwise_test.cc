@@ -56,7 +56,8 @@ TEST(UnaryOpTest, ForwardMatchesReferenceInBothFloatTypes) {
       NDArray y = RunOp(c.op, {}, {x})[0];
       EXPECT_EQ(y.dtype(), dtype) << c.op;
       SCOPED_TRACE(c.op + " " + DTypeName(dtype));
-      ExpectNear(y, Map(x, c.reference), dtype == DType::kFloat32 ? 1e-6 : 1e-12, dtype == DType::kFloat32 ? 1e-6 : 1e-12);
+      ExpectNear(y, Map(x, c.reference), dtype == DType::kFloat32 ? 1e-6 : 1e-12,
+                 dtype == DType::kFloat32 ? 1e-6 : 1e-12);
     }
   }
 }
@@ -95,7 +96,8 @@ TEST(UnaryOpTest, IntegerOpsAndTypeErrors) {
   ExpectNear(RunOp("relu", {}, {x})[0], {0, 0, 2, 0});
   CheckCodeGen("abs", {}, {x});
   CheckCodeGen("sign", {}, {x});
-  EXPECT_ERROR(RunOp("exp", {}, {x}), "node 'exp' (op exp): input dtype int32 is not supported (expected float32, float64)");
+  EXPECT_ERROR(RunOp("exp", {}, {x}),
+               "node 'exp' (op exp): input dtype int32 is not supported (expected float32, float64)");
 }
 
 TEST(UnaryOpTest, LogicalNot) {
@@ -126,7 +128,8 @@ TEST(ActivationGradOpTest, ForwardGradientAndCodeGen) {
 }
 
 TEST(UnaryOpTest, ShapeMismatchOfBackwardOpIsAnError) {
-  EXPECT_ERROR(RunOp("tanh_grad", {}, {RandomArray(Shape{2, 3}, DType::kFloat32, 1), RandomArray(Shape{3, 2}, DType::kFloat32, 2)}),
+  EXPECT_ERROR(RunOp("tanh_grad", {},
+                     {RandomArray(Shape{2, 3}, DType::kFloat32, 1), RandomArray(Shape{3, 2}, DType::kFloat32, 2)}),
                "node 'tanh_grad' (op tanh_grad): inputs and outputs must have one shape, got inputs [2,3], [3,2]");
 }
 

@@ -43,7 +43,8 @@ TEST(FillTest, ParametersAreChecked) {
   EXPECT_ERROR(Make("fill", {{"shape", "(2)"}, {"value", "2.5"}, {"dtype", "int32"}}),
                "node 'fill' (op fill): value 2.5 is not representable in dtype int32");
   EXPECT_ERROR(Make("zeros", {{"shape", "(2, -1)"}}), "node 'zeros' (op zeros): shape (2,-1) has a negative dimension");
-  EXPECT_ERROR(Make("zeros", {{"shape", "(2)"}, {"dtype", "complex"}}), "op 'zeros' (node 'zeros'): invalid parameters");
+  EXPECT_ERROR(Make("zeros", {{"shape", "(2)"}, {"dtype", "complex"}}),
+               "op 'zeros' (node 'zeros'): invalid parameters");
   EXPECT_ERROR(Make("ones", {}), "op 'ones' (node 'ones'): invalid parameters");
   EXPECT_ERROR(Make("zeros", {{"shape", "(2)"}, {"value", "1"}}), "op 'zeros' (node 'zeros'): invalid parameters");
 }
@@ -82,7 +83,8 @@ TEST(FillLikeTest, TakesShapeAndDTypeOfInputAndHasNoGradient) {
   }
   for (const char* op : {"zeros_like", "ones_like"}) {
     NodePtr n = Node::Create(Op::Get(op), op, {}, {NodeEntry{Node::CreateVariable("x"), 0}});
-    std::vector<NodeEntry> g = Op::GetAttr<FGradient>("FGradient")[n->op()](n, {NodeEntry{Node::CreateVariable("og"), 0}});
+    std::vector<NodeEntry> g =
+        Op::GetAttr<FGradient>("FGradient")[n->op()](n, {NodeEntry{Node::CreateVariable("og"), 0}});
     ASSERT_EQ(g.size(), 1u);
     EXPECT_EQ(g[0].node, nullptr) << op;
   }
@@ -118,26 +120,32 @@ TEST(ConstantTest, DecodesLittleEndianBase64) {
   // bytes([1, 0, 2, 0]): any nonzero byte is true.
   ExpectNear(Make("constant", {{"data_base64", "AQACAA=="}, {"dtype", "bool"}}), {1, 0, 1, 0});
   // struct.pack('<4d', 0.5, -1, 2, 1e300), with whitespace.
-  ExpectNear(Make("constant", {{"data_base64", "AAAAAAAA4D8AAAAAAADwvwAAAAAAAABA\n nHUAiDzkN34="}, {"dtype", "float64"}, {"shape", "(2,2)"}}),
+  ExpectNear(Make("constant", {{"data_base64", "AAAAAAAA4D8AAAAAAADwvwAAAAAAAABA\n nHUAiDzkN34="},
+                               {"dtype", "float64"},
+                               {"shape", "(2,2)"}}),
              {0.5, -1, 2, 1e300}, 0, 0);
 }
 
 TEST(ConstantTest, ErrorsNameTheNode) {
-  EXPECT_ERROR(Make("constant", {{"value", "[1, x]"}}), "node 'constant' (op constant): value element 'x' is not a float32");
+  EXPECT_ERROR(Make("constant", {{"value", "[1, x]"}}),
+               "node 'constant' (op constant): value element 'x' is not a float32");
   EXPECT_ERROR(Make("constant", {{"value", "[1, 2.5]"}, {"dtype", "int32"}}), "value element '2.5' is not a int32");
-  EXPECT_ERROR(Make("constant", {{"value", "3000000000"}, {"dtype", "int32"}}), "value element '3000000000' is not a int32");
+  EXPECT_ERROR(Make("constant", {{"value", "3000000000"}, {"dtype", "int32"}}),
+               "value element '3000000000' is not a int32");
   EXPECT_ERROR(Make("constant", {{"value", "[1, 2, 3]"}, {"shape", "(2, 2)"}}),
                "node 'constant' (op constant): value has 3 elements but shape [2,2] needs 4 (or 1 to fill it)");
   EXPECT_ERROR(Make("constant", {{"data_base64", "AACAPwAAIMAAAEBA"}, {"shape", "(2)"}}),
                "node 'constant' (op constant): data_base64 holds 12 bytes but shape [2] of float32 needs 8");
-  EXPECT_ERROR(Make("constant", {{"data_base64", "AAC*"}}), "node 'constant' (op constant): data_base64 is not valid base64");
+  EXPECT_ERROR(Make("constant", {{"data_base64", "AAC*"}}),
+               "node 'constant' (op constant): data_base64 is not valid base64");
   EXPECT_ERROR(Make("constant", {{"data_base64", "AAC"}}), "data_base64 is not valid base64");
   EXPECT_ERROR(Make("constant", {{"value", "1"}, {"shape", "(2, x)"}}),
                "node 'constant' (op constant): shape '(2, x)' is not a list of integers");
   EXPECT_ERROR(Make("constant", {{"value", "1"}, {"shape", "(-2)"}}), "shape (-2) has a negative dimension");
   EXPECT_ERROR(Make("constant", {}), "node 'constant' (op constant): needs exactly one of 'value' and 'data_base64'");
   EXPECT_ERROR(Make("constant", {{"value", "1"}, {"data_base64", "AAAAAA=="}}), "needs exactly one of");
-  EXPECT_ERROR(Make("constant", {{"value", "1"}, {"dtype", "half"}}), "op 'constant' (node 'constant'): invalid parameters");
+  EXPECT_ERROR(Make("constant", {{"value", "1"}, {"dtype", "half"}}),
+               "op 'constant' (node 'constant'): invalid parameters");
 }
 
 TEST(ConstantTest, SurvivesJsonSaveAndLoad) {

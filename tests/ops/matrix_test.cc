@@ -78,9 +78,15 @@ struct MatmulCase {
 
 std::vector<MatmulCase> Cases() {
   return {
-      {{}, {}, 3, 4, 5},           {{}, {}, 1, 7, 1},           {{2}, {2}, 3, 4, 5},
-      {{}, {3}, 2, 5, 4},          {{2, 1}, {3}, 3, 2, 4},      {{4}, {}, 5, 3, 2},
-      {{2, 1, 3}, {1, 4, 1}, 2, 3, 2}, {{}, {}, 5, 150, 530},   {{3}, {1}, 17, 129, 20},
+      {{}, {}, 3, 4, 5},
+      {{}, {}, 1, 7, 1},
+      {{2}, {2}, 3, 4, 5},
+      {{}, {3}, 2, 5, 4},
+      {{2, 1}, {3}, 3, 2, 4},
+      {{4}, {}, 5, 3, 2},
+      {{2, 1, 3}, {1, 4, 1}, 2, 3, 2},
+      {{}, {}, 5, 150, 530},
+      {{3}, {1}, 17, 129, 20},
   };
 }
 
@@ -117,13 +123,19 @@ TEST(MatmulOpTest, EmptyInnerDimensionGivesZeros) {
 
 TEST(MatmulOpTest, ShapeErrorsNameNodeAndShapes) {
   NDArray a = RandomArray(Shape{2, 3}, DType::kFloat32, 1), b = RandomArray(Shape{4, 5}, DType::kFloat32, 2);
-  EXPECT_ERROR(RunOp("matmul", {}, {a, b}), "node 'matmul' (op matmul): inner dimensions 3 and 4 do not match (a [2,3], b [4,5])");
-  EXPECT_ERROR(RunOp("matmul", Flags(true, false), {a, b}), "inner dimensions 2 and 4 do not match (a [2,3], b [4,5], transpose_a)");
-  EXPECT_ERROR(RunOp("matmul", {}, {RandomArray(Shape{2, 2, 3}, DType::kFloat32, 1), RandomArray(Shape{3, 3, 5}, DType::kFloat32, 2)}),
-               "batch dimensions do not broadcast together (a [2,2,3], b [3,3,5])");
-  EXPECT_ERROR(RunOp("matmul", {}, {RandomArray(Shape{3}, DType::kFloat32, 1), b}), "operands must have rank >= 2 (a [3], b [4,5])");
-  EXPECT_ERROR(RunOp("matmul", {}, {RandomArray(Shape{2, 2}, DType::kBool, 1), RandomArray(Shape{2, 2}, DType::kBool, 1)}),
-               "dtype bool is not supported");
+  EXPECT_ERROR(RunOp("matmul", {}, {a, b}),
+               "node 'matmul' (op matmul): inner dimensions 3 and 4 do not match (a [2,3], b [4,5])");
+  EXPECT_ERROR(RunOp("matmul", Flags(true, false), {a, b}),
+               "inner dimensions 2 and 4 do not match (a [2,3], b [4,5], transpose_a)");
+  EXPECT_ERROR(
+      RunOp("matmul", {},
+            {RandomArray(Shape{2, 2, 3}, DType::kFloat32, 1), RandomArray(Shape{3, 3, 5}, DType::kFloat32, 2)}),
+      "batch dimensions do not broadcast together (a [2,2,3], b [3,3,5])");
+  EXPECT_ERROR(RunOp("matmul", {}, {RandomArray(Shape{3}, DType::kFloat32, 1), b}),
+               "operands must have rank >= 2 (a [3], b [4,5])");
+  EXPECT_ERROR(
+      RunOp("matmul", {}, {RandomArray(Shape{2, 2}, DType::kBool, 1), RandomArray(Shape{2, 2}, DType::kBool, 1)}),
+      "dtype bool is not supported");
 }
 
 std::vector<Shape> Infer(const std::string& op, const Attrs& attrs, std::vector<Shape> in, Shape out = Shape()) {
@@ -144,7 +156,8 @@ TEST(MatmulOpTest, PartialShapes) {
   EXPECT_EQ(s[0], (Shape{7, 2, 3}));
   EXPECT_EQ(s[1], (Shape{4, 3}));
   EXPECT_FALSE(Infer("matmul", {}, {Shape(), Shape{3, 4}})[2].rank_known());
-  EXPECT_ERROR(Infer("matmul", {}, {Shape{u, 3}, Shape{4, u}}), "inner dimensions 3 and 4 do not match (a [?,3], b [4,?])");
+  EXPECT_ERROR(Infer("matmul", {}, {Shape{u, 3}, Shape{4, u}}),
+               "inner dimensions 3 and 4 do not match (a [?,3], b [4,?])");
 }
 
 TEST(MatmulOpTest, Float32IsFastAndReusesPrimitives) {
@@ -172,8 +185,8 @@ TEST(MatmulGradientTest, MatchesFiniteDifferences) {
     bool ta, tb;
   };
   std::vector<GradCase> cases = {
-      {{3, 4}, {4, 5}, false, false},    {{4, 3}, {4, 5}, true, false},     {{3, 4}, {5, 4}, false, true},
-      {{4, 3}, {5, 4}, true, true},      {{2, 3, 4}, {2, 4, 5}, false, false}, {{3, 4}, {2, 4, 5}, false, false},
+      {{3, 4}, {4, 5}, false, false},        {{4, 3}, {4, 5}, true, false},        {{3, 4}, {5, 4}, false, true},
+      {{4, 3}, {5, 4}, true, true},          {{2, 3, 4}, {2, 4, 5}, false, false}, {{3, 4}, {2, 4, 5}, false, false},
       {{2, 1, 4, 3}, {3, 5, 4}, true, true}, {{2, 3, 4}, {5, 4}, false, true},
   };
   uint64_t seed = 40;
@@ -198,8 +211,9 @@ TEST(BiasAddOpTest, AddsAlongTheChannelAxis) {
   }
   ExpectNear(RunOp("bias_add", {}, {x, bias4})[0], nhwc);
   ExpectNear(RunOp("bias_add", {{"data_format", "NCHW"}}, {x, bias3})[0], nchw);
-  ExpectNear(RunOp("bias_add", {}, {NDArray::FromVector<int64_t>(Shape{2, 2}, {1, 2, 3, 4}),
-                                    NDArray::FromVector<int64_t>(Shape{2}, {10, 20})})[0],
+  ExpectNear(RunOp("bias_add", {},
+                   {NDArray::FromVector<int64_t>(Shape{2, 2}, {1, 2, 3, 4}),
+                    NDArray::FromVector<int64_t>(Shape{2}, {10, 20})})[0],
              {11, 22, 13, 24});
 }
 
@@ -218,11 +232,14 @@ TEST(BiasAddOpTest, GradAndCodeGen) {
     CheckGradient("bias_add", {{"data_format", format}}, {dy, bias});
     CheckGradient("bias_add_grad", {{"data_format", format}}, {dy});
   }
-  CheckCodeGen("bias_add", {}, {RandomArray(Shape{2, 3, 4}, DType::kFloat32, 4), RandomArray(Shape{4}, DType::kFloat32, 5)});
-  CheckCodeGen("bias_add", {}, {RandomArray(Shape{5, 3}, DType::kInt32, 4, -9, 9), RandomArray(Shape{3}, DType::kInt32, 5, -9, 9)});
+  CheckCodeGen("bias_add", {},
+               {RandomArray(Shape{2, 3, 4}, DType::kFloat32, 4), RandomArray(Shape{4}, DType::kFloat32, 5)});
+  CheckCodeGen("bias_add", {},
+               {RandomArray(Shape{5, 3}, DType::kInt32, 4, -9, 9), RandomArray(Shape{3}, DType::kInt32, 5, -9, 9)});
   // NCHW bias does not broadcast the NumPy way, so it is left to the kernel.
   NodeAttrs nchw = Node::Create(Op::Get("bias_add"), "b", {{"data_format", "NCHW"}},
-                                {NodeEntry{Node::CreateVariable("x"), 0}, NodeEntry{Node::CreateVariable("b"), 0}})->attrs;
+                                {NodeEntry{Node::CreateVariable("x"), 0}, NodeEntry{Node::CreateVariable("b"), 0}})
+                       ->attrs;
   std::vector<ast::Expr> vars = {ast::Var("in0", DType::kFloat32), ast::Var("in1", DType::kFloat32)};
   EXPECT_TRUE(Op::GetAttr<FCodeGen>("FCodeGen")[Op::Get("bias_add")](nchw, vars).empty());
 }

@@ -22,23 +22,45 @@ template <typename Fn>
 void ForEachElement(const NDArray& array, const Fn& fn) {
   int64_t n = array.Size();
   switch (array.dtype()) {
-    case DType::kFloat32: for (int64_t i = 0; i < n; ++i) fn(i, array.data<float>()[i]); break;
-    case DType::kFloat64: for (int64_t i = 0; i < n; ++i) fn(i, array.data<double>()[i]); break;
-    case DType::kInt32: for (int64_t i = 0; i < n; ++i) fn(i, array.data<int32_t>()[i]); break;
-    case DType::kInt64: for (int64_t i = 0; i < n; ++i) fn(i, array.data<int64_t>()[i]); break;
-    case DType::kBool: for (int64_t i = 0; i < n; ++i) fn(i, array.data<bool>()[i]); break;
-    default: throw Error("unknown dtype");
+    case DType::kFloat32:
+      for (int64_t i = 0; i < n; ++i) fn(i, array.data<float>()[i]);
+      break;
+    case DType::kFloat64:
+      for (int64_t i = 0; i < n; ++i) fn(i, array.data<double>()[i]);
+      break;
+    case DType::kInt32:
+      for (int64_t i = 0; i < n; ++i) fn(i, array.data<int32_t>()[i]);
+      break;
+    case DType::kInt64:
+      for (int64_t i = 0; i < n; ++i) fn(i, array.data<int64_t>()[i]);
+      break;
+    case DType::kBool:
+      for (int64_t i = 0; i < n; ++i) fn(i, array.data<bool>()[i]);
+      break;
+    default:
+      throw Error("unknown dtype");
   }
 }
 
 void SetValue(const NDArray& array, int64_t i, double value) {
   switch (array.dtype()) {
-    case DType::kFloat32: array.data<float>()[i] = static_cast<float>(value); break;
-    case DType::kFloat64: array.data<double>()[i] = value; break;
-    case DType::kInt32: array.data<int32_t>()[i] = static_cast<int32_t>(value); break;
-    case DType::kInt64: array.data<int64_t>()[i] = static_cast<int64_t>(value); break;
-    case DType::kBool: array.data<bool>()[i] = value != 0; break;
-    default: throw Error("unknown dtype");
+    case DType::kFloat32:
+      array.data<float>()[i] = static_cast<float>(value);
+      break;
+    case DType::kFloat64:
+      array.data<double>()[i] = value;
+      break;
+    case DType::kInt32:
+      array.data<int32_t>()[i] = static_cast<int32_t>(value);
+      break;
+    case DType::kInt64:
+      array.data<int64_t>()[i] = static_cast<int64_t>(value);
+      break;
+    case DType::kBool:
+      array.data<bool>()[i] = value != 0;
+      break;
+    default:
+      throw Error("unknown dtype");
   }
 }
 
@@ -75,12 +97,18 @@ NDArray RandomArray(const Shape& shape, DType dtype, uint64_t seed, double lo, d
 
 double ValueAt(const NDArray& array, int64_t i) {
   switch (array.dtype()) {
-    case DType::kFloat32: return array.data<float>()[i];
-    case DType::kFloat64: return array.data<double>()[i];
-    case DType::kInt32: return array.data<int32_t>()[i];
-    case DType::kInt64: return static_cast<double>(array.data<int64_t>()[i]);
-    case DType::kBool: return array.data<bool>()[i];
-    default: throw Error("unknown dtype");
+    case DType::kFloat32:
+      return array.data<float>()[i];
+    case DType::kFloat64:
+      return array.data<double>()[i];
+    case DType::kInt32:
+      return array.data<int32_t>()[i];
+    case DType::kInt64:
+      return static_cast<double>(array.data<int64_t>()[i]);
+    case DType::kBool:
+      return array.data<bool>()[i];
+    default:
+      throw Error("unknown dtype");
   }
 }
 
@@ -118,8 +146,8 @@ std::vector<NDArray> Evaluate(const IndexedGraph& idx, const std::function<NDArr
     std::vector<NDArray> out;
     for (uint32_t i = 0; i < nout; ++i) {
       IR_CHECK(out_shapes[i].is_known() && out_types[i] != DType::kUnknown)
-          << "EvalGraph: node '" << node->attrs.name << "' output " << i << " has shape " << out_shapes[i]
-          << " dtype " << DTypeName(out_types[i]);
+          << "EvalGraph: node '" << node->attrs.name << "' output " << i << " has shape " << out_shapes[i] << " dtype "
+          << DTypeName(out_types[i]);
       out.emplace_back(out_shapes[i], out_types[i]);
     }
     OpContext ctx;
@@ -181,8 +209,10 @@ void ExpectNear(const NDArray& actual, const std::vector<double>& expected, doub
   int reported = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
     bool both_nan = std::isnan(got[i]) && std::isnan(expected[i]);
-    bool close = both_nan || got[i] == expected[i] || std::fabs(got[i] - expected[i]) <= atol + rtol * std::fabs(expected[i]);
-    if (!close && reported++ < 5) ADD_FAILURE() << "element " << i << ": got " << got[i] << ", expected " << expected[i];
+    bool close =
+        both_nan || got[i] == expected[i] || std::fabs(got[i] - expected[i]) <= atol + rtol * std::fabs(expected[i]);
+    if (!close && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": got " << got[i] << ", expected " << expected[i];
   }
 }
 

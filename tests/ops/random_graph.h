@@ -135,10 +135,11 @@ class RandomGraph {
     Reduce(name + "_r", x, axis, true);
     Value r = values_.back();
     bool reduced_first = Pick(0, 1) == 1;
-    values_.push_back(Value{MakeNode(kBinary[Pick(0, 2)], name, {reduced_first ? r.entry : x.entry,
-                                                                  reduced_first ? x.entry : r.entry}),
-                            x.shape});
-    if (!same.empty()) values_.push_back(Value{MakeNode(kBinary[Pick(0, 2)], name + "_w", {w.entry, r.entry}), reduced});
+    values_.push_back(Value{
+        MakeNode(kBinary[Pick(0, 2)], name, {reduced_first ? r.entry : x.entry, reduced_first ? x.entry : r.entry}),
+        x.shape});
+    if (!same.empty())
+      values_.push_back(Value{MakeNode(kBinary[Pick(0, 2)], name + "_w", {w.entry, r.entry}), reduced});
   }
 
   std::mt19937_64 rng_;

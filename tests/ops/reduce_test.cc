@@ -116,7 +116,8 @@ TEST(ReduceOpTest, Float32SumsArePairwiseAccurate) {
   NDArray tenths = NDArray::FromVector<float>(Shape{1000, 1000}, std::vector<float>(1000000, 0.1f));
   double exact = 1e6 * static_cast<double>(0.1f);
   EXPECT_NEAR(RunOp("sum", {}, {tenths})[0].data<float>()[0], exact, exact * 1e-6);
-  EXPECT_NEAR(RunOp("sum", {{"axis", "0"}}, {tenths.Reshape(Shape{1000000, 1})})[0].data<float>()[0], exact, exact * 1e-6);
+  EXPECT_NEAR(RunOp("sum", {{"axis", "0"}}, {tenths.Reshape(Shape{1000000, 1})})[0].data<float>()[0], exact,
+              exact * 1e-6);
   std::vector<double> columns = Values(RunOp("sum", {{"axis", "0"}}, {tenths.Reshape(Shape{500000, 2})})[0]);
   for (double v : columns) EXPECT_NEAR(v, exact / 2, exact * 1e-6);
 }
@@ -156,7 +157,8 @@ TEST(ReduceOpTest, AliasesAndAttributes) {
     EXPECT_EQ(Op::GetAttr<TReduceKind>("TReduceKind")[op], name);
   }
   EXPECT_EQ(Op::GetAttr<TOpPattern>("TOpPattern")[Op::Get("argmax")], kOpaque);
-  NodeAttrs attrs = Node::Create(Op::Get("sum"), "s", {{"axis", "(-1,0)"}}, {NodeEntry{Node::CreateVariable("x"), 0}})->attrs;
+  NodeAttrs attrs =
+      Node::Create(Op::Get("sum"), "s", {{"axis", "(-1,0)"}}, {NodeEntry{Node::CreateVariable("x"), 0}})->attrs;
   EXPECT_EQ(Op::GetAttr<FReduceAxes>("FReduceAxes")[Op::Get("sum")](attrs, 3), (std::vector<int>{0, 2}));
 }
 
@@ -193,7 +195,8 @@ TEST(ReduceOpTest, PartialShapesRefineBothWays) {
   EXPECT_EQ(Infer("max", {{"axis", "(0,-1)"}}, {Shape()}, Shape{3})[0], (Shape{u, 3, u}));
   EXPECT_EQ(Infer("mean", {{"axis", "0"}}, {Shape{u, u}}, Shape{7})[0], (Shape{u, 7}));
   EXPECT_EQ(Infer("argmax", {{"axis", "1"}}, {Shape{2, u, 4}})[1], (Shape{2, 4}));
-  EXPECT_ERROR(Infer("sum", {{"axis", "0"}}, {Shape{2, 3}}, Shape{2}), "node 'sum' (op sum): output 0 has shape [2] but must be [3]");
+  EXPECT_ERROR(Infer("sum", {{"axis", "0"}}, {Shape{2, 3}}, Shape{2}),
+               "node 'sum' (op sum): output 0 has shape [2] but must be [3]");
   EXPECT_ERROR(Infer("argmin", {{"axis", "1"}}, {Shape{2, 0}}), "cannot search axis 1 of size 0 in shape [2,0]");
 }
 
@@ -229,8 +232,8 @@ TEST(ArgReduceOpTest, MatchesReferenceOnWideInput) {
 TEST(ReduceGradientTest, MatchesFiniteDifferences) {
   NDArray x = RandomArray(Shape{3, 4, 5}, DType::kFloat64, 23, 0.5, 2);  // distinct values, no zeros
   for (const char* op : {"sum", "mean", "max", "min", "prod"}) {
-    for (const Attrs& attrs : std::vector<Attrs>{{}, {{"axis", "1"}}, {{"axis", "(0,-1)"}, {"keepdims", "1"}},
-                                                 {{"axis", "2"}, {"keepdims", "1"}}}) {
+    for (const Attrs& attrs : std::vector<Attrs>{
+             {}, {{"axis", "1"}}, {{"axis", "(0,-1)"}, {"keepdims", "1"}}, {{"axis", "2"}, {"keepdims", "1"}}}) {
       SCOPED_TRACE(std::string(op) + " axis " + (attrs.count("axis") ? attrs.at("axis") : "()"));
       CheckGradient(op, attrs, {x});
     }
@@ -241,9 +244,8 @@ TEST(ReduceGradientTest, TiedExtremaShareTheGradient) {
   NodeEntry x{Node::CreateVariable("x"), 0}, og{Node::CreateVariable("og"), 0};
   NodePtr max = Node::Create(Op::Get("max"), "max", {{"axis", "1"}}, {x});
   std::vector<NodeEntry> grads = Op::GetAttr<FGradient>("FGradient")[max->op()](max, {og});
-  std::map<const Node*, NDArray> feeds = {
-      {x.node.get(), NDArray::FromVector<double>(Shape{2, 3}, {1, 3, 3, 4, 4, 4})},
-      {og.node.get(), NDArray::FromVector<double>(Shape{2}, {2, 6})}};
+  std::map<const Node*, NDArray> feeds = {{x.node.get(), NDArray::FromVector<double>(Shape{2, 3}, {1, 3, 3, 4, 4, 4})},
+                                          {og.node.get(), NDArray::FromVector<double>(Shape{2}, {2, 6})}};
   ExpectNear(EvalGraph(grads, feeds)[0], {0, 1, 1, 2, 2, 2});
 }
 

@@ -6,11 +6,11 @@
 
 #include "ir/fusion.h"
 #include "ir/op.h"
-#include "passes/fusion_plan.h"
 #include "ir/pass.h"
 #include "ir/runtime.h"
 #include "ops/op_harness.h"
 #include "ops/random_graph.h"
+#include "passes/fusion_plan.h"
 #include "test_util.h"
 
 namespace ir {
@@ -83,13 +83,15 @@ struct AdamGraph {
     auto scalar = [](const std::string& op, const std::string& name, NodeEntry x, double value) {
       return Apply(op, name, {x}, {{"scalar", std::to_string(value)}});
     };
-    NodeEntry m_new = Apply("assign", "m_new",
-                            {m, Apply("add", "m_sum", {scalar("multiply_scalar", "m_decay", m, 0.9),
-                                                       scalar("multiply_scalar", "g_part", grad, 0.1)})});
+    NodeEntry m_new = Apply(
+        "assign", "m_new",
+        {m, Apply("add", "m_sum",
+                  {scalar("multiply_scalar", "m_decay", m, 0.9), scalar("multiply_scalar", "g_part", grad, 0.1)})});
     NodeEntry g2 = Apply("square", "g2", {grad});
-    NodeEntry v_new = Apply("assign", "v_new",
-                            {v, Apply("add", "v_sum", {scalar("multiply_scalar", "v_decay", v, 0.999),
-                                                       scalar("multiply_scalar", "g2_part", g2, 0.001)})});
+    NodeEntry v_new = Apply(
+        "assign", "v_new",
+        {v, Apply("add", "v_sum",
+                  {scalar("multiply_scalar", "v_decay", v, 0.999), scalar("multiply_scalar", "g2_part", g2, 0.001)})});
     NodeEntry denom = scalar("add_scalar", "denom", Apply("sqrt", "v_sqrt", {v_new}), 1e-8);
     NodeEntry delta = scalar("multiply_scalar", "delta", Apply("divide", "ratio", {m_new, denom}), 0.01);
     NodeEntry w_new = Apply("assign_sub", "w_new", {w, delta});
@@ -281,8 +283,8 @@ TEST(FusionGroupsTest, RmsNormBackwardMatchesUnfusedForEveryFmax) {
   NodeEntry gx_mean = RowMean("gx_mean", Apply("multiply", "gx", {g, x}));
   NodeEntry proj = Apply("multiply", "proj", {Apply("multiply", "xr2", {x, Apply("multiply", "r2", {r, r})}), gx_mean});
   NodeEntry dx = Apply("multiply", "dx", {r, Apply("subtract", "inner", {g, proj})});
-  NodeEntry dgamma = Apply("sum", "dgamma", {Apply("multiply", "dy_xr", {dy, Apply("multiply", "xr", {x, r})})},
-                           {{"axis", "0"}});
+  NodeEntry dgamma =
+      Apply("sum", "dgamma", {Apply("multiply", "dy_xr", {dy, Apply("multiply", "xr", {x, r})})}, {{"axis", "0"}});
   ExpectFusedMatchesUnfusedForEveryFmax({dx, dgamma}, NormFeeds());
 }
 

@@ -124,8 +124,8 @@ TEST(FusionTest, BroadcastInputsLoadWithStrideZero) {
 
 TEST(FusionTest, ScalarConstantsAreFoldedAndLiteralsKeepFullPrecision) {
   NodeEntry x = Var("x");
-  NodeEntry out = Apply("multiply_scalar", "out", {Apply("add_scalar", "a", {x}, {{"scalar", "0.1"}})},
-                        {{"scalar", "1e-30"}});
+  NodeEntry out =
+      Apply("multiply_scalar", "out", {Apply("add_scalar", "a", {x}, {{"scalar", "0.1"}})}, {{"scalar", "1e-30"}});
   auto feeds = Feeds({{"x", Shape{7}}});
   Graph compiled = ApplyPasses(Fuse(InferFromFeeds({out}, feeds)), {"CodeGen"});
   const std::string& source = compiled.GetAttr<std::string>("kernel_source");

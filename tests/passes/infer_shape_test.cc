@@ -101,8 +101,9 @@ TEST(InferShapeTest, ContradictingSeedsAreAnError) {
   NodeEntry x = Var("x", {{"__shape__", "[2,3]"}});
   Graph g({Apply("stop", "s", {x})});
   g.SetAttr("shape_inputs", ShapeVector{Shape{2, 4}});
-  EXPECT_ERROR(ApplyPass(g, "InferShape"), "node 'x' (op variable): inferred shape [2,3] for __shape__ "
-                                           "contradicts [2,4]");
+  EXPECT_ERROR(ApplyPass(g, "InferShape"),
+               "node 'x' (op variable): inferred shape [2,3] for __shape__ "
+               "contradicts [2,4]");
 }
 
 TEST(InferShapeTest, OpErrorsPropagateUnchanged) {

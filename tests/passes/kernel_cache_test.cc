@@ -42,8 +42,8 @@ TEST_F(KernelCacheTest, CorruptOrTruncatedEntriesAreRebuilt) {
   ASSERT_EQ(entries.size(), 1u);
   std::string path = dir_ + "/" + entries[0];
   std::string good = ReadWholeFile(path);
-  for (const std::string& damaged : {good.substr(0, good.size() / 2), std::string("garbage"),
-                                     good.substr(0, good.size() - 1) + "x"}) {
+  for (const std::string& damaged :
+       {good.substr(0, good.size() / 2), std::string("garbage"), good.substr(0, good.size() - 1) + "x"}) {
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
       out << damaged;

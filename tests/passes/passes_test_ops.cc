@@ -12,8 +12,7 @@ NodeEntry Var(const std::string& name, const std::map<std::string, std::string>&
   return NodeEntry{Node::CreateVariable(name, dict), 0};
 }
 
-NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
-                uint32_t index) {
+NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs, uint32_t index) {
   return MakeNode("passes_test_" + op, name, std::move(inputs), {}, index);
 }
 
@@ -52,8 +51,7 @@ bool MatmulShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   Shape &a = (*in)[0], &b = (*in)[1], &c = (*out)[0];
   int64_t ka = Dim(a, 1), kb = Dim(b, 0);
   IR_CHECK(ka == kUnknownDim || kb == kUnknownDim || ka == kb)
-      << "node '" << attrs.name << "' (op passes_test_matmul): inner dimensions " << ka << " and " << kb
-      << " differ";
+      << "node '" << attrs.name << "' (op passes_test_matmul): inner dimensions " << ka << " and " << kb << " differ";
   int64_t m = Either(Dim(a, 0), Dim(c, 0)), k = Either(ka, kb), n = Either(Dim(b, 1), Dim(c, 1));
   a = Shape{m, k};
   b = Shape{k, n};
@@ -61,8 +59,7 @@ bool MatmulShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   return a.is_known() && b.is_known();
 }
 
-NodeEntry GradOf(const std::string& op, const NodePtr& node, const std::string& suffix,
-                 std::vector<NodeEntry> inputs) {
+NodeEntry GradOf(const std::string& op, const NodePtr& node, const std::string& suffix, std::vector<NodeEntry> inputs) {
   return Apply(op, node->attrs.name + "_grad_" + suffix, std::move(inputs));
 }
 

@@ -33,8 +33,7 @@ namespace passes_test {
 /*! \brief A variable with optional hidden attributes such as __shape__ and __dtype__. */
 NodeEntry Var(const std::string& name, const std::map<std::string, std::string>& dict = {});
 /*! \brief Output `index` of a new node of op "passes_test_<op>" named `name`. */
-NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs,
-                uint32_t index = 0);
+NodeEntry Apply(const std::string& op, const std::string& name, std::vector<NodeEntry> inputs, uint32_t index = 0);
 /*! \brief The op name of the node of `e` ("variable" for a variable). */
 std::string OpName(const NodeEntry& e);
 

@@ -98,7 +98,8 @@ TEST(CPUCompilerTest, HangingCompilerIsKilledWithItsChildrenAfterTheTimeout) {
   ScopedEnv cc("IR_CC", compiler);
   ScopedEnv timeout("IR_COMPILE_TIMEOUT", "1.5");
   auto start = std::chrono::steady_clock::now();
-  EXPECT_ERROR(KernelCompiler::Get("cpu").Compile(kSource), "C compiler '" + compiler + "' did not finish within 1.5 s");
+  EXPECT_ERROR(KernelCompiler::Get("cpu").Compile(kSource),
+               "C compiler '" + compiler + "' did not finish within 1.5 s");
   EXPECT_ERROR(KernelCompiler::Get("cpu").Compile(kSource), "IR_COMPILE_TIMEOUT");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
   std::ifstream in(pid_file);

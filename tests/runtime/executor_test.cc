@@ -124,9 +124,7 @@ TEST(ExecutorTest, UnknownShapeFailsToBindNamingTheNode) {
 }
 
 /*! \brief One run of runtime_test_random over a [16] input. */
-std::vector<float> RandomValues(Executor* exec) {
-  return exec->Run({{"x", Filled({16}, 0)}})[0].ToVector<float>();
-}
+std::vector<float> RandomValues(Executor* exec) { return exec->Run({{"x", Filled({16}, 0)}})[0].ToVector<float>(); }
 
 TEST(ExecutorTest, SeedsDifferPerRunAndReproduceAcrossExecutors) {
   auto make = [](uint64_t seed, const std::map<std::string, std::string>& attrs) {

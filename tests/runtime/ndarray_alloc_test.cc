@@ -25,8 +25,7 @@ TEST(NDArrayAllocTest, CApiRefusesOverflowingShape) {
   IRNDArrayHandle out = nullptr;
   EXPECT_EQ(IRNDArrayCreate(dims, 2, 0, nullptr, &out), -1);
   EXPECT_EQ(out, nullptr);
-  EXPECT_NE(std::string(IRGetLastError()).find("shape [4611686018427387905,4]"), std::string::npos)
-      << IRGetLastError();
+  EXPECT_NE(std::string(IRGetLastError()).find("shape [4611686018427387905,4]"), std::string::npos) << IRGetLastError();
 }
 
 TEST(NDArrayAllocTest, OutOfMemoryNamesBytesShapeAndDType) {

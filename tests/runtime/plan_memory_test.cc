@@ -14,8 +14,7 @@ using runtime_test::Op;
 using runtime_test::Var;
 
 /*! \brief InferShape, InferType and PlanMemory with every input float32 of `shape`. */
-Graph Planned(std::vector<NodeEntry> outputs, const Shape& shape = Shape({4, 8}),
-              DType dtype = DType::kFloat32) {
+Graph Planned(std::vector<NodeEntry> outputs, const Shape& shape = Shape({4, 8}), DType dtype = DType::kFloat32) {
   Graph g(std::move(outputs));
   size_t num_inputs = g.indexed_graph().input_nodes().size();
   g.SetAttr("shape_inputs", ShapeVector(num_inputs, shape));
@@ -53,8 +52,7 @@ void ExpectNoLiveOverlap(const Graph& g) {
     for (uint32_t b = 0; b < sid.size(); ++b) {
       if (a == b || sid[b] != sid[a] || def[a] > def[b]) continue;
       if (last[a] < def[b]) continue;
-      bool in_place = last[a] == def[b] && inplace[b] >= 0 &&
-                      idx.entry_id(idx[def[b]].inputs[inplace[b]]) == a;
+      bool in_place = last[a] == def[b] && inplace[b] >= 0 && idx.entry_id(idx[def[b]].inputs[inplace[b]]) == a;
       EXPECT_TRUE(in_place) << "entries " << a << " and " << b << " share slot " << sid[a] << " while both live";
     }
   }
@@ -77,7 +75,7 @@ TEST(PlanMemoryTest, ChainReusesOneSlotInPlace) {
 TEST(PlanMemoryTest, InPlaceOnlyWhenTheInputDiesHere) {
   NodeEntry x = Var("x");
   NodeEntry a = Op("runtime_test_scale", "a", {x});
-  NodeEntry b = Op("runtime_test_scale", "b", {a});  // a is still read by c: not in place
+  NodeEntry b = Op("runtime_test_scale", "b", {a});   // a is still read by c: not in place
   NodeEntry c = Op("runtime_test_add", "c", {a, b});  // last use of a and b: in place
   NodeEntry d = Op("runtime_test_scale", "d", {c});
   Graph g = Planned({d});
@@ -126,15 +124,21 @@ std::vector<NodeEntry> RandomGraph(std::mt19937* rng) {
     };
     std::string name = "n" + std::to_string(i);
     switch ((*rng)() % 4) {
-      case 0: pool.push_back(Op("runtime_test_scale", name, {pick()})); break;
-      case 1: pool.push_back(Op("runtime_test_add", name, {pick(), pick()})); break;
+      case 0:
+        pool.push_back(Op("runtime_test_scale", name, {pick()}));
+        break;
+      case 1:
+        pool.push_back(Op("runtime_test_add", name, {pick(), pick()}));
+        break;
       case 2: {
         NodeEntry wide = Op("runtime_test_cast", name + "_wide", {pick()}, {{"dtype", "float64"}});
-        pool.push_back(Op("runtime_test_cast", name, {Op("runtime_test_scale", name + "_s", {wide})},
-                          {{"dtype", "float32"}}));
+        pool.push_back(
+            Op("runtime_test_cast", name, {Op("runtime_test_scale", name + "_s", {wide})}, {{"dtype", "float32"}}));
         break;
       }
-      default: pool.push_back(Op("runtime_test_add", name, {pick(), pick()})); break;
+      default:
+        pool.push_back(Op("runtime_test_add", name, {pick(), pick()}));
+        break;
     }
   }
   std::vector<NodeEntry> outputs{pool.back()};

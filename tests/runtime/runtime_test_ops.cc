@@ -58,8 +58,7 @@ FCompute Map1(F f) {
   };
 }
 
-void AddCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                const std::vector<NDArray>& out) {
+void AddCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
   IR_NUMERIC_SWITCH(out[0].dtype(), DT, {
     const DT* a = in[0].data<DT>();
     const DT* b = in[1].data<DT>();
@@ -90,8 +89,7 @@ void MatmulCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray
   }
 }
 
-void CastCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                 const std::vector<NDArray>& out) {
+void CastCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
   IR_ALL_TYPES_SWITCH(in[0].dtype(), SRC, {
     const SRC* a = in[0].data<SRC>();
     IR_ALL_TYPES_SWITCH(out[0].dtype(), DST, {

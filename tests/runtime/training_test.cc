@@ -98,11 +98,10 @@ TEST(TrainingTest, ConvNetLearnsAndFusionFollowsTheSameCurve) {
   NodeEntry loss = MakeNode("mean", "loss",
                             {MakeNode("sparse_softmax_cross_entropy_with_logits", "xent", {logits, Input("labels")})});
   NodeEntry train = SgdStep(loss, {w1, b1, w2, b2}, 0.2);
-  std::map<std::string, NDArray> init = {
-      {"w1", test::RandomArray(Shape{3, 3, 3, 4}, DType::kFloat32, 2, -0.3, 0.3)},
-      {"b1", test::RandomArray(Shape{4}, DType::kFloat32, 3, 0, 0.1)},
-      {"w2", test::RandomArray(Shape{36, 3}, DType::kFloat32, 4, -0.2, 0.2)},
-      {"b2", test::RandomArray(Shape{3}, DType::kFloat32, 5, -0.01, 0.01)}};
+  std::map<std::string, NDArray> init = {{"w1", test::RandomArray(Shape{3, 3, 3, 4}, DType::kFloat32, 2, -0.3, 0.3)},
+                                         {"b1", test::RandomArray(Shape{4}, DType::kFloat32, 3, 0, 0.1)},
+                                         {"w2", test::RandomArray(Shape{36, 3}, DType::kFloat32, 4, -0.2, 0.2)},
+                                         {"b2", test::RandomArray(Shape{3}, DType::kFloat32, 5, -0.01, 0.01)}};
   // Each image's channel c is blob coordinate c plus a fixed spatial pattern.
   auto images = [&](int step) {
     auto feeds = Blobs(batch, 3, 200 + step);

@@ -129,9 +129,9 @@ void CheckEntrySize(const BundleTensorInfo& info) {
     IR_CHECK(d >= 0 && !__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need))
         << "shape " << Shape(info.shape) << " is invalid or too large";
   }
-  IR_CHECK(need == static_cast<uint64_t>(info.size)) << "the index gives it " << info.size << " bytes but shape "
-                                                     << Shape(info.shape) << " of " << TFTypeName(info.tf_dtype)
-                                                     << " needs " << need;
+  IR_CHECK(need == static_cast<uint64_t>(info.size))
+      << "the index gives it " << info.size << " bytes but shape " << Shape(info.shape) << " of "
+      << TFTypeName(info.tf_dtype) << " needs " << need;
 }
 
 }  // namespace
@@ -147,9 +147,11 @@ uint32_t Crc32c(const void* data, size_t n) {
 uint32_t MaskCrc(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
 
 std::map<std::string, std::string> ReadTable(const std::string& bytes, const std::string& origin) {
-  IR_CHECK(bytes.size() >= kFooterSize) << "'" << origin << "' is too short to be a table (" << bytes.size() << " bytes)";
+  IR_CHECK(bytes.size() >= kFooterSize) << "'" << origin << "' is too short to be a table (" << bytes.size()
+                                        << " bytes)";
   size_t footer = bytes.size() - kFooterSize;
-  uint64_t magic = static_cast<uint64_t>(Fixed32(bytes, footer + 40)) | static_cast<uint64_t>(Fixed32(bytes, footer + 44)) << 32;
+  uint64_t magic =
+      static_cast<uint64_t>(Fixed32(bytes, footer + 40)) | static_cast<uint64_t>(Fixed32(bytes, footer + 44)) << 32;
   IR_CHECK(magic == kTableMagic) << "'" << origin << "' is not a table file (bad magic number)";
   Cursor cursor(bytes, footer, footer + 40, origin);
   ReadHandle(&cursor);  // the metaindex block: TensorFlow writes no meta blocks
@@ -170,7 +172,8 @@ CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) 
   IR_CHECK(header_it != table.end()) << "'" << path << "' has no bundle header: not a checkpoint V2 index";
   tensorflow::BundleHeaderProto header;
   IR_CHECK(ParseBinary(header_it->second, &header)) << "'" << path << "': malformed bundle header";
-  IR_CHECK(header.endianness() == tensorflow::BundleHeaderProto::LITTLE) << "'" << path << "': big-endian bundles are not supported";
+  IR_CHECK(header.endianness() == tensorflow::BundleHeaderProto::LITTLE)
+      << "'" << path << "': big-endian bundles are not supported";
   num_shards_ = header.num_shards();
   IR_CHECK(num_shards_ >= 1) << "'" << path << "': the header declares " << num_shards_ << " shards";
   for (const auto& kv : table) {
@@ -185,11 +188,11 @@ CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) 
     info.offset = entry.offset();
     info.size = entry.size();
     info.crc32c = entry.crc32c();
-    IR_CHECK(info.offset >= 0 && info.size >= 0) << "'" << path << "': '" << kv.first << "' has offset " << info.offset
-                                                  << " and size " << info.size;
+    IR_CHECK(info.offset >= 0 && info.size >= 0)
+        << "'" << path << "': '" << kv.first << "' has offset " << info.offset << " and size " << info.size;
     IR_CHECK(entry.slices().empty()) << "'" << path << "': '" << kv.first << "' is partitioned, which is not supported";
-    IR_CHECK(info.shard >= 0 && info.shard < num_shards_) << "'" << path << "': '" << kv.first << "' is in shard "
-                                                          << info.shard << " of " << num_shards_;
+    IR_CHECK(info.shard >= 0 && info.shard < num_shards_)
+        << "'" << path << "': '" << kv.first << "' is in shard " << info.shard << " of " << num_shards_;
     tensors_[kv.first] = info;
   }
 }

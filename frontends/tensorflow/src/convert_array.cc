@@ -22,7 +22,9 @@ Outputs ConvertReshape(ImportContext& ctx) {
   return {ctx.Op("reshape", {ctx.input(0)}, {{"shape", IntsAttr(shape)}})};
 }
 
-std::string OutType(const ImportContext& ctx) { return DTypeName(ctx.HasAttr("out_type") ? ctx.Type("out_type") : DType::kInt32); }
+std::string OutType(const ImportContext& ctx) {
+  return DTypeName(ctx.HasAttr("out_type") ? ctx.Type("out_type") : DType::kInt32);
+}
 
 Outputs ConvertShape(ImportContext& ctx) {
   ctx.ExpectInputs(1);
@@ -55,7 +57,8 @@ Outputs ConvertFill(ImportContext& ctx) {
   std::string shape = IntsAttr(ctx.ConstInts(0));
   NDArray value = ctx.TryConstInput(1);
   if (!value.defined()) return {ctx.Op("broadcast_to", {ctx.input(1)}, {{"shape", shape}})};
-  return {ctx.Op("fill", {}, {{"shape", shape}, {"value", NumberAttr(ctx.ConstScalar(1))}, {"dtype", DTypeName(value.dtype())}})};
+  return {ctx.Op("fill", {},
+                 {{"shape", shape}, {"value", NumberAttr(ctx.ConstScalar(1))}, {"dtype", DTypeName(value.dtype())}})};
 }
 
 Outputs ConvertTile(ImportContext& ctx) {
@@ -129,8 +132,8 @@ Outputs ConvertUnpack(ImportContext& ctx) {
   return outs;
 }
 
-Outputs SplitOutputs(ImportContext& ctx, const NodeEntry& value, int64_t axis, const std::map<std::string, std::string>& how,
-                     int64_t count) {
+Outputs SplitOutputs(ImportContext& ctx, const NodeEntry& value, int64_t axis,
+                     const std::map<std::string, std::string>& how, int64_t count) {
   std::map<std::string, std::string> attrs = how;
   attrs["axis"] = std::to_string(axis);
   NodeEntry split = ctx.Op("split", {value}, attrs);
@@ -157,7 +160,8 @@ Outputs ConvertSplitV(ImportContext& ctx) {
 
 Outputs ConvertSlice(ImportContext& ctx) {
   ctx.ExpectInputs(3);
-  return {ctx.Op("slice", {ctx.input(0)}, {{"begin", IntsAttr(ctx.ConstInts(1))}, {"size", IntsAttr(ctx.ConstInts(2))}})};
+  return {
+      ctx.Op("slice", {ctx.input(0)}, {{"begin", IntsAttr(ctx.ConstInts(1))}, {"size", IntsAttr(ctx.ConstInts(2))}})};
 }
 
 Outputs ConvertStridedSlice(ImportContext& ctx) {
@@ -210,7 +214,8 @@ Outputs ConvertPad(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() == 2 || ctx.num_inputs() == 3) << "needs 2 or 3 inputs, has " << ctx.num_inputs();
   std::string fill = ctx.num_inputs() == 3 ? NumberAttr(ctx.ConstScalar(2)) : "0";
   Shape paddings = ctx.ConstInput(1).shape();
-  IR_CHECK(paddings.ndim() == 2 && paddings[1] == 2) << "paddings must be a matrix [rank, 2], but its shape is " << paddings;
+  IR_CHECK(paddings.ndim() == 2 && paddings[1] == 2)
+      << "paddings must be a matrix [rank, 2], but its shape is " << paddings;
   return {ctx.Op("pad", {ctx.input(0)}, {{"paddings", IntsAttr(ctx.ConstInts(1))}, {"constant_value", fill}})};
 }
 

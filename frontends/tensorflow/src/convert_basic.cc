@@ -4,8 +4,8 @@
  * that only forward values or order work (Identity, NoOp...).
  */
 #include "converter.h"
-#include "tensor_decode.h"
 #include "tensor.pb.h"
+#include "tensor_decode.h"
 #include "tf_types.h"
 
 namespace ir {
@@ -32,8 +32,10 @@ Outputs ConvertConst(ImportContext& ctx) {
   }
   Splat splat;
   if (DecodeSplat(value.tensor(), ctx.max_const_bytes(), &splat)) {  // a large splat is never materialized
-    return {ctx.Op("fill", {}, {{"shape", IntsAttr(splat.shape.dims())}, {"value", NumberAttr(splat.value)},
-                                {"dtype", DTypeName(splat.dtype)}})};
+    return {ctx.Op("fill", {},
+                   {{"shape", IntsAttr(splat.shape.dims())},
+                    {"value", NumberAttr(splat.value)},
+                    {"dtype", DTypeName(splat.dtype)}})};
   }
   return {ctx.Constant(DecodeTensor(value.tensor(), ctx.max_const_bytes()))};
 }

@@ -53,9 +53,10 @@ NodeEntry Divisor(ImportContext& ctx) {
 
 /*! \brief trunc(x / y) for floats: |x| // |y| with the sign of x * y. */
 NodeEntry FloatTruncateDiv(ImportContext& ctx, const NodeEntry& x, const NodeEntry& y) {
-  NodeEntry quotient = ctx.Op("floor_divide", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {y}, {}, "abs_y")}, {},
-                              "abs_quotient");
-  NodeEntry sign = ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), ctx.Op("sign", {y}, {}, "sign_y")}, {}, "sign");
+  NodeEntry quotient =
+      ctx.Op("floor_divide", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {y}, {}, "abs_y")}, {}, "abs_quotient");
+  NodeEntry sign =
+      ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), ctx.Op("sign", {y}, {}, "sign_y")}, {}, "sign");
   return ctx.Op("multiply", {quotient, sign});
 }
 
@@ -90,8 +91,8 @@ Outputs ConvertTruncateMod(ImportContext& ctx) {
     NodeEntry multiple = ctx.Op("multiply", {ctx.Op("divide", {x, y}, {}, "quotient"), y}, {}, "multiple");
     return {ctx.Op("subtract", {x, multiple})};
   }
-  NodeEntry rest = ctx.Op("floor_mod", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {ctx.input(1)}, {}, "abs_y")}, {},
-                          "abs_mod");
+  NodeEntry rest =
+      ctx.Op("floor_mod", {ctx.Op("abs", {x}, {}, "abs_x"), ctx.Op("abs", {ctx.input(1)}, {}, "abs_y")}, {}, "abs_mod");
   return {ctx.Op("multiply", {ctx.Op("sign", {x}, {}, "sign_x"), rest})};
 }
 

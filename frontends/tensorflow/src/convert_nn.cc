@@ -30,7 +30,8 @@ std::vector<int64_t> WindowList(const ImportContext& ctx, const std::string& key
                           << " must specify 4 dimensions (sliding window " << key << " field)";
   for (int64_t d : v) IR_CHECK(d >= 1) << "attribute '" << key << "' " << IntsAttr(v) << " must be positive";
   size_t depth = format == "NHWC" ? 3 : 1;
-  IR_CHECK(v[0] == 1 && v[depth] == 1) << "attribute '" << key << "' " << IntsAttr(v) << " is not 1 along the batch and "
+  IR_CHECK(v[0] == 1 && v[depth] == 1) << "attribute '" << key << "' " << IntsAttr(v)
+                                       << " is not 1 along the batch and "
                                        << "depth dimensions of " << format << ", which TensorFlow does not support";
   return v;
 }
@@ -92,7 +93,8 @@ Outputs ConvertConv2D(ImportContext& ctx) {
 
 Outputs ConvertConv2DBackpropInput(ImportContext& ctx) {
   ctx.ExpectInputs(3);
-  return {ctx.Op("conv2d_backprop_input", {ctx.input(2), ctx.input(1), ShapedLike(ctx, 0, "input_shape")}, ConvAttrs(ctx))};
+  return {
+      ctx.Op("conv2d_backprop_input", {ctx.input(2), ctx.input(1), ShapedLike(ctx, 0, "input_shape")}, ConvAttrs(ctx))};
 }
 
 Outputs ConvertConv2DBackpropFilter(ImportContext& ctx) {

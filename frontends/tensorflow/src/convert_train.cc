@@ -24,7 +24,8 @@ struct Update {
     return ctx.Op("rsubtract_scalar", {x}, {{"scalar", "1"}}, suffix);
   }
   /*! \brief Writes `value` into `var`, after the writes `after` (so running the result runs them all). */
-  NodeEntry Assign(const NodeEntry& var, const NodeEntry& value, const std::vector<NodeEntry>& after, const char* suffix) {
+  NodeEntry Assign(const NodeEntry& var, const NodeEntry& value, const std::vector<NodeEntry>& after,
+                   const char* suffix) {
     NodeEntry out = ctx.Op("assign", {var, value}, {}, suffix);
     for (const NodeEntry& e : after) out.node->control_deps.push_back(e.node);
     return out;
@@ -71,21 +72,25 @@ Outputs ConvertAdam(ImportContext& ctx) {
   NodeEntry var = ctx.VariableInput(0), m = ctx.VariableInput(1), v = ctx.VariableInput(2);
   NodeEntry beta1_power = ctx.input(3), beta2_power = ctx.input(4), lr = ctx.input(5);
   NodeEntry beta1 = ctx.input(6), beta2 = ctx.input(7), epsilon = ctx.input(8), grad = ctx.input(9);
-  NodeEntry correction = u.Op("divide", {u.Op("sqrt", {u.OneMinus(beta2_power, "one_minus_beta2_power")}, "sqrt_bias2"),
-                                         u.OneMinus(beta1_power, "one_minus_beta1_power")},
+  NodeEntry correction = u.Op("divide",
+                              {u.Op("sqrt", {u.OneMinus(beta2_power, "one_minus_beta2_power")}, "sqrt_bias2"),
+                               u.OneMinus(beta1_power, "one_minus_beta1_power")},
                               "correction");
   NodeEntry lr_t = u.Op("multiply", {lr, correction}, "lr_t");
   NodeEntry one_minus_beta1 = u.OneMinus(beta1, "one_minus_beta1");
-  NodeEntry new_m = u.Op("add", {m, u.Op("multiply", {u.Op("subtract", {grad, m}, "m_delta"), one_minus_beta1}, "m_step")},
-                         "new_m");
+  NodeEntry new_m =
+      u.Op("add", {m, u.Op("multiply", {u.Op("subtract", {grad, m}, "m_delta"), one_minus_beta1}, "m_step")}, "new_m");
   NodeEntry grad_sq = u.Op("square", {grad}, "grad_sq");
   NodeEntry new_v = u.Op(
-      "add", {v, u.Op("multiply", {u.Op("subtract", {grad_sq, v}, "v_delta"), u.OneMinus(beta2, "one_minus_beta2")}, "v_step")},
+      "add",
+      {v,
+       u.Op("multiply", {u.Op("subtract", {grad_sq, v}, "v_delta"), u.OneMinus(beta2, "one_minus_beta2")}, "v_step")},
       "new_v");
   NodeEntry moment = new_m;
   if (ctx.Bool("use_nesterov", false)) {
-    moment = u.Op("add", {u.Op("multiply", {new_m, beta1}, "m_beta1"), u.Op("multiply", {grad, one_minus_beta1}, "g_beta1")},
-                  "nesterov_m");
+    moment =
+        u.Op("add", {u.Op("multiply", {new_m, beta1}, "m_beta1"), u.Op("multiply", {grad, one_minus_beta1}, "g_beta1")},
+             "nesterov_m");
   }
   NodeEntry denom = u.Op("add", {u.Op("sqrt", {new_v}, "sqrt_v"), epsilon}, "denom");
   NodeEntry step = u.Op("divide", {u.Op("multiply", {lr_t, moment}, "scaled_m"), denom}, "step");

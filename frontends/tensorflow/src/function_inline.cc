@@ -101,7 +101,8 @@ std::string Inliner::Rename(const std::string& ref, const std::string& prefix, c
                                         << "' is not of the form node:out_arg:index";
   std::string arg = ref.substr(first + 1, second - first - 1);
   std::string index_text = ref.substr(second + 1);
-  IR_CHECK(!index_text.empty() && index_text.size() < 10 && index_text.find_first_not_of("0123456789") == std::string::npos)
+  IR_CHECK(!index_text.empty() && index_text.size() < 10 &&
+           index_text.find_first_not_of("0123456789") == std::string::npos)
       << "function '" << fn.signature().name() << "': input '" << ref << "' has a bad output index";
   int index = std::stoi(index_text);
   auto op = body_ops.find(node);

@@ -220,8 +220,7 @@ Graph GraphImporter::Import(std::vector<std::string>* output_names) {
   IndexNodes();
   std::vector<TensorRef> roots = Roots();
   for (const auto& kv : spec_.feed_shapes) {
-    IR_CHECK(by_name_.count(TensorRef::Parse(kv.first).node))
-        << "feed '" << kv.first << "' names no node of the graph";
+    IR_CHECK(by_name_.count(TensorRef::Parse(kv.first).node)) << "feed '" << kv.first << "' names no node of the graph";
     IR_CHECK(TensorRef::Parse(kv.first).index == 0) << "feed '" << kv.first << "': only output 0 of a node can be fed";
   }
   for (size_t k : TopologicalOrder(roots)) Convert(nodes_[k]);

@@ -54,7 +54,8 @@ NodeEntry ImportContext::VariableInput(size_t i) const {
   NodeEntry e = input(i);
   while (!e.node->is_variable() && e.node->op()->name == "identity") e = e.node->inputs.at(0);
   IR_CHECK(e.node->is_variable()) << "input " << i << " must be a variable (a ref or resource handle), but it is "
-                                  << "computed by node '" << e.node->attrs.name << "' (op " << e.node->op()->name << ")";
+                                  << "computed by node '" << e.node->attrs.name << "' (op " << e.node->op()->name
+                                  << ")";
   return e;
 }
 
@@ -138,8 +139,9 @@ NDArray ImportContext::ConstInput(size_t i) const {
     std::string which = unfed.size() == 1 ? "that placeholder" : "the unfed placeholders " + Join(unfed, ", ");
     throw UnfedPlaceholderError(unfed[0], StrCat("needs ", what, " before the graph runs, and it depends on ", which));
   }
-  throw Error(StrCat(what, " must be known before the graph runs, but its value is computed when the graph runs "
-                           "(only constants and the shapes of fed tensors are known at import)"));
+  throw Error(StrCat(what,
+                     " must be known before the graph runs, but its value is computed when the graph runs "
+                     "(only constants and the shapes of fed tensors are known at import)"));
 }
 
 NDArray ImportContext::TryConstInput(size_t i) const { return importer_->Fold(input(i)); }
@@ -148,12 +150,17 @@ std::vector<int64_t> ImportContext::ConstInts(size_t i) const {
   NDArray value = ConstInput(i);
   std::vector<int64_t> out;
   switch (value.dtype()) {
-    case DType::kInt32: for (int32_t v : value.ToVector<int32_t>()) out.push_back(v); break;
-    case DType::kInt64: out = value.ToVector<int64_t>(); break;
+    case DType::kInt32:
+      for (int32_t v : value.ToVector<int32_t>()) out.push_back(v);
+      break;
+    case DType::kInt64:
+      out = value.ToVector<int64_t>();
+      break;
     case DType::kFloat32:
     case DType::kFloat64:
     case DType::kBool:
-    default: throw Error(StrCat("input ", i, " must hold integers, but it is ", DTypeName(value.dtype())));
+    default:
+      throw Error(StrCat("input ", i, " must hold integers, but it is ", DTypeName(value.dtype())));
   }
   return out;
 }
@@ -163,12 +170,23 @@ double ImportContext::ConstScalar(size_t i) const {
   IR_CHECK(value.Size() == 1) << "input " << i << " must hold one value, but its shape is " << value.shape();
   double out = 0;
   switch (value.dtype()) {
-    case DType::kFloat32: out = value.data<float>()[0]; break;
-    case DType::kFloat64: out = value.data<double>()[0]; break;
-    case DType::kInt32: out = value.data<int32_t>()[0]; break;
-    case DType::kInt64: out = static_cast<double>(value.data<int64_t>()[0]); break;
-    case DType::kBool: out = value.data<bool>()[0]; break;
-    default: break;
+    case DType::kFloat32:
+      out = value.data<float>()[0];
+      break;
+    case DType::kFloat64:
+      out = value.data<double>()[0];
+      break;
+    case DType::kInt32:
+      out = value.data<int32_t>()[0];
+      break;
+    case DType::kInt64:
+      out = static_cast<double>(value.data<int64_t>()[0]);
+      break;
+    case DType::kBool:
+      out = value.data<bool>()[0];
+      break;
+    default:
+      break;
   }
   return out;
 }

@@ -11,10 +11,10 @@
 #include "function_inline.h"
 #include "graph.pb.h"
 #include "graph_importer.h"
-#include "proto_parse.h"
 #include "ir/graph_attr.h"
 #include "ir/pass.h"
 #include "ir_tf/import.h"
+#include "proto_parse.h"
 
 namespace ir {
 namespace tf {
@@ -36,8 +36,8 @@ ImportSpec SpecOf(const Graph& graph) {
   spec.outputs = graph.GetAttrOr<std::vector<std::string>>("tf.outputs", {});
   auto names = graph.GetAttrOr<std::vector<std::string>>("tf.feed_names", {});
   auto shapes = graph.GetAttrOr<ShapeVector>("tf.feed_shapes", {});
-  IR_CHECK(names.size() == shapes.size()) << "tf.feed_names has " << names.size() << " names but tf.feed_shapes "
-                                          << shapes.size() << " shapes";
+  IR_CHECK(names.size() == shapes.size())
+      << "tf.feed_names has " << names.size() << " names but tf.feed_shapes " << shapes.size() << " shapes";
   for (size_t i = 0; i < names.size(); ++i) spec.feed_shapes[FeedNode(names[i])] = shapes[i];
   spec.max_const_bytes = GetPassOption<int>(graph, "tf.max_const_bytes", 1 << 30);
   return spec;
@@ -68,17 +68,16 @@ IR_REGISTER_GRAPH_ATTR("tf.outputs")
 IR_REGISTER_GRAPH_ATTR("tf.feed_names")
     .describe("TFImport input: TF tensors that will be fed (aligned with tf.feed_shapes).")
     .set_type<std::vector<std::string>>();
-IR_REGISTER_GRAPH_ATTR("tf.feed_shapes")
-    .describe("TFImport input: shapes of the fed tensors.")
-    .set_type<ShapeVector>();
+IR_REGISTER_GRAPH_ATTR("tf.feed_shapes").describe("TFImport input: shapes of the fed tensors.").set_type<ShapeVector>();
 IR_REGISTER_GRAPH_ATTR("tf.output_names")
     .describe("TFImport output: the TF name of each graph output.")
     .set_type<std::vector<std::string>>();
 
 IR_REGISTER_PASS(TFImport)
-    .describe("Imports the TensorFlow GraphDef in graph attribute tf.graph_def: converts the nodes "
-              "tf.outputs need through the converter table (functions inlined, shape-computed "
-              "values folded) and returns a graph whose outputs are those tensors.")
+    .describe(
+        "Imports the TensorFlow GraphDef in graph attribute tf.graph_def: converts the nodes "
+        "tf.outputs need through the converter table (functions inlined, shape-computed "
+        "values folded) and returns a graph whose outputs are those tensors.")
     .set_change_graph(true)
     .set_body(TFImport)
     .depend_graph_attr("tf.graph_def")

@@ -8,8 +8,8 @@
 #include <deque>
 
 #include "file_util.h"
-#include "ir/base.h"
 #include "graph.pb.h"
+#include "ir/base.h"
 #include "meta_graph.pb.h"
 #include "proto_parse.h"
 #include "saved_model.pb.h"
@@ -32,8 +32,8 @@ void ReadSignature(const tensorflow::MetaGraphDef& meta, const std::string& want
     if (wanted.empty()) return;
     std::vector<std::string> names;
     for (const auto& kv : meta.signature_def()) names.push_back(kv.first);
-    throw Error(StrCat("'", model->path, "' has no signature '", name, "' (it has: ",
-                       names.empty() ? std::string("none") : Join(names, ", "), ")"));
+    throw Error(StrCat("'", model->path, "' has no signature '", name,
+                       "' (it has: ", names.empty() ? std::string("none") : Join(names, ", "), ")"));
   }
   model->signature = name;
   for (const auto& kv : it->second.inputs()) model->signature_inputs[kv.first] = kv.second.name();
@@ -109,7 +109,8 @@ TFModel LoadSavedModel(const std::string& dir, const std::string& signature) {
   tensorflow::SavedModel saved;
   std::string pb = dir + "/saved_model.pb", pbtxt = dir + "/saved_model.pbtxt";
   if (FileExists(pb)) {
-    IR_CHECK(ParseBinary(ReadFile(pb), &saved)) << "'" << pb << "' is not a valid SavedModel (truncated or not protobuf)";
+    IR_CHECK(ParseBinary(ReadFile(pb), &saved))
+        << "'" << pb << "' is not a valid SavedModel (truncated or not protobuf)";
   } else {
     IR_CHECK(FileExists(pbtxt)) << "'" << dir << "' is a directory without saved_model.pb: not a SavedModel";
     std::string error = ParseText(ReadFile(pbtxt), &saved);
@@ -130,7 +131,8 @@ TFModel LoadSavedModel(const std::string& dir, const std::string& signature) {
 
 TFModel LoadMetaGraph(const std::string& path, const std::string& signature) {
   tensorflow::MetaGraphDef meta;
-  IR_CHECK(ParseBinary(ReadFile(path), &meta)) << "'" << path << "' is not a valid MetaGraphDef (truncated or not protobuf)";
+  IR_CHECK(ParseBinary(ReadFile(path), &meta))
+      << "'" << path << "' is not a valid MetaGraphDef (truncated or not protobuf)";
   TFModel model = FromMetaGraph(meta, path, "meta", signature);
   std::string prefix = path.substr(0, path.size() - 5);
   if (FileExists(prefix + ".index")) model.checkpoint_prefix = prefix;
@@ -175,7 +177,8 @@ std::vector<std::string> NodeNames(const TFModel& model) {
 
 TFModel ModelFromBinary(const std::string& bytes, const std::string& origin) {
   tensorflow::GraphDef graph;
-  IR_CHECK(ParseBinary(bytes, &graph)) << "'" << origin << "' is not a valid binary GraphDef (truncated or not protobuf)";
+  IR_CHECK(ParseBinary(bytes, &graph)) << "'" << origin
+                                       << "' is not a valid binary GraphDef (truncated or not protobuf)";
   TFModel model;
   model.path = origin;
   model.format = "pb";
@@ -205,8 +208,9 @@ TFModel LoadModel(const std::string& path, const std::string& signature) {
   tensorflow::GraphDef probe;
   if (ParseBinary(bytes, &probe)) return ModelFromBinary(bytes, path);
   std::string error = ParseText(bytes, &probe);
-  IR_CHECK(error.empty()) << "'" << path << "' is neither a binary GraphDef (truncated or not protobuf) nor a text one ("
-                          << error << ")";
+  IR_CHECK(error.empty()) << "'" << path
+                          << "' is neither a binary GraphDef (truncated or not protobuf) nor a text one (" << error
+                          << ")";
   return ModelFromText(bytes, path);
 }
 

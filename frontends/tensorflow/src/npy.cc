@@ -145,9 +145,9 @@ class HeaderParser {
 /*! \brief The TF DataType with the same element layout as a NumPy type code ("f4"). */
 int DescrType(const std::string& code, const std::string& origin) {
   static const std::map<std::string, int> types = {
-      {"f4", tensorflow::DT_FLOAT}, {"f8", tensorflow::DT_DOUBLE}, {"f2", tensorflow::DT_HALF},
-      {"i1", tensorflow::DT_INT8},  {"i2", tensorflow::DT_INT16},  {"i4", tensorflow::DT_INT32},
-      {"i8", tensorflow::DT_INT64}, {"u1", tensorflow::DT_UINT8},  {"u2", tensorflow::DT_UINT16},
+      {"f4", tensorflow::DT_FLOAT},  {"f8", tensorflow::DT_DOUBLE}, {"f2", tensorflow::DT_HALF},
+      {"i1", tensorflow::DT_INT8},   {"i2", tensorflow::DT_INT16},  {"i4", tensorflow::DT_INT32},
+      {"i8", tensorflow::DT_INT64},  {"u1", tensorflow::DT_UINT8},  {"u2", tensorflow::DT_UINT16},
       {"u4", tensorflow::DT_UINT32}, {"b1", tensorflow::DT_BOOL},
   };
   auto it = types.find(code);
@@ -158,12 +158,18 @@ int DescrType(const std::string& code, const std::string& origin) {
 
 std::string Descr(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat64: return "<f8";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kBool: return "|b1";
-    default: throw Error(StrCat("cannot write dtype ", DTypeName(dtype), " to .npy"));
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat64:
+      return "<f8";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kBool:
+      return "|b1";
+    default:
+      throw Error(StrCat("cannot write dtype ", DTypeName(dtype), " to .npy"));
   }
 }
 
@@ -176,7 +182,8 @@ std::string HeaderText(const std::string& bytes, const std::string& origin, size
       << "'" << origin << "': unsupported .npy version " << major << "." << minor << " (1.0, 2.0 and 3.0 are)";
   size_t length_bytes = major == 1 ? 2 : 4, header_len = 0;
   IR_CHECK(bytes.size() >= 8 + length_bytes) << "'" << origin << "': truncated .npy header";
-  for (size_t i = 0; i < length_bytes; ++i) header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+  for (size_t i = 0; i < length_bytes; ++i)
+    header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
   IR_CHECK(header_len <= bytes.size() - 8 - length_bytes)
       << "'" << origin << "': truncated .npy header (it claims " << header_len << " bytes but "
       << bytes.size() - 8 - length_bytes << " follow)";
@@ -228,13 +235,15 @@ NDArray ParseNpy(const std::string& bytes, const std::string& origin) {
   uint64_t need = 0, have = bytes.size() - data_at;
   IR_CHECK(!__builtin_mul_overflow(ElementCount(header.shape, origin), element, &need))
       << "'" << origin << "': the .npy shape " << Shape(header.shape) << " has too many bytes";
-  IR_CHECK(have == need) << "'" << origin << "': " << (have < need ? "truncated .npy data" : "trailing bytes after the .npy data")
+  IR_CHECK(have == need) << "'" << origin
+                         << "': " << (have < need ? "truncated .npy data" : "trailing bytes after the .npy data")
                          << ": shape " << Shape(header.shape) << " of '" << descr << "' needs " << need << " bytes but "
                          << have << " follow the header";
   std::string data = bytes.substr(data_at);
   if (header.fortran_order) data = FortranToC(data, header.shape, element);
   if (descr[0] == '>' && element > 1) {
-    for (size_t i = 0; i + element <= data.size(); i += element) std::reverse(data.begin() + i, data.begin() + i + element);
+    for (size_t i = 0; i + element <= data.size(); i += element)
+      std::reverse(data.begin() + i, data.begin() + i + element);
   }
   tensorflow::TensorProto proto;
   proto.set_dtype(static_cast<tensorflow::DataType>(tf_dtype));

@@ -20,7 +20,8 @@ namespace {
 
 /*! \brief A node name for a fed tensor name ("x:0" -> "x"). */
 std::string NodeName(const std::string& tensor) {
-  return tensor.size() > 2 && tensor.compare(tensor.size() - 2, 2, ":0") == 0 ? tensor.substr(0, tensor.size() - 2) : tensor;
+  return tensor.size() > 2 && tensor.compare(tensor.size() - 2, 2, ":0") == 0 ? tensor.substr(0, tensor.size() - 2)
+                                                                              : tensor;
 }
 
 SessionOptions WithPipeline(SessionOptions options) {
@@ -101,12 +102,14 @@ class TFSession::Impl {
 TFSession::TFSession(TFModel model, SessionOptions options) : impl_(new Impl(std::move(model), std::move(options))) {}
 TFSession::~TFSession() = default;
 
-std::vector<NDArray> TFSession::Run(const std::map<std::string, NDArray>& feeds, const std::vector<std::string>& fetches,
-                                    const std::vector<std::string>& targets) {
+std::vector<NDArray> TFSession::Run(const std::map<std::string, NDArray>& feeds,
+                                    const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
   return impl_->Run(feeds, fetches, targets);
 }
 
-std::vector<std::string> TFSession::RestoreCheckpoint(const std::string& prefix) { return impl_->RestoreCheckpoint(prefix); }
+std::vector<std::string> TFSession::RestoreCheckpoint(const std::string& prefix) {
+  return impl_->RestoreCheckpoint(prefix);
+}
 const TFModel& TFSession::model() const { return impl_->model_; }
 Session& TFSession::session() { return impl_->session_; }
 const TFRunTimings& TFSession::last_timings() const { return impl_->timings_; }

@@ -62,7 +62,8 @@ std::string SnappyUncompress(const std::string& in, const std::string& origin) {
         << "'" << origin << "': snappy copy out of bounds";
     for (uint32_t i = 0; i < size; ++i) out.push_back(out[out.size() - offset]);
   }
-  IR_CHECK(out.size() == length) << "'" << origin << "': snappy block holds " << out.size() << " bytes, expected " << length;
+  IR_CHECK(out.size() == length) << "'" << origin << "': snappy block holds " << out.size() << " bytes, expected "
+                                 << length;
   return out;
 }
 

@@ -45,15 +45,24 @@ T RawElement(const char* bytes, int64_t i, int tf_dtype) {
     return v;
   };
   switch (BaseType(tf_dtype)) {
-    case tensorflow::DT_HALF: return static_cast<T>(HalfToFloat(load(uint16_t())));
-    case tensorflow::DT_BFLOAT16: return static_cast<T>(BFloat16ToFloat(load(uint16_t())));
-    case tensorflow::DT_INT8: return static_cast<T>(load(int8_t()));
-    case tensorflow::DT_UINT8: return static_cast<T>(load(uint8_t()));
-    case tensorflow::DT_INT16: return static_cast<T>(load(int16_t()));
-    case tensorflow::DT_UINT16: return static_cast<T>(load(uint16_t()));
-    case tensorflow::DT_UINT32: return static_cast<T>(load(uint32_t()));
-    case tensorflow::DT_BOOL: return static_cast<T>(load(uint8_t()) != 0);
-    default: throw Error(StrCat("cannot convert ", TFTypeName(tf_dtype)));
+    case tensorflow::DT_HALF:
+      return static_cast<T>(HalfToFloat(load(uint16_t())));
+    case tensorflow::DT_BFLOAT16:
+      return static_cast<T>(BFloat16ToFloat(load(uint16_t())));
+    case tensorflow::DT_INT8:
+      return static_cast<T>(load(int8_t()));
+    case tensorflow::DT_UINT8:
+      return static_cast<T>(load(uint8_t()));
+    case tensorflow::DT_INT16:
+      return static_cast<T>(load(int16_t()));
+    case tensorflow::DT_UINT16:
+      return static_cast<T>(load(uint16_t()));
+    case tensorflow::DT_UINT32:
+      return static_cast<T>(load(uint32_t()));
+    case tensorflow::DT_BOOL:
+      return static_cast<T>(load(uint8_t()) != 0);
+    default:
+      throw Error(StrCat("cannot convert ", TFTypeName(tf_dtype)));
   }
 }
 
@@ -66,22 +75,27 @@ void DecodeContent(const TensorProto& proto, const NDArray& out) {
   }
   switch (out.dtype()) {
     case DType::kFloat32:
-      for (int64_t i = 0; i < out.Size(); ++i) out.data<float>()[i] = RawElement<float>(content.data(), i, proto.dtype());
+      for (int64_t i = 0; i < out.Size(); ++i)
+        out.data<float>()[i] = RawElement<float>(content.data(), i, proto.dtype());
       break;
     case DType::kInt32:
-      for (int64_t i = 0; i < out.Size(); ++i) out.data<int32_t>()[i] = RawElement<int32_t>(content.data(), i, proto.dtype());
+      for (int64_t i = 0; i < out.Size(); ++i)
+        out.data<int32_t>()[i] = RawElement<int32_t>(content.data(), i, proto.dtype());
       break;
     case DType::kInt64:
-      for (int64_t i = 0; i < out.Size(); ++i) out.data<int64_t>()[i] = RawElement<int64_t>(content.data(), i, proto.dtype());
+      for (int64_t i = 0; i < out.Size(); ++i)
+        out.data<int64_t>()[i] = RawElement<int64_t>(content.data(), i, proto.dtype());
       break;
     case DType::kBool:
       for (int64_t i = 0; i < out.Size(); ++i) out.data<bool>()[i] = RawElement<bool>(content.data(), i, proto.dtype());
       break;
-    default: throw Error(StrCat("cannot decode tensor_content of ", TFTypeName(proto.dtype())));
+    default:
+      throw Error(StrCat("cannot decode tensor_content of ", TFTypeName(proto.dtype())));
   }
 }
 
-/*! \brief Copies `values` (converted by `convert`) into `out`, repeating the last one (CheckEncoding bounded their count). */
+/*! \brief Copies `values` (converted by `convert`) into `out`, repeating the last one (CheckEncoding bounded their
+ * count). */
 template <typename T, typename Values, typename Convert>
 void Fill(const Values& values, const NDArray& out, const Convert& convert) {
   int64_t n = values.size(), size = out.Size();
@@ -94,32 +108,49 @@ void Fill(const Values& values, const NDArray& out, const Convert& convert) {
 void DecodeValues(const TensorProto& proto, const NDArray& out) {
   auto same = [](auto v) { return v; };
   switch (BaseType(proto.dtype())) {
-    case tensorflow::DT_FLOAT: return Fill<float>(proto.float_val(), out, same);
-    case tensorflow::DT_DOUBLE: return Fill<double>(proto.double_val(), out, same);
-    case tensorflow::DT_INT32: case tensorflow::DT_INT16: case tensorflow::DT_INT8:
-    case tensorflow::DT_UINT8: case tensorflow::DT_UINT16:
+    case tensorflow::DT_FLOAT:
+      return Fill<float>(proto.float_val(), out, same);
+    case tensorflow::DT_DOUBLE:
+      return Fill<double>(proto.double_val(), out, same);
+    case tensorflow::DT_INT32:
+    case tensorflow::DT_INT16:
+    case tensorflow::DT_INT8:
+    case tensorflow::DT_UINT8:
+    case tensorflow::DT_UINT16:
       return Fill<int32_t>(proto.int_val(), out, same);
-    case tensorflow::DT_INT64: return Fill<int64_t>(proto.int64_val(), out, same);
-    case tensorflow::DT_UINT32: return Fill<int64_t>(proto.uint32_val(), out, [](uint32_t v) { return int64_t{v}; });
-    case tensorflow::DT_BOOL: return Fill<bool>(proto.bool_val(), out, same);
+    case tensorflow::DT_INT64:
+      return Fill<int64_t>(proto.int64_val(), out, same);
+    case tensorflow::DT_UINT32:
+      return Fill<int64_t>(proto.uint32_val(), out, [](uint32_t v) { return int64_t{v}; });
+    case tensorflow::DT_BOOL:
+      return Fill<bool>(proto.bool_val(), out, same);
     case tensorflow::DT_HALF:
       return Fill<float>(proto.half_val(), out, [](int32_t v) { return HalfToFloat(static_cast<uint16_t>(v)); });
     case tensorflow::DT_BFLOAT16:
       return Fill<float>(proto.half_val(), out, [](int32_t v) { return BFloat16ToFloat(static_cast<uint16_t>(v)); });
-    default: throw Error(StrCat("cannot decode values of ", TFTypeName(proto.dtype())));
+    default:
+      throw Error(StrCat("cannot decode values of ", TFTypeName(proto.dtype())));
   }
 }
 
 /*! \brief How many typed values (float_val, int_val...) the proto holds for its dtype. */
 int64_t ValueCount(const TensorProto& proto) {
   switch (BaseType(proto.dtype())) {
-    case tensorflow::DT_FLOAT: return proto.float_val_size();
-    case tensorflow::DT_DOUBLE: return proto.double_val_size();
-    case tensorflow::DT_INT64: return proto.int64_val_size();
-    case tensorflow::DT_UINT32: return proto.uint32_val_size();
-    case tensorflow::DT_BOOL: return proto.bool_val_size();
-    case tensorflow::DT_HALF: case tensorflow::DT_BFLOAT16: return proto.half_val_size();
-    default: return proto.int_val_size();
+    case tensorflow::DT_FLOAT:
+      return proto.float_val_size();
+    case tensorflow::DT_DOUBLE:
+      return proto.double_val_size();
+    case tensorflow::DT_INT64:
+      return proto.int64_val_size();
+    case tensorflow::DT_UINT32:
+      return proto.uint32_val_size();
+    case tensorflow::DT_BOOL:
+      return proto.bool_val_size();
+    case tensorflow::DT_HALF:
+    case tensorflow::DT_BFLOAT16:
+      return proto.half_val_size();
+    default:
+      return proto.int_val_size();
   }
 }
 
@@ -138,8 +169,8 @@ Shape CheckedShape(const TensorProto& proto, DType dtype, int64_t max_bytes, uin
     *count *= static_cast<uint64_t>(d);
   }
   IR_CHECK(!__builtin_mul_overflow(*count, DTypeSize(dtype), &bytes) && bytes <= static_cast<uint64_t>(max_bytes))
-      << "the tensor of shape " << shape << " (" << DTypeName(dtype) << ", " << *count << " elements) exceeds the limit of "
-      << max_bytes << " bytes";
+      << "the tensor of shape " << shape << " (" << DTypeName(dtype) << ", " << *count
+      << " elements) exceeds the limit of " << max_bytes << " bytes";
   return shape;
 }
 
@@ -193,12 +224,23 @@ bool DecodeSplat(const TensorProto& proto, int64_t max_bytes, Splat* splat) {
   double value = 0;
   bool exact = false;
   switch (dtype) {
-    case DType::kFloat32: exact = ExactValue<float>(one, &value); break;
-    case DType::kFloat64: exact = ExactValue<double>(one, &value); break;
-    case DType::kInt32: exact = ExactValue<int32_t>(one, &value); break;
-    case DType::kInt64: exact = ExactValue<int64_t>(one, &value); break;
-    case DType::kBool: exact = ExactValue<bool>(one, &value); break;
-    default: return false;
+    case DType::kFloat32:
+      exact = ExactValue<float>(one, &value);
+      break;
+    case DType::kFloat64:
+      exact = ExactValue<double>(one, &value);
+      break;
+    case DType::kInt32:
+      exact = ExactValue<int32_t>(one, &value);
+      break;
+    case DType::kInt64:
+      exact = ExactValue<int64_t>(one, &value);
+      break;
+    case DType::kBool:
+      exact = ExactValue<bool>(one, &value);
+      break;
+    default:
+      return false;
   }
   if (!exact) return false;
   *splat = Splat{shape, dtype, value};

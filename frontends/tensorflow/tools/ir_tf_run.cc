@@ -61,7 +61,8 @@ struct Options {
 int ParseInt(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < 0 || value > (1L << 30)) Usage(flag + " needs a non-negative integer, got '" + text + "'");
+  if (text.empty() || *end != '\0' || value < 0 || value > (1L << 30))
+    Usage(flag + " needs a non-negative integer, got '" + text + "'");
   return static_cast<int>(value);
 }
 
@@ -73,28 +74,43 @@ Options ParseArgs(int argc, char** argv) {
       if (i + 1 >= argc) Usage(flag + " needs a value");
       return argv[++i];
     };
-    if (flag == "--graph") o.graph = value();
-    else if (flag == "--signature") o.signature = value();
+    if (flag == "--graph")
+      o.graph = value();
+    else if (flag == "--signature")
+      o.signature = value();
     else if (flag == "--feed") {
       std::string spec = value();
       size_t eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0) Usage("--feed needs NAME=FILE.npy or NAME=random:SEED, got '" + spec + "'");
+      if (eq == std::string::npos || eq == 0)
+        Usage("--feed needs NAME=FILE.npy or NAME=random:SEED, got '" + spec + "'");
       o.feeds.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
-    } else if (flag == "--fetch") o.fetches.push_back(value());
-    else if (flag == "--init") o.inits.push_back(value());
-    else if (flag == "--run") o.run = value();
-    else if (flag == "--steps") o.steps = ParseInt(flag, value());
-    else if (flag == "--checkpoint") o.checkpoint = value();
-    else if (flag == "--target") o.target = value();
-    else if (flag == "--no-fusion") o.fusion = false;
-    else if (flag == "--fmax") o.fmax = ParseInt(flag, value());
-    else if (flag == "--out") o.out = value();
-    else if (flag == "--dump") o.dump = value();
-    else if (flag == "--list-unsupported") o.list_unsupported = true;
+    } else if (flag == "--fetch")
+      o.fetches.push_back(value());
+    else if (flag == "--init")
+      o.inits.push_back(value());
+    else if (flag == "--run")
+      o.run = value();
+    else if (flag == "--steps")
+      o.steps = ParseInt(flag, value());
+    else if (flag == "--checkpoint")
+      o.checkpoint = value();
+    else if (flag == "--target")
+      o.target = value();
+    else if (flag == "--no-fusion")
+      o.fusion = false;
+    else if (flag == "--fmax")
+      o.fmax = ParseInt(flag, value());
+    else if (flag == "--out")
+      o.out = value();
+    else if (flag == "--dump")
+      o.dump = value();
+    else if (flag == "--list-unsupported")
+      o.list_unsupported = true;
     else if (flag == "--help" || flag == "-h") {
       std::cout << kUsage;
       std::exit(0);
-    } else Usage("unknown argument '" + flag + "'");
+    } else
+      Usage("unknown argument '" + flag + "'");
   }
   if (o.graph.empty()) Usage("--graph is required");
   return o;
@@ -105,7 +121,8 @@ double Ms(Clock::time_point since) { return std::chrono::duration<double, std::m
 /*! \brief Uniform values in [0, 1) (integers in [0, 10), random bools) of the input's shape. */
 NDArray RandomFeed(const ir::tf::TFModel& model, const std::string& name, const std::string& seed_text) {
   ir::tf::InputSpec spec = ir::tf::FindInputSpec(model, name);
-  if (!spec.shape.rank_known()) throw ir::Error("random feed for '" + name + "': its rank is unknown; feed a .npy file");
+  if (!spec.shape.rank_known())
+    throw ir::Error("random feed for '" + name + "': its rank is unknown; feed a .npy file");
   std::vector<int64_t> dims = spec.shape.dims();
   for (int64_t& d : dims) {
     if (d < 0) {
@@ -120,12 +137,23 @@ NDArray RandomFeed(const ir::tf::TFModel& model, const std::string& name, const 
   for (int64_t i = 0; i < array.Size(); ++i) {
     double u = uniform(rng);
     switch (spec.dtype) {
-      case ir::DType::kFloat32: array.data<float>()[i] = static_cast<float>(u); break;
-      case ir::DType::kFloat64: array.data<double>()[i] = u; break;
-      case ir::DType::kInt32: array.data<int32_t>()[i] = static_cast<int32_t>(u * 10); break;
-      case ir::DType::kInt64: array.data<int64_t>()[i] = static_cast<int64_t>(u * 10); break;
-      case ir::DType::kBool: array.data<bool>()[i] = u < 0.5; break;
-      default: break;
+      case ir::DType::kFloat32:
+        array.data<float>()[i] = static_cast<float>(u);
+        break;
+      case ir::DType::kFloat64:
+        array.data<double>()[i] = u;
+        break;
+      case ir::DType::kInt32:
+        array.data<int32_t>()[i] = static_cast<int32_t>(u * 10);
+        break;
+      case ir::DType::kInt64:
+        array.data<int64_t>()[i] = static_cast<int64_t>(u * 10);
+        break;
+      case ir::DType::kBool:
+        array.data<bool>()[i] = u < 0.5;
+        break;
+      default:
+        break;
     }
   }
   return array;
@@ -137,12 +165,23 @@ std::string Describe(const NDArray& a) {
   for (int64_t i = 0; i < shown; ++i) {
     char buf[32];
     switch (a.dtype()) {
-      case ir::DType::kFloat32: std::snprintf(buf, sizeof(buf), "%.6g", a.data<float>()[i]); break;
-      case ir::DType::kFloat64: std::snprintf(buf, sizeof(buf), "%.6g", a.data<double>()[i]); break;
-      case ir::DType::kInt32: std::snprintf(buf, sizeof(buf), "%d", a.data<int32_t>()[i]); break;
-      case ir::DType::kInt64: std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(a.data<int64_t>()[i])); break;
-      case ir::DType::kBool: std::snprintf(buf, sizeof(buf), "%s", a.data<bool>()[i] ? "true" : "false"); break;
-      default: buf[0] = '\0';
+      case ir::DType::kFloat32:
+        std::snprintf(buf, sizeof(buf), "%.6g", a.data<float>()[i]);
+        break;
+      case ir::DType::kFloat64:
+        std::snprintf(buf, sizeof(buf), "%.6g", a.data<double>()[i]);
+        break;
+      case ir::DType::kInt32:
+        std::snprintf(buf, sizeof(buf), "%d", a.data<int32_t>()[i]);
+        break;
+      case ir::DType::kInt64:
+        std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(a.data<int64_t>()[i]));
+        break;
+      case ir::DType::kBool:
+        std::snprintf(buf, sizeof(buf), "%s", a.data<bool>()[i] ? "true" : "false");
+        break;
+      default:
+        buf[0] = '\0';
     }
     text += (i ? ", " : "") + std::string(buf);
   }
@@ -182,7 +221,8 @@ int Main(const Options& o) {
     auto restored = session.RestoreCheckpoint(checkpoint);
     std::printf("restored %zu variable(s) from checkpoint '%s'\n", restored.size(), checkpoint.c_str());
   } else if (model.format == "saved_model" || model.format == "meta") {
-    std::printf("note: no checkpoint found next to the model: variables start uninitialized (use --init or --checkpoint)\n");
+    std::printf(
+        "note: no checkpoint found next to the model: variables start uninitialized (use --init or --checkpoint)\n");
   }
   std::map<std::string, NDArray> feeds;
   for (const auto& feed : o.feeds) {
@@ -232,7 +272,8 @@ int Main(const Options& o) {
       std::printf("\n");
     }
   }
-  std::printf("total: %.2f ms (import %.2f, bind %.2f, run %.2f)\n", Ms(start), total.import_ms, total.bind_ms, total.run_ms);
+  std::printf("total: %.2f ms (import %.2f, bind %.2f, run %.2f)\n", Ms(start), total.import_ms, total.bind_ms,
+              total.run_ms);
   return 0;
 }
 

@@ -57,12 +57,18 @@ class CPrinter final : public CFamilyPrinter {
  public:
   std::string TypeName(DType dtype) const override {
     switch (dtype) {
-      case DType::kFloat32: return "float";
-      case DType::kFloat64: return "double";
-      case DType::kInt32: return "int32_t";
-      case DType::kInt64: return "int64_t";
-      case DType::kBool: return "ir_bool";
-      default: throw Error(StrCat("C printer: no type for dtype ", DTypeName(dtype)));
+      case DType::kFloat32:
+        return "float";
+      case DType::kFloat64:
+        return "double";
+      case DType::kInt32:
+        return "int32_t";
+      case DType::kInt64:
+        return "int64_t";
+      case DType::kBool:
+        return "ir_bool";
+      default:
+        throw Error(StrCat("C printer: no type for dtype ", DTypeName(dtype)));
     }
   }
 
@@ -156,7 +162,8 @@ class CPrinter final : public CFamilyPrinter {
     os << "  #pragma omp parallel for collapse(2) schedule(static)" << ParallelIf(outer * red * inner) << "\n"
        << "  for (int64_t i0 = 0; i0 < " << outer << "; ++i0) {\n"
        << "    for (int64_t b = 0; b < " << inner << "; b += " << kInnerBlock << ") {\n"
-       << "      const int64_t end = b + " << kInnerBlock << " < " << inner << " ? b + " << kInnerBlock << " : " << inner << ";\n"
+       << "      const int64_t end = b + " << kInnerBlock << " < " << inner << " ? b + " << kInnerBlock << " : "
+       << inner << ";\n"
        << "      " << type << "* restrict acc = " << out << " + i0 * " << inner << ";\n"
        << "      for (int64_t i2 = b; i2 < end; ++i2) acc[i2] = " << init << ";\n"
        << "      for (int64_t i1 = 0; i1 < " << red << "; ++i1) {\n"

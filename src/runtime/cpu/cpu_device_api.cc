@@ -92,8 +92,7 @@ class CPUDeviceAPI final : public DeviceAPI {
       if (void* reused = cache_.Take(bytes)) return reused;
     }
     static const size_t physical = PhysicalMemory();
-    IR_CHECK(bytes <= physical) << "out of host memory: " << bytes << " bytes requested, the machine has "
-                                << physical;
+    IR_CHECK(bytes <= physical) << "out of host memory: " << bytes << " bytes requested, the machine has " << physical;
     void* ptr = nullptr;
     // posix_memalign with size 0 may return null; keep a valid unique pointer.
     int rc = posix_memalign(&ptr, 64, bytes == 0 ? 64 : bytes);

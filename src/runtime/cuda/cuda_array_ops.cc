@@ -48,8 +48,8 @@ extern "C" __global__ void __launch_bounds__(256) one_hot_i64(const long long* i
 }
 )";
 
-const KernelFamily kArrayFamily{"array", kArrayBody,
-                                {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool}};
+const KernelFamily kArrayFamily{
+    "array", kArrayBody, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool}};
 const bool registered = RegisterFamily(&kArrayFamily);
 
 /*! \brief y[i] = x[map(i)] / divisor; the CPU kernel when the map has too many dimensions. */
@@ -121,7 +121,8 @@ void UpdateCompute(const OpContext& ctx, const NodeAttrs&, const std::vector<NDA
   CopyArray(in[0], out[0]);
 }
 
-void AssignCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+void AssignCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                   const std::vector<NDArray>& out) {
   CopyArray(in[1], in[0]);
   CopyArray(in[0], out[0]);
 }

@@ -147,8 +147,10 @@ Device::Device(int id) : id_(id) {
   Activate();
   api.Check(api.StreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   int major = 0, minor = 0;
-  api.Check(api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device), "cuDeviceGetAttribute");
-  api.Check(api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device), "cuDeviceGetAttribute");
+  api.Check(api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+            "cuDeviceGetAttribute");
+  api.Check(api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+            "cuDeviceGetAttribute");
   compute_capability_ = major * 10 + minor;
 }
 

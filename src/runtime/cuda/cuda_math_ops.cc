@@ -118,8 +118,8 @@ extern "C" __global__ void __launch_bounds__(256) sparse_cross_entropy_i64(const
 }
 )";
 
-const KernelFamily kMatmulFamily{"matmul", kMatmulBody,
-                                  {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}};
+const KernelFamily kMatmulFamily{
+    "matmul", kMatmulBody, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}};
 const KernelFamily kSoftmaxFamily{"softmax", kSoftmaxBody, {DType::kFloat32, DType::kFloat64}};
 const bool registered = RegisterFamily(&kMatmulFamily) && RegisterFamily(&kSoftmaxFamily);
 
@@ -131,7 +131,8 @@ struct BatchArgs {
   long long b_strides[kMaxBatchDims] = {0};
 };
 
-/*! \brief Stride of output batch dim `d` (of `nb`) in operand `s` (matrices of `matrix` elements); 0 where it broadcasts. */
+/*! \brief Stride of output batch dim `d` (of `nb`) in operand `s` (matrices of `matrix` elements); 0 where it
+ * broadcasts. */
 std::vector<int64_t> BatchStrides(const Shape& s, int nb, int64_t matrix) {
   int ns = s.ndim() - 2;
   std::vector<int64_t> strides(nb, 0);
@@ -187,7 +188,7 @@ void CrossEntropyCompute(const OpContext& ctx, const NodeAttrs&, const std::vect
   int64_t rows = in[0].shape()[0], classes = in[0].shape()[1];
   KernelArgs args;
   args.AddArray(in[0]).AddArray(in[1]).AddArray(out[0]).AddArray(out[1]).Add<long long>(rows).Add<long long>(classes);
-  const char* kernel = !kSparse ? "softmax_cross_entropy"
+  const char* kernel = !kSparse                         ? "softmax_cross_entropy"
                        : in[1].dtype() == DType::kInt32 ? "sparse_cross_entropy_i32"
                                                         : "sparse_cross_entropy_i64";
   LaunchFamily(kSoftmaxFamily, in[0].dtype(), kernel, &args, classes > 0 ? BlocksFor(rows) : 0, ctx);

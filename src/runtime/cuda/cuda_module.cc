@@ -87,7 +87,8 @@ CUfunction Module::Function(int device, const std::string& name) {
   auto fn = functions_.find(key);
   if (fn == functions_.end()) {
     CUfunction function = nullptr;
-    api.Check(api.ModuleGetFunction(&function, module->second, name.c_str()), StrCat("cuModuleGetFunction(", name, ")"));
+    api.Check(api.ModuleGetFunction(&function, module->second, name.c_str()),
+              StrCat("cuModuleGetFunction(", name, ")"));
     fn = functions_.emplace(key, function).first;
   }
   return fn->second;
@@ -95,8 +96,8 @@ CUfunction Module::Function(int device, const std::string& name) {
 
 void Module::LaunchRaw(const std::string& name, KernelArgs* args, int64_t blocks, const OpContext& ctx) {
   if (blocks <= 0) return;
-  IR_CHECK(ctx.device.type == DeviceType::kCUDA) << "CUDA kernel '" << name << "' launched for device "
-                                                 << ctx.device.ToString();
+  IR_CHECK(ctx.device.type == DeviceType::kCUDA)
+      << "CUDA kernel '" << name << "' launched for device " << ctx.device.ToString();
   CUfunction function;
   {
     std::lock_guard<std::mutex> lock(mutex_);

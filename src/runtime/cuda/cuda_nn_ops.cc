@@ -177,8 +177,8 @@ struct WindowArgs {
 };
 
 WindowArgs ToArgs(const op::nn::Geometry& g) {
-  WindowArgs a{g.n, g.c, g.h, g.w, g.oc, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, {}, {},
-               g.layout == op::nn::Layout::kNHWC ? 1 : 0};
+  WindowArgs a{g.n,  g.c,  g.h,  g.w,  g.oc,      g.oh,       g.ow, g.kh, g.kw,
+               g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, {},   {},   g.layout == op::nn::Layout::kNHWC ? 1 : 0};
   std::array<int64_t, 4> in = g.InputStrides(), out = g.OutputStrides();
   for (int k = 0; k < 4; ++k) {
     a.in_s[k] = in[k];

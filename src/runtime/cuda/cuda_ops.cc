@@ -18,12 +18,18 @@ namespace {
 
 const char* ElementType(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float";
-    case DType::kFloat64: return "double";
-    case DType::kInt32: return "int";
-    case DType::kInt64: return "long long";
-    case DType::kBool: return "unsigned char";
-    default: throw Error(StrCat("CUDA kernels: no element type for dtype ", DTypeName(dtype)));
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
+    case DType::kInt32:
+      return "int";
+    case DType::kInt64:
+      return "long long";
+    case DType::kBool:
+      return "unsigned char";
+    default:
+      throw Error(StrCat("CUDA kernels: no element type for dtype ", DTypeName(dtype)));
   }
 }
 
@@ -79,7 +85,8 @@ bool DocumentedDefault(const std::string& type, std::string* value) {
   size_t at = type.find("default=");
   if (at == std::string::npos) return false;
   *value = type.substr(at + 8);
-  if (value->size() >= 2 && value->front() == '\'' && value->back() == '\'') *value = value->substr(1, value->size() - 2);
+  if (value->size() >= 2 && value->front() == '\'' && value->back() == '\'')
+    *value = value->substr(1, value->size() - 2);
   return true;
 }
 
@@ -168,14 +175,16 @@ op::IntList ParamList(const NodeAttrs& attrs, const std::string& key) {
   std::istringstream is(text);
   op::IntList list;
   is >> list;
-  IR_CHECK(!is.fail()) << op::NodeDesc(attrs) << ": parameter '" << key << "' = '" << text << "' is not a list of integers";
+  IR_CHECK(!is.fail()) << op::NodeDesc(attrs) << ": parameter '" << key << "' = '" << text
+                       << "' is not a list of integers";
   return list;
 }
 
 void CopyArray(const NDArray& src, const NDArray& dst) {
   IR_CHECK(src.nbytes() == dst.nbytes()) << "CUDA copy of " << src.nbytes() << " bytes into " << dst.nbytes();
   if (src.storage() == dst.storage() && src.byte_offset() == dst.byte_offset()) return;
-  DeviceAPI::Get(dst.device())->CopyWithin(src.handle(), src.byte_offset(), dst.handle(), dst.byte_offset(), src.nbytes());
+  DeviceAPI::Get(dst.device())
+      ->CopyWithin(src.handle(), src.byte_offset(), dst.handle(), dst.byte_offset(), src.nbytes());
 }
 
 void RunCPUKernel(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,

@@ -22,12 +22,18 @@ class CUDAPrinter final : public codegen::CFamilyPrinter {
  public:
   std::string TypeName(DType dtype) const override {
     switch (dtype) {
-      case DType::kFloat32: return "float";
-      case DType::kFloat64: return "double";
-      case DType::kInt32: return "int";
-      case DType::kInt64: return "long long";
-      case DType::kBool: return "unsigned char";
-      default: throw Error(StrCat("CUDA printer: no type for dtype ", DTypeName(dtype)));
+      case DType::kFloat32:
+        return "float";
+      case DType::kFloat64:
+        return "double";
+      case DType::kInt32:
+        return "int";
+      case DType::kInt64:
+        return "long long";
+      case DType::kBool:
+        return "unsigned char";
+      default:
+        throw Error(StrCat("CUDA printer: no type for dtype ", DTypeName(dtype)));
     }
   }
 

@@ -58,8 +58,8 @@ extern "C" __global__ void __launch_bounds__(256) arg_reduce(const T* x, long lo
 }
 )";
 
-const KernelFamily kReduceFamily{"reduce", kReduceBody,
-                                 {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}};
+const KernelFamily kReduceFamily{
+    "reduce", kReduceBody, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}};
 const bool registered = RegisterFamily(&kReduceFamily);
 
 int KindCode(const std::string& kind) {
@@ -89,7 +89,12 @@ bool LaunchReduce(const OpContext& ctx, const NDArray& x, const NDArray& y, cons
   StridedDims kept, red;
   if (!MakeStridedDims(kept_dims, kept_strides, &kept) || !MakeStridedDims(red_dims, red_strides, &red)) return false;
   KernelArgs args;
-  args.AddArray(x).AddArray(y).Add(kept).Add(red).Add(static_cast<long long>(y.Size())).Add(static_cast<long long>(count));
+  args.AddArray(x)
+      .AddArray(y)
+      .Add(kept)
+      .Add(red)
+      .Add(static_cast<long long>(y.Size()))
+      .Add(static_cast<long long>(count));
   args.Add(KindCode(kind));
   LaunchFamily(kReduceFamily, x.dtype(), "reduce_strided", &args, BlocksFor(y.Size()), ctx);
   return true;

@@ -25,8 +25,8 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
       values[nid] = {inputs.at(std::stoi(node->attrs.name.substr(2)))};  // group input k is "in<k>"
       continue;
     }
-    IR_CHECK(kernels.count(node->op())) << "fused node '" << attrs.name << "': member '" << node->attrs.name
-                                        << "' (op " << node->op()->name << ") has no OpenCL kernel";
+    IR_CHECK(kernels.count(node->op())) << "fused node '" << attrs.name << "': member '" << node->attrs.name << "' (op "
+                                        << node->op()->name << ") has no OpenCL kernel";
     std::vector<NDArray> in;
     std::vector<Shape> in_shapes, out_shapes(node->num_outputs());
     std::vector<DType> in_types, out_types(node->num_outputs(), DType::kUnknown);

@@ -97,9 +97,8 @@ void BiasAddCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
                     const std::vector<NDArray>& out) {
   CheckArrays({in[0], in[1], out[0]}, attrs);
   const Shape& x = in[0].shape();
-  int axis = op::nn::ParseLayout(attrs, AttrString(attrs, "data_format", "NHWC")) == op::nn::Layout::kNHWC
-                 ? x.ndim() - 1
-                 : 1;
+  int axis =
+      op::nn::ParseLayout(attrs, AttrString(attrs, "data_format", "NHWC")) == op::nn::Layout::kNHWC ? x.ndim() - 1 : 1;
   int64_t n = x.Size();
   KernelArgs args;
   args.Array(in[0]).Array(in[1]).Array(out[0]).Value(cl_long{x[axis]}).Value(cl_long{x.ProdDims(axis + 1, x.ndim())});

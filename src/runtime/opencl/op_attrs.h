@@ -60,18 +60,18 @@ inline op::IntList AttrIntList(const NodeAttrs& attrs, const std::string& key, c
 
 /*! \brief The window of conv2d and its backward ops (defaults of nn_conv.cc's Conv2DParam). */
 inline op::nn::Window ConvWindow(const NodeAttrs& attrs) {
-  op::nn::Window w = op::nn::MakeWindow(attrs, AttrString(attrs, "data_format", "NHWC"),
-                                        AttrString(attrs, "padding", "VALID"), AttrIntList(attrs, "pads", {}),
-                                        AttrIntList(attrs, "strides", {1, 1}));
+  op::nn::Window w =
+      op::nn::MakeWindow(attrs, AttrString(attrs, "data_format", "NHWC"), AttrString(attrs, "padding", "VALID"),
+                         AttrIntList(attrs, "pads", {}), AttrIntList(attrs, "strides", {1, 1}));
   w.dilation = op::nn::SpatialPair(attrs, "dilations", AttrIntList(attrs, "dilations", {1, 1}), w.layout, {1, 1});
   return w;
 }
 
 /*! \brief The window of the pooling ops (defaults of nn_pool.cc's Pool2DParam; ksize is required). */
 inline op::nn::Window PoolWindow(const NodeAttrs& attrs) {
-  op::nn::Window w = op::nn::MakeWindow(attrs, AttrString(attrs, "data_format", "NHWC"),
-                                        AttrString(attrs, "padding", "VALID"), AttrIntList(attrs, "pads", {}),
-                                        AttrIntList(attrs, "strides", {1, 1}));
+  op::nn::Window w =
+      op::nn::MakeWindow(attrs, AttrString(attrs, "data_format", "NHWC"), AttrString(attrs, "padding", "VALID"),
+                         AttrIntList(attrs, "pads", {}), AttrIntList(attrs, "strides", {1, 1}));
   op::IntList ksize = AttrIntList(attrs, "ksize", {});
   IR_CHECK(!ksize.empty()) << op::NodeDesc(attrs) << ": ksize must not be empty";
   w.kernel = op::nn::SpatialPair(attrs, "ksize", ksize, w.layout, {1, 1});

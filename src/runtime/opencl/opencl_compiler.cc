@@ -16,29 +16,35 @@ namespace opencl {
 
 KernelArgs& KernelArgs::Array(const NDArray& array) {
   size_t elem = DTypeSize(array.dtype());
-  IR_CHECK(array.byte_offset() % elem == 0) << "OpenCL kernel argument: byte offset " << array.byte_offset()
-                                            << " is not a multiple of the " << DTypeName(array.dtype())
-                                            << " element size";
+  IR_CHECK(array.byte_offset() % elem == 0)
+      << "OpenCL kernel argument: byte offset " << array.byte_offset() << " is not a multiple of the "
+      << DTypeName(array.dtype()) << " element size";
   Value(static_cast<cl_mem>(array.handle()));
   return Value(static_cast<cl_long>(array.byte_offset() / elem));
 }
 
 KernelArgs& KernelArgs::TypedValue(DType dtype, double value) {
   switch (dtype) {
-    case DType::kFloat32: return Value(static_cast<cl_float>(value));
-    case DType::kFloat64: return Value(static_cast<cl_double>(value));
-    case DType::kInt32: return Value(static_cast<cl_int>(value));
-    case DType::kInt64: return Value(static_cast<cl_long>(value));
-    case DType::kBool: return Value(static_cast<cl_uchar>(value != 0));
-    default: throw Error(StrCat("OpenCL kernel argument of dtype ", DTypeName(dtype)));
+    case DType::kFloat32:
+      return Value(static_cast<cl_float>(value));
+    case DType::kFloat64:
+      return Value(static_cast<cl_double>(value));
+    case DType::kInt32:
+      return Value(static_cast<cl_int>(value));
+    case DType::kInt64:
+      return Value(static_cast<cl_long>(value));
+    case DType::kBool:
+      return Value(static_cast<cl_uchar>(value != 0));
+    default:
+      throw Error(StrCat("OpenCL kernel argument of dtype ", DTypeName(dtype)));
   }
 }
 
 void KernelArgs::Apply(cl_kernel kernel, const std::string& name) const {
   for (size_t i = 0; i < args_.size(); ++i) {
     cl_int rc = clSetKernelArg(kernel, static_cast<cl_uint>(i), args_[i].size(), args_[i].data());
-    IR_CHECK(rc == CL_SUCCESS) << "OpenCL kernel '" << name << "': cannot set argument " << i << " ("
-                               << args_[i].size() << " bytes): " << ErrorName(rc);
+    IR_CHECK(rc == CL_SUCCESS) << "OpenCL kernel '" << name << "': cannot set argument " << i << " (" << args_[i].size()
+                               << " bytes): " << ErrorName(rc);
   }
 }
 

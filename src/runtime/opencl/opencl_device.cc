@@ -160,8 +160,8 @@ class OpenCLDeviceAPI final : public DeviceAPI {
     cl_int rc = CL_SUCCESS;
     // A zero-byte buffer is invalid in OpenCL; keep a valid unique handle.
     cl_mem mem = clCreateBuffer(dev_.context, CL_MEM_READ_WRITE, bytes == 0 ? 1 : bytes, nullptr, &rc);
-    IR_CHECK(rc == CL_SUCCESS) << "cannot allocate " << bytes << " bytes on opencl:" << dev_.id << " ("
-                               << dev_.name << "): " << ErrorName(rc);
+    IR_CHECK(rc == CL_SUCCESS) << "cannot allocate " << bytes << " bytes on opencl:" << dev_.id << " (" << dev_.name
+                               << "): " << ErrorName(rc);
     return mem;
   }
   void Free(void* handle) override { clReleaseMemObject(static_cast<cl_mem>(handle)); }

@@ -57,8 +57,8 @@ void UnpackBlob(const std::string& blob, std::map<std::string, LaunchInfo>* laun
   }
   in.get();
   auto start = static_cast<size_t>(in.tellg());
-  IR_CHECK(in && start + size == blob.size()) << "OpenCL module blob: binary of " << size << " bytes expected, "
-                                              << (in ? blob.size() - start : 0) << " found";
+  IR_CHECK(in && start + size == blob.size())
+      << "OpenCL module blob: binary of " << size << " bytes expected, " << (in ? blob.size() - start : 0) << " found";
   binary->assign(blob, start, size);
 }
 

@@ -62,12 +62,18 @@ struct TypeInfo {
 
 TypeInfo InfoOf(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return {"float", "(-INFINITY)", "INFINITY", true, true};
-    case DType::kFloat64: return {"double", "(-(double)INFINITY)", "((double)INFINITY)", true, true};
-    case DType::kInt32: return {"int", "INT_MIN", "INT_MAX", false, true};
-    case DType::kInt64: return {"long", "LONG_MIN", "LONG_MAX", false, true};
-    case DType::kBool: return {"uchar", "0", "1", false, false};
-    default: throw Error(StrCat("OpenCL kernel library: no element type for dtype ", DTypeName(dtype)));
+    case DType::kFloat32:
+      return {"float", "(-INFINITY)", "INFINITY", true, true};
+    case DType::kFloat64:
+      return {"double", "(-(double)INFINITY)", "((double)INFINITY)", true, true};
+    case DType::kInt32:
+      return {"int", "INT_MIN", "INT_MAX", false, true};
+    case DType::kInt64:
+      return {"long", "LONG_MIN", "LONG_MAX", false, true};
+    case DType::kBool:
+      return {"uchar", "0", "1", false, false};
+    default:
+      throw Error(StrCat("OpenCL kernel library: no element type for dtype ", DTypeName(dtype)));
   }
 }
 
@@ -108,7 +114,8 @@ std::string LibrarySourceFor(DType dtype) {
      << "#define T_HIGHEST " << info.highest << "\n"
      << "#define IR_T_FLOAT " << (info.is_float ? 1 : 0) << "\n"
      << "#define IR_T_NUMERIC " << (info.is_numeric ? 1 : 0) << "\n"
-     << "#define IR_T_IS_DOUBLE " << (dtype == DType::kFloat64 ? 1 : 0) << "\n"
+     << "#define IR_T_IS_DOUBLE " << (dtype == DType::kFloat64 ? 1 : 0)
+     << "\n"
      // 2^-24 or 2^-53: the grid of uniform values of the element type (random_utils.h).
      << "#define IR_UNIT_SCALE " << (dtype == DType::kFloat64 ? "(1.0 / 9007199254740992.0)" : "(1.0f / 16777216.0f)")
      << "\n"
@@ -194,12 +201,23 @@ void Fill(const OpContext& ctx, const NDArray& array, double value) {
     cl_uchar b;
   } pattern;
   switch (array.dtype()) {
-    case DType::kFloat32: pattern.f32 = static_cast<cl_float>(value); break;
-    case DType::kFloat64: pattern.f64 = static_cast<cl_double>(value); break;
-    case DType::kInt32: pattern.i32 = static_cast<cl_int>(value); break;
-    case DType::kInt64: pattern.i64 = static_cast<cl_long>(value); break;
-    case DType::kBool: pattern.b = static_cast<cl_uchar>(value != 0); break;
-    default: throw Error(StrCat("OpenCL fill of dtype ", DTypeName(array.dtype())));
+    case DType::kFloat32:
+      pattern.f32 = static_cast<cl_float>(value);
+      break;
+    case DType::kFloat64:
+      pattern.f64 = static_cast<cl_double>(value);
+      break;
+    case DType::kInt32:
+      pattern.i32 = static_cast<cl_int>(value);
+      break;
+    case DType::kInt64:
+      pattern.i64 = static_cast<cl_long>(value);
+      break;
+    case DType::kBool:
+      pattern.b = static_cast<cl_uchar>(value != 0);
+      break;
+    default:
+      throw Error(StrCat("OpenCL fill of dtype ", DTypeName(array.dtype())));
   }
   const CLDevice& device = GetDevice(0);
   CheckOnDevice(array, device, "filled array");

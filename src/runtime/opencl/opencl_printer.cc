@@ -52,12 +52,18 @@ class OpenCLPrinter final : public CFamilyPrinter {
  public:
   std::string TypeName(DType dtype) const override {
     switch (dtype) {
-      case DType::kFloat32: return "float";
-      case DType::kFloat64: return "double";
-      case DType::kInt32: return "int";
-      case DType::kInt64: return "long";
-      case DType::kBool: return "uchar";
-      default: throw Error(StrCat("OpenCL printer: no type for dtype ", DTypeName(dtype)));
+      case DType::kFloat32:
+        return "float";
+      case DType::kFloat64:
+        return "double";
+      case DType::kInt32:
+        return "int";
+      case DType::kInt64:
+        return "long";
+      case DType::kBool:
+        return "uchar";
+      default:
+        throw Error(StrCat("OpenCL printer: no type for dtype ", DTypeName(dtype)));
     }
   }
 

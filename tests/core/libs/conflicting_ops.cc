@@ -2,5 +2,5 @@
 #include <ir/op.h>
 #include <ir/op_attr_types.h>
 
-IR_REGISTER_OP(axpby).set_attr<ir::FInferShape>(
-    "FInferShape", [](const ir::NodeAttrs&, std::vector<ir::Shape>*, std::vector<ir::Shape>*) { return false; });
+IR_REGISTER_OP(axpby).set_attr<ir::FInferShape>("FInferShape", [](const ir::NodeAttrs&, std::vector<ir::Shape>*,
+                                                                  std::vector<ir::Shape>*) { return false; });

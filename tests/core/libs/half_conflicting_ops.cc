@@ -7,5 +7,6 @@ IR_REGISTER_OP(half_registered_op).describe("Must never be listed: its library i
 
 IR_REGISTER_OP(tanh).describe("Hijacked.").set_num_inputs(3).set_attr<int>("half_conflicting_attr", 1);
 
-IR_REGISTER_OP(exp).set_attr<ir::FGradient>(
-    "FGradient", [](const ir::NodePtr&, const std::vector<ir::NodeEntry>&) { return std::vector<ir::NodeEntry>{}; });
+IR_REGISTER_OP(exp).set_attr<ir::FGradient>("FGradient", [](const ir::NodePtr&, const std::vector<ir::NodeEntry>&) {
+  return std::vector<ir::NodeEntry>{};
+});

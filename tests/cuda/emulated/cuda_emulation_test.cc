@@ -85,8 +85,8 @@ TEST_F(CUDAEmulationTest, ElementwiseChainsDiamondsAndBroadcasts) {
   NodeEntry chain = Apply("tanh", "chain", {Apply("add", "a", {Apply("multiply", "m", {e, y}), x})});
   NodeEntry diamond = Apply("add", "d", {Apply("sin", "s", {e}), Apply("cos", "co", {e})});
   NodeEntry bcast = Apply("multiply", "bc", {Apply("add", "xb", {x, b}), c});
-  ExpectSameAsCPU({chain, diamond, bcast}, Random({{"x", Shape{4, 5, 8}}, {"y", Shape{4, 5, 8}}, {"b", Shape{8}},
-                                                  {"c", Shape{4, 1, 1}}}));
+  ExpectSameAsCPU({chain, diamond, bcast},
+                  Random({{"x", Shape{4, 5, 8}}, {"y", Shape{4, 5, 8}}, {"b", Shape{8}}, {"c", Shape{4, 1, 1}}}));
 }
 
 TEST_F(CUDAEmulationTest, ReductionsInThreadBlockAndColumnForm) {
@@ -104,12 +104,13 @@ TEST_F(CUDAEmulationTest, ReductionsInThreadBlockAndColumnForm) {
 TEST_F(CUDAEmulationTest, SoftmaxFamily) {
   NodeEntry x = Var("x"), dense = Var("dense"), labels = Var("labels"), labels64 = Var("labels64");
   NodeEntry x3 = Var("x3");
-  std::vector<NodeEntry> fetches = {
-      Apply("softmax", "sm", {x}), Apply("log_softmax", "lsm", {x}), Apply("softmax", "sm0", {x}, {{"axis", "0"}}),
-      Apply("log_softmax", "lsm3", {x3}, {{"axis", "1"}}),
-      Apply("softmax_cross_entropy_with_logits", "ce", {x, dense}, {}, 0),
-      Apply("sparse_softmax_cross_entropy_with_logits", "sce", {x, labels}, {}, 0),
-      Apply("sparse_softmax_cross_entropy_with_logits", "sce64", {x, labels64}, {}, 0)};
+  std::vector<NodeEntry> fetches = {Apply("softmax", "sm", {x}),
+                                    Apply("log_softmax", "lsm", {x}),
+                                    Apply("softmax", "sm0", {x}, {{"axis", "0"}}),
+                                    Apply("log_softmax", "lsm3", {x3}, {{"axis", "1"}}),
+                                    Apply("softmax_cross_entropy_with_logits", "ce", {x, dense}, {}, 0),
+                                    Apply("sparse_softmax_cross_entropy_with_logits", "sce", {x, labels}, {}, 0),
+                                    Apply("sparse_softmax_cross_entropy_with_logits", "sce64", {x, labels64}, {}, 0)};
   fetches.push_back(NodeEntry{fetches[4].node, 1});
   fetches.push_back(NodeEntry{fetches[5].node, 1});
   Feeds feeds = Random({{"x", Shape{6, 10}}, {"dense", Shape{6, 10}}, {"x3", Shape{2, 5, 3}}});
@@ -120,16 +121,20 @@ TEST_F(CUDAEmulationTest, SoftmaxFamily) {
 
 TEST_F(CUDAEmulationTest, MatmulWithTransposesAndBatches) {
   NodeEntry a = Var("a"), b = Var("b"), at = Var("at"), bt = Var("bt"), ba = Var("ba"), bb = Var("bb");
-  std::vector<NodeEntry> fetches = {Apply("matmul", "mm", {a, b}),
-                                    Apply("matmul", "mta", {at, b}, {{"transpose_a", "true"}}),
-                                    Apply("matmul", "mtb", {a, bt}, {{"transpose_b", "true"}}),
-                                    Apply("matmul", "batched", {ba, bb})};
-  ExpectSameAsCPU(fetches, Random({{"a", Shape{21, 19}}, {"b", Shape{19, 17}}, {"at", Shape{19, 21}},
-                                   {"bt", Shape{17, 19}}, {"ba", Shape{2, 1, 5, 7}}, {"bb", Shape{3, 7, 4}}}),
+  std::vector<NodeEntry> fetches = {
+      Apply("matmul", "mm", {a, b}), Apply("matmul", "mta", {at, b}, {{"transpose_a", "true"}}),
+      Apply("matmul", "mtb", {a, bt}, {{"transpose_b", "true"}}), Apply("matmul", "batched", {ba, bb})};
+  ExpectSameAsCPU(fetches,
+                  Random({{"a", Shape{21, 19}},
+                          {"b", Shape{19, 17}},
+                          {"at", Shape{19, 21}},
+                          {"bt", Shape{17, 19}},
+                          {"ba", Shape{2, 1, 5, 7}},
+                          {"bb", Shape{3, 7, 4}}}),
                   {}, 1e-5);
   NodeEntry ia = Var("ia"), ib = Var("ib");
-  ExpectSameAsCPU({Apply("matmul", "imm", {ia, ib})}, {{"ia", Ints(Shape{5, 6}, DType::kInt32, 9)},
-                                                       {"ib", Ints(Shape{6, 3}, DType::kInt32, 5)}});
+  ExpectSameAsCPU({Apply("matmul", "imm", {ia, ib})},
+                  {{"ia", Ints(Shape{5, 6}, DType::kInt32, 9)}, {"ib", Ints(Shape{6, 3}, DType::kInt32, 5)}});
 }
 
 /*! \brief A convolution or pooling, its data input shaped for `format`. */
@@ -176,17 +181,19 @@ TEST_F(CUDAEmulationTest, PoolingAndItsGradients) {
 TEST_F(CUDAEmulationTest, StridedReductionsAndArgReductions) {
   NodeEntry x = Var("x"), nchw = Var("nchw"), y = Var("y"), like = Var("like");
   std::vector<NodeEntry> fetches = {
-      Apply("sum", "s02", {x}, {{"axis", "(0,2)"}}),  Apply("max", "m02", {x}, {{"axis", "(0,2)"}}),
-      Apply("prod", "p1", {x}, {{"axis", "1"}}),      Apply("bias_add_grad", "bg", {nchw}, {{"data_format", "NCHW"}}),
-      Apply("bias_add_grad", "bgl", {nchw}),          Apply("collapse_sum_like", "cs", {y, like}),
-      Apply("argmax", "am", {x}, {{"axis", "1"}}),    Apply("argmin", "an", {x}, {{"axis", "-1"}})};
-  ExpectSameAsCPU(fetches, Random({{"x", Shape{3, 4, 5}}, {"nchw", Shape{2, 3, 4, 5}}, {"y", Shape{4, 3, 5}},
-                                   {"like", Shape{3, 1}}}),
-                  {}, 1e-5);
+      Apply("sum", "s02", {x}, {{"axis", "(0,2)"}}), Apply("max", "m02", {x}, {{"axis", "(0,2)"}}),
+      Apply("prod", "p1", {x}, {{"axis", "1"}}),     Apply("bias_add_grad", "bg", {nchw}, {{"data_format", "NCHW"}}),
+      Apply("bias_add_grad", "bgl", {nchw}),         Apply("collapse_sum_like", "cs", {y, like}),
+      Apply("argmax", "am", {x}, {{"axis", "1"}}),   Apply("argmin", "an", {x}, {{"axis", "-1"}})};
+  ExpectSameAsCPU(
+      fetches,
+      Random({{"x", Shape{3, 4, 5}}, {"nchw", Shape{2, 3, 4, 5}}, {"y", Shape{4, 3, 5}}, {"like", Shape{3, 1}}}), {},
+      1e-5);
 }
 
 TEST_F(CUDAEmulationTest, DataMovementAndState) {
-  NodeEntry x = Var("x"), idx = Var("idx"), idx64 = Var("idx64"), og = Var("og"), v = Var("v"), u = Var("u"), d = Var("d");
+  NodeEntry x = Var("x"), idx = Var("idx"), idx64 = Var("idx64"), og = Var("og"), v = Var("v"), u = Var("u"),
+            d = Var("d");
   std::vector<NodeEntry> fetches = {
       Apply("transpose", "t", {x}, {{"axes", "(2,0,1)"}}),
       Apply("transpose", "tr", {x}),
@@ -211,7 +218,8 @@ TEST_F(CUDAEmulationTest, AdamUpdateOnVariables) {
   };
   NodeEntry m1 = Apply("add", "m1", {scale("md", m, "0.9"), scale("gp", g, "0.1")});
   NodeEntry v1 = Apply("add", "v1", {scale("vd", v, "0.999"), scale("g2p", Apply("square", "g2", {g}), "0.001")});
-  NodeEntry step = Apply("divide", "step", {m1, Apply("add_scalar", "den", {Apply("sqrt", "rv", {v1})}, {{"scalar", "1e-8"}})});
+  NodeEntry step =
+      Apply("divide", "step", {m1, Apply("add_scalar", "den", {Apply("sqrt", "rv", {v1})}, {{"scalar", "1e-8"}})});
   NodeEntry w1 = Apply("subtract", "w1", {w, scale("lrs", step, "0.001")});
   std::vector<NodeEntry> updates = {Apply("assign", "am", {m, m1}), Apply("assign", "av", {v, v1}),
                                     Apply("assign", "aw", {w, w1})};

@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <sstream>
 
 #include "ir/codegen.h"
@@ -74,7 +74,8 @@ std::string Wrappers(const std::string& source) {
     std::string name = (*it)[1], params = (*it)[2];
     size_t body_begin = it->position() + it->length();
     size_t body_end = source.find("extern \"C\"", body_begin);
-    std::string body = source.substr(body_begin, body_end == std::string::npos ? std::string::npos : body_end - body_begin);
+    std::string body =
+        source.substr(body_begin, body_end == std::string::npos ? std::string::npos : body_end - body_begin);
     bool sync = body.find("__syncthreads") != std::string::npos || body.find("ir_block_sum") != std::string::npos;
     os << "extern \"C\" const int ir_emu_sync_" << name << " = " << (sync ? 1 : 0) << ";\n"
        << "extern \"C\" void ir_emu_call_" << name << "(void** a) {\n  " << name << "(";
@@ -112,7 +113,11 @@ class FiberBlock {
   using SetIndex = void (*)(unsigned, unsigned, unsigned);
 
   FiberBlock(Body body, SetIndex set_index, unsigned block, unsigned grid)
-      : body_(std::move(body)), set_index_(set_index), block_(block), grid_(grid), fibers_(kThreads),
+      : body_(std::move(body)),
+        set_index_(set_index),
+        block_(block),
+        grid_(grid),
+        fibers_(kThreads),
         done_(kThreads, false) {
     for (int t = 0; t < kThreads; ++t) Prepare(t);
   }
@@ -273,8 +278,8 @@ class EmulatorCompiler final : public KernelCompiler {
       std::ofstream out(dir + "/kernels.cc");
       out << kShim << source << "\n" << Wrappers(source);
     }
-    std::string log, command = StrCat("g++ -std=c++17 -O1 -w -shared -fPIC -Wl,-Bsymbolic ", dir, "/kernels.cc -o ", dir,
-                                      "/kernels.so");
+    std::string log, command = StrCat("g++ -std=c++17 -O1 -w -shared -fPIC -Wl,-Bsymbolic ", dir, "/kernels.cc -o ",
+                                      dir, "/kernels.so");
     int status = Run(command, &log);
     std::ifstream in(dir + "/kernels.so", std::ios::binary);
     std::stringstream blob;

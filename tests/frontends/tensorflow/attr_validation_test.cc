@@ -28,7 +28,8 @@ TEST(TFAttrValidationTest, SelectFollowsTensorFlowsShapeRules) {
   ExpectClose(Eval(values + Bools("c", {}, {0}) + Node("r", "Select", {"c", "t", "e"}, Type())),
               {-1, -2, -3, -4, -5, -6}, "a scalar condition", 0, 0);
   // The case: condition [3], values [1, N]: TensorFlow raises, we returned [3, N].
-  std::string one_row = Const("t", {1, 4}, {1, 2, 3, 4}) + Const("e", {1, 4}, {5, 6, 7, 8}) + Bools("c", {3}, {1, 0, 1});
+  std::string one_row =
+      Const("t", {1, 4}, {1, 2, 3, 4}) + Const("e", {1, 4}, {5, 6, 7, 8}) + Bools("c", {3}, {1, 0, 1});
   EXPECT_ERROR(Eval(one_row + Node("r", "Select", {"c", "t", "e"}, Type())),
                "TensorFlow node 'r' (op Select): the number of rows of 'then' [1,4] must match the size of the vector "
                "'cond' [3]");
@@ -98,8 +99,9 @@ TEST(TFAttrValidationTest, ListLengthAttributeMustCountTheInputs) {
 
 TEST(TFAttrValidationTest, PadNeedsPaddingsOfShapeRankByTwo) {
   std::string m = Const("m", {2, 2}, {1, 2, 3, 4});
-  EXPECT_EQ(Eval(m + Const("p", {2, 2}, {1, 0, 0, 1}, "DT_INT32", "int_val") + Node("r", "Pad", {"m", "p"}, Type())).shape(),
-            (Shape{3, 3}));
+  EXPECT_EQ(
+      Eval(m + Const("p", {2, 2}, {1, 0, 0, 1}, "DT_INT32", "int_val") + Node("r", "Pad", {"m", "p"}, Type())).shape(),
+      (Shape{3, 3}));
   EXPECT_ERROR(Eval(m + Ints("p", {1, 0, 0, 1}) + Node("r", "Pad", {"m", "p"}, Type())),
                "TensorFlow node 'r' (op Pad): paddings must be a matrix [rank, 2], but its shape is [4]");
 }

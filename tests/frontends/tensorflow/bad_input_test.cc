@@ -21,8 +21,9 @@ std::string Binary(const std::string& pbtxt) { return test::TextModel(pbtxt).gra
 
 /*! \brief A Const named c with a hand-written tensor. */
 std::string ConstTensor(const std::string& dtype, const std::string& dims, const std::string& values = "") {
-  return Node("c", "Const", {}, Type(dtype, "dtype") + Attr("value", "tensor { dtype: " + dtype + " tensor_shape { " +
-                                                                       dims + " } " + values + " }"));
+  return Node("c", "Const", {},
+              Type(dtype, "dtype") +
+                  Attr("value", "tensor { dtype: " + dtype + " tensor_shape { " + dims + " } " + values + " }"));
 }
 
 void Import(const std::string& pbtxt, const std::vector<std::string>& outputs = {}) {
@@ -72,14 +73,15 @@ TEST(TFBadInputTest, DanglingInputNamesTheReference) {
 
 TEST(TFBadInputTest, CycleIsReportedWithItsPath) {
   std::string cycle = Node("p", "Add", {"q", "q"}, Type()) + Node("q", "Neg", {"p"}, Type());
-  EXPECT_ERROR(Import(cycle, {"p"}), "the graph has a cycle (control flow loops are not supported): 'p' (op Add) -> "
-                                     "'q' (op Neg) -> 'p' (op Add)");
+  EXPECT_ERROR(Import(cycle, {"p"}),
+               "the graph has a cycle (control flow loops are not supported): 'p' (op Add) -> "
+               "'q' (op Neg) -> 'p' (op Add)");
   EXPECT_ERROR(Import(Node("s", "Identity", {"^s"}, Type()), {"s"}), "cycle");
 }
 
 TEST(TFBadInputTest, UnsupportedDtypeNamesNodeAndOp) {
-  std::string strings = Node("s", "Const", {}, Type("DT_STRING", "dtype") +
-                                                   Attr("value", "tensor { dtype: DT_STRING string_val: 'hi' }"));
+  std::string strings = Node(
+      "s", "Const", {}, Type("DT_STRING", "dtype") + Attr("value", "tensor { dtype: DT_STRING string_val: 'hi' }"));
   EXPECT_ERROR(Import(strings, {"s"}), "TensorFlow node 's' (op Const): unsupported dtype DT_STRING");
   EXPECT_ERROR(Import(Placeholder("c", {2}, "DT_COMPLEX64"), {"c"}),
                "TensorFlow node 'c' (op Placeholder): attribute 'dtype': unsupported dtype DT_COMPLEX64");
@@ -89,15 +91,16 @@ TEST(TFBadInputTest, WrongFeedShapeNamesThePlaceholder) {
   std::string graph = Placeholder("x", {-1, 3}) + Node("y", "Neg", {"x"}, Type());
   EXPECT_ERROR(test::RunText(graph, {{"x", NDArray::FromVector<float>(Shape{2, 4}, std::vector<float>(8))}}, {"y"}),
                "TensorFlow node 'x' (op Placeholder): fed shape [2,4] does not match the placeholder's shape [?,3]");
-  std::string matmul = Placeholder("x", {-1, -1}) + Const("w", {3, 2}, {1, 2, 3, 4, 5, 6}) +
-                       Node("y", "MatMul", {"x", "w"}, Type());
+  std::string matmul =
+      Placeholder("x", {-1, -1}) + Const("w", {3, 2}, {1, 2, 3, 4, 5, 6}) + Node("y", "MatMul", {"x", "w"}, Type());
   EXPECT_ERROR(test::RunText(matmul, {{"x", NDArray::FromVector<float>(Shape{2, 4}, std::vector<float>(8))}}, {"y"}),
                "node 'y' (op matmul)");
   EXPECT_ERROR(test::RunText(graph, {}, {"y"}), "placeholder 'x' must be fed");
 }
 
 TEST(TFBadInputTest, MalformedAttributesAndConstantsAreErrors) {
-  EXPECT_ERROR(Import(Node("m", "MatMul", {}, Type()), {"m"}), "TensorFlow node 'm' (op MatMul): needs 2 data input(s), has 0");
+  EXPECT_ERROR(Import(Node("m", "MatMul", {}, Type()), {"m"}),
+               "TensorFlow node 'm' (op MatMul): needs 2 data input(s), has 0");
   EXPECT_ERROR(Import(ConstTensor("DT_FLOAT", "dim { size: -1 }"), {"c"}), "the tensor's shape [?] is not fully known");
   EXPECT_ERROR(Import(ConstTensor("DT_FLOAT", "dim { size: 2 } ", "float_val: 1 float_val: 2 float_val: 3"), {"c"}),
                "the tensor has 3 values but its shape [2] holds 2");

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ir_tf/checkpoint.h"
-#include "snappy.h"
 #include "limits_test_util.h"
+#include "snappy.h"
 #include "test_util.h"
 #include "tf_test_util.h"
 
@@ -52,7 +52,8 @@ std::string Block(const std::vector<std::pair<std::string, std::string>>& entrie
     if (i % interval == 0) {
       restarts.push_back(static_cast<uint32_t>(out.size()));
     } else {
-      while (shared < prev.size() && shared < entries[i].first.size() && prev[shared] == entries[i].first[shared]) ++shared;
+      while (shared < prev.size() && shared < entries[i].first.size() && prev[shared] == entries[i].first[shared])
+        ++shared;
     }
     PutVarint(&out, shared);
     PutVarint(&out, entries[i].first.size() - shared);
@@ -120,11 +121,27 @@ TEST(CheckpointTest, ReadsSnappyCompressedBlocks) {
   std::vector<std::pair<std::string, std::string>> entries = {{"", "header"}, {"w", std::string(100, 'x')}};
   EXPECT_EQ(ReadTable(Table(entries, 1)).at("w"), std::string(100, 'x'));
   // Literal "abc", a copy of 6 bytes from 3 back (overlapping), literal "X".
-  std::string stream("\x0a\x08" "abc" "\x09\x03" "\x00" "X", 9);
+  std::string stream(
+      "\x0a\x08"
+      "abc"
+      "\x09\x03"
+      "\x00"
+      "X",
+      9);
   EXPECT_EQ(SnappyUncompress(stream, "s"), "abcabcabcX");
-  EXPECT_ERROR(SnappyUncompress("\x0a\x08" "abc\x09\x07", "s"), "'s': snappy copy out of bounds");
-  EXPECT_ERROR(SnappyUncompress("\x05\x10" "ab", "s"), "'s': snappy literal out of bounds");
-  EXPECT_ERROR(SnappyUncompress(std::string("\x05\x00" "a", 3), "s"), "'s': snappy block holds 1 bytes, expected 5");
+  EXPECT_ERROR(SnappyUncompress("\x0a\x08"
+                                "abc\x09\x07",
+                                "s"),
+               "'s': snappy copy out of bounds");
+  EXPECT_ERROR(SnappyUncompress("\x05\x10"
+                                "ab",
+                                "s"),
+               "'s': snappy literal out of bounds");
+  EXPECT_ERROR(SnappyUncompress(std::string("\x05\x00"
+                                            "a",
+                                            3),
+                                "s"),
+               "'s': snappy block holds 1 bytes, expected 5");
 }
 
 TEST(CheckpointTest, ReadsTheSavedModelVariables) {

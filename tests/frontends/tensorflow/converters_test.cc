@@ -23,8 +23,8 @@ NDArray Eval(const std::string& graph, const std::string& fetch, const std::map<
 const std::string kMatrix = Const("m", {2, 3}, {1, 2, 3, 4, 5, 6});
 
 TEST(TFConvertersTest, BroadcastGradientArgsReduceAlongBroadcastAxes) {
-  std::string graph = Ints("s0", {2, 1, 3}) + Ints("s1", {4, 1}) +
-                      Node("bga", "BroadcastGradientArgs", {"s0", "s1"}, Type("DT_INT32"));
+  std::string graph =
+      Ints("s0", {2, 1, 3}) + Ints("s1", {4, 1}) + Node("bga", "BroadcastGradientArgs", {"s0", "s1"}, Type("DT_INT32"));
   std::vector<NDArray> r = test::RunText(graph, {}, {"bga:0", "bga:1"});
   ExpectClose(r[0], {1}, "r0", 0, 0);
   ExpectClose(r[1], {0, 2}, "r1", 0, 0);
@@ -34,8 +34,10 @@ TEST(TFConvertersTest, BroadcastGradientArgsReduceAlongBroadcastAxes) {
 
 TEST(TFConvertersTest, DynamicStitchOfConstantsAndOfComputedData) {
   std::string stitch = Ints("i0", {0, 2}) + Ints("i1", {1, 3}) + Ints("d0", {10, 30}) + Const("d1", {2}, {20, 40});
-  ExpectClose(Eval(stitch + Ints("d1i", {20, 40}) + Node("s", "DynamicStitch", {"i0", "i1", "d0", "d1i"}, Attr("N", "i: 2")), "s"),
-              {10, 20, 30, 40}, "constants", 0, 0);
+  ExpectClose(
+      Eval(stitch + Ints("d1i", {20, 40}) + Node("s", "DynamicStitch", {"i0", "i1", "d0", "d1i"}, Attr("N", "i: 2")),
+           "s"),
+      {10, 20, 30, 40}, "constants", 0, 0);
   std::string computed = stitch + Placeholder("f0", {2, 2}) + Node("neg", "Neg", {"f0"}, Type()) +
                          Const("f1", {2, 2}, {5, 6, 7, 8}) +
                          Node("s", "DynamicStitch", {"i0", "i1", "neg", "f1"}, Attr("N", "i: 2"));
@@ -49,7 +51,8 @@ TEST(TFConvertersTest, ConcatOffsetAndConcatVariants) {
   std::vector<NDArray> r = test::RunText(graph, {}, {"off:0", "off:1"});
   ExpectClose(r[0], {0, 0}, "offset 0", 0, 0);
   ExpectClose(r[1], {0, 3}, "offset 1", 0, 0);
-  std::string concat = kMatrix + Ints("axis", {0}, true) + Node("c1", "Concat", {"axis", "m", "m"}, Type() + Attr("N", "i: 2")) +
+  std::string concat = kMatrix + Ints("axis", {0}, true) +
+                       Node("c1", "Concat", {"axis", "m", "m"}, Type() + Attr("N", "i: 2")) +
                        Node("c2", "ConcatV2", {"m", "m", "axis"}, Type() + Attr("N", "i: 2"));
   EXPECT_EQ(Eval(concat, "c1").shape(), (Shape{4, 3}));
   EXPECT_EQ(Eval(concat, "c2").shape(), (Shape{4, 3}));
@@ -107,16 +110,18 @@ TEST(TFConvertersTest, FillRangeAndSelect) {
 }
 
 TEST(TFConvertersTest, ElementwiseCompositions) {
-  std::string graph = Const("x", {4}, {-2, 3, 8, 0.5}) + Const("y", {4}, {1, 1, 1, 1}) +
-                      Node("r6", "Relu6", {"x"}, Type()) + Node("lr", "LeakyRelu", {"x"}, Type() + Attr("alpha", "f: 0.5")) +
-                      Node("sd", "SquaredDifference", {"x", "y"}, Type()) + Node("an", "AddN", {"x", "y", "y"}, Type()) +
-                      Node("c", "Cast", {"x"}, Attr("SrcT", "type: DT_FLOAT") + Attr("DstT", "type: DT_INT32"));
+  std::string graph =
+      Const("x", {4}, {-2, 3, 8, 0.5}) + Const("y", {4}, {1, 1, 1, 1}) + Node("r6", "Relu6", {"x"}, Type()) +
+      Node("lr", "LeakyRelu", {"x"}, Type() + Attr("alpha", "f: 0.5")) +
+      Node("sd", "SquaredDifference", {"x", "y"}, Type()) + Node("an", "AddN", {"x", "y", "y"}, Type()) +
+      Node("c", "Cast", {"x"}, Attr("SrcT", "type: DT_FLOAT") + Attr("DstT", "type: DT_INT32"));
   ExpectClose(Eval(graph, "r6"), {0, 3, 6, 0.5}, "relu6", 0, 0);
   ExpectClose(Eval(graph, "lr"), {-1, 3, 8, 0.5}, "leaky relu", 0, 0);
   ExpectClose(Eval(graph, "sd"), {9, 4, 49, 0.25}, "squared difference", 0, 0);
   ExpectClose(Eval(graph, "an"), {0, 5, 10, 2.5}, "add_n", 0, 0);
   std::string ints = Ints("a", {7, -7, 0, 6}) + Ints("b", {2, 2, 3, -4}) +
-                     Node("div", "Div", {"a", "b"}, Type("DT_INT32")) + Node("fdiv", "FloorDiv", {"a", "b"}, Type("DT_INT32"));
+                     Node("div", "Div", {"a", "b"}, Type("DT_INT32")) +
+                     Node("fdiv", "FloorDiv", {"a", "b"}, Type("DT_INT32"));
   ExpectClose(Eval(ints, "div"), {3, -3, 0, -1}, "integer Div truncates", 0, 0);
   ExpectClose(Eval(ints, "fdiv"), {3, -4, 0, -2}, "FloorDiv floors", 0, 0);
   NDArray cast = Eval(graph, "c");
@@ -125,14 +130,13 @@ TEST(TFConvertersTest, ElementwiseCompositions) {
 }
 
 TEST(TFConvertersTest, MatMulBiasAddAndIndexing) {
-  std::string graph = kMatrix + Node("mm", "MatMul", {"m", "m"}, Type() + Attr("transpose_b", "b: true")) +
-                      Const("bias", {2}, {10, 20}) +
-                      Node("ba", "BiasAdd", {"mm", "bias"}, Type() + Attr("data_format", "s: 'NCHW'")) +
-                      Ints("idx", {1, 0, 1}) + Ints("axis", {1}, true) +
-                      Node("g", "GatherV2", {"m", "idx", "axis"}, Type()) + Ints("labels", {2, 0}) +
-                      Ints("depth", {3}, true) + Const("on", {}, {1}) + Const("off", {}, {0}) +
-                      Node("oh", "OneHot", {"labels", "depth", "on", "off"}, Type() + Attr("axis", "i: -1")) +
-                      Const("pads", {2, 2}, {0, 0, 1, 1}, "DT_INT32", "int_val") + Node("pad", "Pad", {"m", "pads"}, Type());
+  std::string graph =
+      kMatrix + Node("mm", "MatMul", {"m", "m"}, Type() + Attr("transpose_b", "b: true")) +
+      Const("bias", {2}, {10, 20}) + Node("ba", "BiasAdd", {"mm", "bias"}, Type() + Attr("data_format", "s: 'NCHW'")) +
+      Ints("idx", {1, 0, 1}) + Ints("axis", {1}, true) + Node("g", "GatherV2", {"m", "idx", "axis"}, Type()) +
+      Ints("labels", {2, 0}) + Ints("depth", {3}, true) + Const("on", {}, {1}) + Const("off", {}, {0}) +
+      Node("oh", "OneHot", {"labels", "depth", "on", "off"}, Type() + Attr("axis", "i: -1")) +
+      Const("pads", {2, 2}, {0, 0, 1, 1}, "DT_INT32", "int_val") + Node("pad", "Pad", {"m", "pads"}, Type());
   ExpectClose(Eval(graph, "mm"), {14, 32, 32, 77}, "m m^T", 0, 0);
   ExpectClose(Eval(graph, "ba"), {24, 52, 42, 97}, "bias on axis 1 (NCHW)", 0, 0);
   ExpectClose(Eval(graph, "g"), {2, 1, 2, 5, 4, 5}, "gather axis 1", 0, 0);
@@ -155,10 +159,12 @@ TEST(TFConvertersTest, ConvolutionPoolingAndTheirGradientsHaveTensorFlowShapes) 
                            Type() + Attr("strides", "list { i: 1 i: 2 i: 2 i: 1 }") + Attr("padding", "s: 'SAME'")) +
                       Node("dw", "Conv2DBackpropFilter", {"x", "ws", "dpool"},
                            Type() + Attr("strides", "list { i: 1 i: 2 i: 2 i: 1 }") + Attr("padding", "s: 'SAME'"));
-  std::map<std::string, NDArray> feeds{{"x", NDArray::FromVector<float>(Shape{2, 5, 5, 2}, std::vector<float>(100, 1))}};
+  std::map<std::string, NDArray> feeds{
+      {"x", NDArray::FromVector<float>(Shape{2, 5, 5, 2}, std::vector<float>(100, 1))}};
   std::vector<NDArray> r = test::RunText(graph, feeds, {"conv", "pool", "dx", "dw"});
   EXPECT_EQ(r[0].shape(), (Shape{2, 3, 3, 4}));
-  ExpectClose(NDArray::FromVector<float>(Shape{1}, {r[0].ToVector<float>()[4 * 4]}), {1.8}, "center output: 3x3x2 taps");
+  ExpectClose(NDArray::FromVector<float>(Shape{1}, {r[0].ToVector<float>()[4 * 4]}), {1.8},
+              "center output: 3x3x2 taps");
   EXPECT_EQ(r[1].shape(), (Shape{2, 2, 2, 4}));
   EXPECT_EQ(r[2].shape(), (Shape{2, 5, 5, 2}));
   EXPECT_EQ(r[3].shape(), (Shape{3, 3, 2, 4}));

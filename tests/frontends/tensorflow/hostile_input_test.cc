@@ -47,8 +47,9 @@ TEST(HostileInputTest, FeedsAndModelsThatAreNotRegularFilesFailAtOnce) {
 TEST(HostileInputTest, LargeSplatConstantImportsAsAFillWithoutMaterializing) {
   // A 1 GiB float Const written as one float_val (TensorFlow's splat encoding): a few bytes of GraphDef.
   std::string shape = "tensor_shape { dim { size: 268435456 } }";
-  std::string graph = Node("big", "Const", {}, Attr("dtype", "type: DT_FLOAT") +
-                                                   Attr("value", "tensor { dtype: DT_FLOAT " + shape + " float_val: 1.5 }"));
+  std::string graph =
+      Node("big", "Const", {},
+           Attr("dtype", "type: DT_FLOAT") + Attr("value", "tensor { dtype: DT_FLOAT " + shape + " float_val: 1.5 }"));
   TFModel model = test::TextModel(graph);
   ASSERT_LT(model.graph_def.size(), 300u);
   long before = PeakRssMiB();
@@ -84,7 +85,8 @@ TEST(HostileInputTest, TensorContentOfTheWrongSizeNamesNodeAndBothSizes) {
 std::string SavedModelWithCall(const std::string& inputs) {
   return "meta_graphs { meta_info_def { tags: 'serve' } graph_def { "
          "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } } "
-         "node { name: 'call' op: 'StatefulPartitionedCall' " + inputs +
+         "node { name: 'call' op: 'StatefulPartitionedCall' " +
+         inputs +
          "  attr { key: 'f' value { func { name: 'fn' } } } } } "
          "signature_def { key: 'serving_default' value { } } "
          "object_graph_def { nodes { children { node_id: 1 local_name: 'v' } } "

@@ -20,8 +20,9 @@ using test::ExpectClose;
 using test::RunText;
 
 std::string Tensor(const std::string& dtype, const std::vector<int64_t>& dims, const std::string& values) {
-  return Node("c", "Const", {}, Type(dtype, "dtype") + Attr("value", "tensor { dtype: " + dtype + " tensor_" +
-                                                                       ShapeProto(dims) + " " + values + " }"));
+  return Node("c", "Const", {},
+              Type(dtype, "dtype") +
+                  Attr("value", "tensor { dtype: " + dtype + " tensor_" + ShapeProto(dims) + " " + values + " }"));
 }
 
 NDArray ConstValue(const std::string& dtype, const std::vector<int64_t>& dims, const std::string& values) {
@@ -75,7 +76,8 @@ TEST(TFImportTest, InlinesFunctionCallsWithOutputArgumentReferences) {
       "node_def { name: 'mul' op: 'Mul' input: 'x' input: 'y' attr { key: 'T' value { type: DT_FLOAT } } } "
       "node_def { name: 'add' op: 'AddV2' input: 'mul:z:0' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } } "
       "ret { key: 's' value: 'add:z:0' } ret { key: 'p' value: 'mul:z:0' } } "
-      "function { signature { name: 'g' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'o' type: DT_FLOAT } } "
+      "function { signature { name: 'g' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'o' type: DT_FLOAT } "
+      "} "
       "node_def { name: 'inner' op: 'PartitionedCall' input: 'a' input: 'a' "
       "attr { key: 'f' value { func { name: 'f' } } } } "
       "ret { key: 'o' value: 'inner:output:1' } } }";
@@ -89,9 +91,10 @@ TEST(TFImportTest, InlinesFunctionCallsWithOutputArgumentReferences) {
 }
 
 TEST(TFImportTest, FeedsPlaceholdersDefaultsAndAnyTensor) {
-  std::string graph = Const("d", {2}, {1, 2}) +
-                      Node("p", "PlaceholderWithDefault", {"d"}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({2}))) +
-                      Node("twice", "Mul", {"p", "p"}, Type()) + Node("out", "Neg", {"twice"}, Type());
+  std::string graph =
+      Const("d", {2}, {1, 2}) +
+      Node("p", "PlaceholderWithDefault", {"d"}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({2}))) +
+      Node("twice", "Mul", {"p", "p"}, Type()) + Node("out", "Neg", {"twice"}, Type());
   ExpectClose(RunText(graph, {}, {"out"})[0], {-1, -4}, "default", 0, 0);
   NDArray fed = NDArray::FromVector<float>(Shape{2}, {3, 4});
   ExpectClose(RunText(graph, {{"p", fed}}, {"out"})[0], {-9, -16}, "fed placeholder", 0, 0);
@@ -100,12 +103,13 @@ TEST(TFImportTest, FeedsPlaceholdersDefaultsAndAnyTensor) {
 
 TEST(TFImportTest, FoldsValuesComputedFromFedShapes) {
   // x: [?, 6] reshaped to [shape(x)[0] * 2, -1], as TF's Python layers write it.
-  std::string graph = Placeholder("x", {-1, 6}) + Node("shape", "Shape", {"x"}, Type()) + Ints("begin", {0}) +
-                      Ints("size", {1}) + Node("batch", "Slice", {"shape", "begin", "size"}, Type("DT_INT32") + Attr("Index", "type: DT_INT32")) +
-                      Ints("two", {2}) + Node("rows", "Mul", {"batch", "two"}, Type("DT_INT32")) + Ints("minus1", {-1}) +
-                      Ints("axis", {0}, true) +
-                      Node("target", "ConcatV2", {"rows", "minus1", "axis"}, Type("DT_INT32") + Attr("N", "i: 2")) +
-                      Node("y", "Reshape", {"x", "target"}, Type());
+  std::string graph =
+      Placeholder("x", {-1, 6}) + Node("shape", "Shape", {"x"}, Type()) + Ints("begin", {0}) + Ints("size", {1}) +
+      Node("batch", "Slice", {"shape", "begin", "size"}, Type("DT_INT32") + Attr("Index", "type: DT_INT32")) +
+      Ints("two", {2}) + Node("rows", "Mul", {"batch", "two"}, Type("DT_INT32")) + Ints("minus1", {-1}) +
+      Ints("axis", {0}, true) +
+      Node("target", "ConcatV2", {"rows", "minus1", "axis"}, Type("DT_INT32") + Attr("N", "i: 2")) +
+      Node("y", "Reshape", {"x", "target"}, Type());
   std::vector<float> values(24);
   for (int i = 0; i < 24; ++i) values[i] = static_cast<float>(i);
   ImportOptions options;
@@ -118,8 +122,9 @@ TEST(TFImportTest, FoldsValuesComputedFromFedShapes) {
   EXPECT_EQ(g.GetAttr<std::vector<std::string>>("tf.output_names"), std::vector<std::string>{"y:0"});
   NDArray y = RunText(graph, {{"x", NDArray::FromVector<float>(Shape{4, 6}, values)}}, {"y"})[0];
   EXPECT_EQ(y.shape(), (Shape{8, 3}));
-  EXPECT_ERROR(ImportGraphDef(test::TextModel(graph).graph_def, Unfed({"y"})),
-               "placeholder 'x' must be fed: TensorFlow node 'y' (op Reshape) needs input 1 ('target') before the graph runs");
+  EXPECT_ERROR(
+      ImportGraphDef(test::TextModel(graph).graph_def, Unfed({"y"})),
+      "placeholder 'x' must be fed: TensorFlow node 'y' (op Reshape) needs input 1 ('target') before the graph runs");
 }
 
 TEST(TFImportTest, ImportsEveryNodeWithoutRequestedOutputs) {

@@ -67,7 +67,8 @@ TEST(TFIntDivisionTest, FedZeroDivisorRaisesTensorFlowsError) {
 
 TEST(TFIntDivisionTest, NegativeIntegerExponentRaises) {
   for (bool fusion : {false, true}) {
-    EXPECT_ERROR(RunBinary("Pow", kX, Ints({1, 2, -1, 0}), fusion), "Integers to negative integer powers are not allowed");
+    EXPECT_ERROR(RunBinary("Pow", kX, Ints({1, 2, -1, 0}), fusion),
+                 "Integers to negative integer powers are not allowed");
   }
   NDArray fx = NDArray::FromVector<float>(Shape{4}, {2, 2, 2, 2});
   NDArray fy = NDArray::FromVector<float>(Shape{4}, {-1, 0, 1, 2});
@@ -97,7 +98,8 @@ TEST(TFIntDivisionTest, ZeroDivisorIsACleanErrorOfIrTfRun) {
   ASSERT_TRUE(WIFEXITED(raw)) << log.str();
   EXPECT_EQ(WEXITSTATUS(raw), 1) << log.str();
   EXPECT_NE(log.str().find("ir-tf-run: error:"), std::string::npos) << log.str();
-  EXPECT_NE(log.str().find("TensorFlow node 'r' (op FloorDiv): Integer division by zero"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("TensorFlow node 'r' (op FloorDiv): Integer division by zero"), std::string::npos)
+      << log.str();
 }
 
 }  // namespace

@@ -98,7 +98,8 @@ TEST(MnistTrainingTest, TrainsTensorFlowsGraphToNinetyPercent) {
   Digits test = Digits::Read(dir + "/t10k-images-idx3-ubyte", dir + "/t10k-labels-idx1-ubyte");
   ASSERT_GE(train.count, 1000);
   SessionOptions options;
-  options.fusion = false;  // the fused pipeline is checked on the same graph in ir_tf_run's test; this one is about learning
+  options.fusion =
+      false;  // the fused pipeline is checked on the same graph in ir_tf_run's test; this one is about learning
   TFSession session(LoadModel(path), options);
   session.Run({}, {}, {"init"});
 
@@ -117,7 +118,8 @@ TEST(MnistTrainingTest, TrainsTensorFlowsGraphToNinetyPercent) {
   const int kEpochs = 6;
   int64_t steps = train.count / 100;
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
-    for (int64_t step = epoch == 0 ? 3 : 0; step < steps; ++step) session.Run(train.Batch(step * 100, 100), {}, {"GradientDescent"});
+    for (int64_t step = epoch == 0 ? 3 : 0; step < steps; ++step)
+      session.Run(train.Batch(step * 100, 100), {}, {"GradientDescent"});
   }
   double accuracy = session.Run(test.Batch(0, test.count), {"Mean_1"})[0].ToVector<float>()[0];
   std::printf("MNIST test accuracy after %d epochs: %.4f (%lld test digits)\n", kEpochs, accuracy,

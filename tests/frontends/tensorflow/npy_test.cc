@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ir_tf/npy.h"
-#include "test_util.h"
 #include "limits_test_util.h"
+#include "test_util.h"
 #include "tf_test_util.h"
 
 namespace ir {
@@ -76,7 +76,8 @@ TEST(NpyTest, ReadsNarrowBigEndianAndVersion2Files) {
 
 TEST(NpyTest, RejectsMalformedFiles) {
   EXPECT_ERROR(ParseNpy("not numpy"), "is not a .npy file");
-  EXPECT_ERROR(ParseNpy(Npy("<f4", "(4,)", std::string(8, '\0'))), "truncated .npy data: shape [4] of '<f4' needs 16 bytes");
+  EXPECT_ERROR(ParseNpy(Npy("<f4", "(4,)", std::string(8, '\0'))),
+               "truncated .npy data: shape [4] of '<f4' needs 16 bytes");
   EXPECT_ERROR(ParseNpy(Npy("<c8", "(1,)", std::string(8, '\0'))), ".npy dtype 'c8' is not supported");
   std::string truncated = Npy("<f4", "(1,)", "");
   EXPECT_ERROR(ParseNpy(truncated.substr(0, 20)), "truncated .npy header");

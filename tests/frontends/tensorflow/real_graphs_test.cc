@@ -39,7 +39,8 @@ std::vector<std::string> ListDir(const std::string& dir) {
 }
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -142,19 +143,22 @@ struct ShapeCase {
 TEST(RealGraphsTest, EveryGraphImportsWithAllShapesKnown) {
   const std::string dl4j = "dl4j-test-resources/";
   std::vector<ShapeCase> cases = {
-      {dl4j + "mnist_00/model.txt", {"^GradientDescent", "Mean", "Mean_1", "^init"},
+      {dl4j + "mnist_00/model.txt",
+       {"^GradientDescent", "Mean", "Mean_1", "^init"},
        {{"input", Shape{100, 784}}, {"target", Shape{100, 10}}}},
       {dl4j + "mnist_00/frozen_model.pb", {"output"}, {{"input", Shape{7, 784}}}},
       {dl4j + "mlp_00/model.txt", {"output", "^init"}, {{"input", Shape{4, 5}}}},
       {dl4j + "mlp_00/frozen_graph.pbtxt", {"output"}, {{"input", Shape{4, 5}}}},
       {dl4j + "conv_0/model.txt", {"output", "^init"}, {{"image", Shape{4, 28, 28, 3}}}},
       {dl4j + "conv_0/frozen_model.pb", {"output"}, {{"image", Shape{4, 28, 28, 3}}}},
-      {"tensorflow-onnx/regression/checkpoint/model.meta", {"^GradientDescent", "pred", "^init"},
+      {"tensorflow-onnx/regression/checkpoint/model.meta",
+       {"^GradientDescent", "pred", "^init"},
        {{"X", Shape{5}}, {"Y", Shape{5}}}},
       {"tensorflow-onnx/regression/graphdef/frozen.pb", {"pred"}, {{"X", Shape{5}}}},
       {"tensorflow-rust/regression/model.pb", {"^train", "^init"}, {{"x", Shape{100}}, {"y", Shape{100}}}},
       {"tensorflow-rust/addition/model.pb", {"z"}, {{"x", Shape::Scalar()}, {"y", Shape::Scalar()}}},
-      {"tensorflow-serving/saved_model_half_plus_two_tf2_cpu", {"StatefulPartitionedCall_5"},
+      {"tensorflow-serving/saved_model_half_plus_two_tf2_cpu",
+       {"StatefulPartitionedCall_5"},
        {{"serving_default_x", Shape{1}}}},
   };
   for (const ShapeCase& c : cases) {
@@ -189,8 +193,9 @@ TEST(RealGraphsTest, MetaGraphRestoresItsCheckpointAndTrains) {
   EXPECT_NE(std::find(restored.begin(), restored.end(), "W"), restored.end());
   NDArray x = NDArray::FromVector<float>(Shape{3}, {1, 2, 3});
   NDArray y = NDArray::FromVector<float>(Shape{3}, {1.2f, 1.5f, 1.6f});
-  ExpectClose(session.Run({{"X", x}}, {"pred"})[0], {0.21396178 + 1.0495254, 2 * 0.21396178 + 1.0495254,
-                                                     3 * 0.21396178 + 1.0495254}, "pred from the checkpoint");
+  ExpectClose(session.Run({{"X", x}}, {"pred"})[0],
+              {0.21396178 + 1.0495254, 2 * 0.21396178 + 1.0495254, 3 * 0.21396178 + 1.0495254},
+              "pred from the checkpoint");
   // One step of the training graph (unknown-rank placeholders; Pow's gradient uses Log and
   // Select; Sum over all axes of unknown rank uses Range/Rank/DynamicStitch) against the formula.
   double w = 0.21396178, b = 1.0495254, cost = 0, dw = 0, db = 0;

@@ -55,8 +55,8 @@ double MeanCrossEntropy(const std::vector<double>& logits, const std::vector<dou
 TEST(TFLossesTest, SoftmaxCrossEntropyLossRunsWithFedPlaceholders) {
   TFSession session(LossModel());
   const int64_t rows = 5;
-  std::vector<float> x{5.1f, 3.5f, 1.4f, 0.2f, 6.2f, 2.9f, 4.3f, 1.3f, 7.7f, 3.0f, 6.1f, 2.3f,
-                       4.9f, 3.0f, 1.4f, 0.2f, 5.8f, 2.7f, 5.1f, 1.9f};
+  std::vector<float> x{5.1f, 3.5f, 1.4f, 0.2f, 6.2f, 2.9f, 4.3f, 1.3f, 7.7f, 3.0f,
+                       6.1f, 2.3f, 4.9f, 3.0f, 1.4f, 0.2f, 5.8f, 2.7f, 5.1f, 1.9f};
   std::vector<float> labels{1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1};
   std::map<std::string, NDArray> feeds{{"input", NDArray::FromVector<float>(Shape{rows, 4}, x)},
                                        {"labels", NDArray::FromVector<float>(Shape{rows, 3}, labels)}};

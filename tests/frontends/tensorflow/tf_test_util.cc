@@ -46,12 +46,23 @@ NDArray MakeArray(const Shape& shape, DType dtype, const std::vector<double>& va
   EXPECT_EQ(static_cast<int64_t>(values.size()), a.Size()) << "values for shape " << shape;
   for (int64_t i = 0; i < a.Size() && i < static_cast<int64_t>(values.size()); ++i) {
     switch (dtype) {
-      case DType::kFloat32: a.data<float>()[i] = static_cast<float>(values[i]); break;
-      case DType::kFloat64: a.data<double>()[i] = values[i]; break;
-      case DType::kInt32: a.data<int32_t>()[i] = static_cast<int32_t>(values[i]); break;
-      case DType::kInt64: a.data<int64_t>()[i] = static_cast<int64_t>(values[i]); break;
-      case DType::kBool: a.data<bool>()[i] = values[i] != 0; break;
-      default: ADD_FAILURE() << "bad dtype";
+      case DType::kFloat32:
+        a.data<float>()[i] = static_cast<float>(values[i]);
+        break;
+      case DType::kFloat64:
+        a.data<double>()[i] = values[i];
+        break;
+      case DType::kInt32:
+        a.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+        break;
+      case DType::kInt64:
+        a.data<int64_t>()[i] = static_cast<int64_t>(values[i]);
+        break;
+      case DType::kBool:
+        a.data<bool>()[i] = values[i] != 0;
+        break;
+      default:
+        ADD_FAILURE() << "bad dtype";
     }
   }
   return a;
@@ -62,12 +73,23 @@ std::vector<double> ToDoubles(const NDArray& array) {
   std::vector<double> out;
   for (int64_t i = 0; i < a.Size(); ++i) {
     switch (a.dtype()) {
-      case DType::kFloat32: out.push_back(a.data<float>()[i]); break;
-      case DType::kFloat64: out.push_back(a.data<double>()[i]); break;
-      case DType::kInt32: out.push_back(a.data<int32_t>()[i]); break;
-      case DType::kInt64: out.push_back(static_cast<double>(a.data<int64_t>()[i])); break;
-      case DType::kBool: out.push_back(a.data<bool>()[i]); break;
-      default: ADD_FAILURE() << "bad dtype";
+      case DType::kFloat32:
+        out.push_back(a.data<float>()[i]);
+        break;
+      case DType::kFloat64:
+        out.push_back(a.data<double>()[i]);
+        break;
+      case DType::kInt32:
+        out.push_back(a.data<int32_t>()[i]);
+        break;
+      case DType::kInt64:
+        out.push_back(static_cast<double>(a.data<int64_t>()[i]));
+        break;
+      case DType::kBool:
+        out.push_back(a.data<bool>()[i]);
+        break;
+      default:
+        ADD_FAILURE() << "bad dtype";
     }
   }
   return out;

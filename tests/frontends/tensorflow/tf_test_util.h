@@ -26,11 +26,11 @@ std::string GraphsDir();
 std::string GraphPath(const std::string& relative);
 
 /*! \brief Skips the test with a message when a real graph is not available. */
-#define IR_TF_REQUIRE(var, relative)                                                                     \
-  std::string var = ::ir::tf::test::GraphPath(relative);                                                 \
-  if (var.empty()) {                                                                                     \
+#define IR_TF_REQUIRE(var, relative)                                                                             \
+  std::string var = ::ir::tf::test::GraphPath(relative);                                                         \
+  if (var.empty()) {                                                                                             \
     GTEST_SKIP() << "real TensorFlow graph '" << relative << "' not found under " << ::ir::tf::test::GraphsDir() \
-                 << " (set IR_TF_GRAPHS_DIR)";                                                           \
+                 << " (set IR_TF_GRAPHS_DIR)";                                                                   \
   }
 
 /*! \brief Numbers of a dl4j oracle CSV (one per line). */
@@ -61,7 +61,8 @@ std::string Const(const std::string& name, const std::vector<int64_t>& dims, con
                   const std::string& dtype = "DT_FLOAT", const std::string& field = "float_val");
 /*! \brief An int32 vector (or scalar when `scalar`) Const. */
 std::string Ints(const std::string& name, const std::vector<int64_t>& values, bool scalar = false);
-std::string Placeholder(const std::string& name, const std::vector<int64_t>& dims, const std::string& dtype = "DT_FLOAT");
+std::string Placeholder(const std::string& name, const std::vector<int64_t>& dims,
+                        const std::string& dtype = "DT_FLOAT");
 std::string Variable(const std::string& name, const std::vector<int64_t>& dims, const std::string& dtype = "DT_FLOAT");
 }  // namespace pbtxt
 

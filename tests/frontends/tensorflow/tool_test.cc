@@ -48,7 +48,8 @@ TEST(IrTfRunTest, RunsASavedModelFromNpyToNpy) {
   IR_TF_REQUIRE(model, "tensorflow-serving/saved_model_half_plus_two_tf2_cpu");
   std::string dir = TempDir("tool_saved_model");
   WriteNpy(dir + "/x.npy", NDArray::FromVector<float>(Shape{1}, {10}));
-  ToolResult r = RunTool("--graph " + model + " --signature serving_default --feed x=" + dir + "/x.npy --fetch y --out " + dir);
+  ToolResult r =
+      RunTool("--graph " + model + " --signature serving_default --feed x=" + dir + "/x.npy --fetch y --out " + dir);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("restored 3 variable(s)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("y: float32[1] = [7]"), std::string::npos) << r.output;
@@ -59,9 +60,10 @@ TEST(IrTfRunTest, RunsASavedModelFromNpyToNpy) {
 TEST(IrTfRunTest, TrainsWithInitRunStepsAndRandomFeeds) {
   IR_TF_REQUIRE(model, "dl4j-test-resources/mnist_00/model.txt");
   std::string dir = TempDir("tool_train");
-  ToolResult r = RunTool("--graph " + model + " --feed input=random:1 --feed target=random:2 --init init "
-                         "--run GradientDescent --steps 5 --fetch Mean --fetch Variable_1:0 --out " + dir +
-                         " --dump " + dir + "/ir --no-fusion");
+  ToolResult r = RunTool("--graph " + model +
+                         " --feed input=random:1 --feed target=random:2 --init init "
+                         "--run GradientDescent --steps 5 --fetch Mean --fetch Variable_1:0 --out " +
+                         dir + " --dump " + dir + "/ir --no-fusion");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("run 'GradientDescent' x 5:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" FoldConstants "), std::string::npos) << r.output;
@@ -81,7 +83,8 @@ TEST(IrTfRunTest, ListsUnsupportedOps) {
 TEST(IrTfRunTest, ReportsErrorsWithAnExitCode) {
   ToolResult missing = RunTool("--graph /nonexistent.pb --fetch y");
   EXPECT_EQ(missing.status, 1);
-  EXPECT_NE(missing.output.find("ir-tf-run: error: '/nonexistent.pb' does not exist"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("ir-tf-run: error: '/nonexistent.pb' does not exist"), std::string::npos)
+      << missing.output;
   ToolResult usage = RunTool("--fetch y");
   EXPECT_EQ(usage.status, 2);
   EXPECT_NE(usage.output.find("--graph is required"), std::string::npos) << usage.output;

@@ -36,7 +36,8 @@ TEST(TFTrainOpsTest, AppliesGradientDescentToRefsAndResources) {
   std::string graph = InitializedVariable("w", {1, 2}) + Scalar("lr", 0.5) + Const("g", {2}, {4, -2}) +
                       Node("step", "ApplyGradientDescent", {"w", "lr", "g"}, Type()) +
                       Node("h", "VarHandleOp", {}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({2}))) +
-                      Const("h/value", {2}, {3, 3}) + Node("h/init", "AssignVariableOp", {"h", "h/value"}, Type("DT_FLOAT", "dtype")) +
+                      Const("h/value", {2}, {3, 3}) +
+                      Node("h/init", "AssignVariableOp", {"h", "h/value"}, Type("DT_FLOAT", "dtype")) +
                       Node("h/step", "ResourceApplyGradientDescent", {"h", "lr", "g"}, Type()) +
                       Node("h/read", "ReadVariableOp", {"h"}, Type("DT_FLOAT", "dtype")) +
                       Node("h/inc", "AssignAddVariableOp", {"h", "g"}, Type("DT_FLOAT", "dtype"));
@@ -76,8 +77,9 @@ TEST(TFTrainOpsTest, AppliesMomentumWithAndWithoutNesterov) {
 
 TEST(TFTrainOpsTest, AppliesAdamLikeTensorFlow) {
   std::string graph = InitializedVariable("w", {1, -2, 3}) + InitializedVariable("m", {0, 0, 0}) +
-                      InitializedVariable("v", {0, 0, 0}) + Scalar("b1p", 0.9) + Scalar("b2p", 0.999) + Scalar("lr", 0.01) +
-                      Scalar("b1", 0.9) + Scalar("b2", 0.999) + Scalar("eps", 1e-8) + Const("g", {3}, {0.5, -1, 2}) +
+                      InitializedVariable("v", {0, 0, 0}) + Scalar("b1p", 0.9) + Scalar("b2p", 0.999) +
+                      Scalar("lr", 0.01) + Scalar("b1", 0.9) + Scalar("b2", 0.999) + Scalar("eps", 1e-8) +
+                      Const("g", {3}, {0.5, -1, 2}) +
                       Node("step", "ApplyAdam", {"w", "m", "v", "b1p", "b2p", "lr", "b1", "b2", "eps", "g"}, Type());
   TFSession s = Session(graph);
   s.Run({}, {}, {"w/init", "m/init", "v/init"});

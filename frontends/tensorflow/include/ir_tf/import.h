@@ -9,9 +9,10 @@
  * | attribute | type | meaning |
  * |---|---|---|
  * | `tf.graph_def` (required) | `std::string` | the binary GraphDef |
- * | `tf.outputs` | `std::vector<std::string>` | tensors to compute ("n", "n:1") and nodes to run ("^n"); empty: every node no other node reads |
- * | `tf.feed_names`, `tf.feed_shapes` | `std::vector<std::string>`, `ShapeVector` | tensors that will be fed and their shapes: placeholders take these shapes; any other fed tensor becomes a placeholder |
- * | `tf.max_const_bytes` | `int` | largest Const tensor accepted (default 1 GiB) |
+ * | `tf.outputs` | `std::vector<std::string>` | tensors to compute ("n", "n:1") and nodes to run ("^n"); empty: every
+ * node no other node reads | | `tf.feed_names`, `tf.feed_shapes` | `std::vector<std::string>`, `ShapeVector` | tensors
+ * that will be fed and their shapes: placeholders take these shapes; any other fed tensor becomes a placeholder | |
+ * `tf.max_const_bytes` | `int` | largest Const tensor accepted (default 1 GiB) |
  *
  * The result's outputs are aligned with `tf.outputs`, and `tf.output_names` names them. Only
  * the nodes those outputs need are converted, so a graph may hold ops without a converter
