@@ -109,6 +109,18 @@ class KernelCompiler {
   static void Register(const std::string& target, std::shared_ptr<KernelCompiler> compiler);
 };
 
+/*!
+ * \brief What a target registers for passes to read (passes never branch on target names).
+ * fmax: F_max when the graph does not set "fusion.fmax" (measured per target, docs/PERFORMANCE.md).
+ */
+struct TargetDefaults {
+  int fmax = 8;
+  /*! \brief Registers the defaults of a target kind ("cpu", "opencl", "cuda"). */
+  static void Register(const std::string& target, TargetDefaults defaults);
+  /*! \brief The defaults of the kind of `target` ("opencl:1" -> "opencl"); the struct's own when none. */
+  static TargetDefaults Get(const std::string& target);
+};
+
 /*! \brief Counters of the kernel cache, for callers and tests. */
 struct KernelCacheStats {
   int64_t compilations = 0;

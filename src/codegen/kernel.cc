@@ -36,7 +36,8 @@ std::string Kernel::Describe() const {
        << (params[i].is_output ? " out" : " in") << "\n";
   }
   for (const auto& let : lets) os << "  let " << let.first << " = " << ast::ToString(let.second) << "\n";
-  for (const auto& store : stores) os << "  store " << params.at(store.first).name << " = " << ast::ToString(store.second) << "\n";
+  for (const auto& store : stores)
+    os << "  store " << params.at(store.first).name << " = " << ast::ToString(store.second) << "\n";
   if (kind == kReduce) {
     os << "  reduce " << reduce_kind << " into " << params.at(reduce_output).name << " of "
        << ast::ToString(reduce_value) << "\n";
@@ -80,7 +81,28 @@ TargetRegistry<KernelCompiler>& Compilers() {
   return *registry;
 }
 
+struct DefaultsRegistry {
+  std::mutex mutex;
+  std::map<std::string, TargetDefaults> entries;
+};
+
+DefaultsRegistry& Defaults() {
+  static auto* registry = new DefaultsRegistry();
+  return *registry;
+}
+
 }  // namespace
+
+void TargetDefaults::Register(const std::string& target, TargetDefaults defaults) {
+  std::lock_guard<std::mutex> lock(Defaults().mutex);
+  Defaults().entries[target] = defaults;
+}
+
+TargetDefaults TargetDefaults::Get(const std::string& target) {
+  std::lock_guard<std::mutex> lock(Defaults().mutex);
+  auto it = Defaults().entries.find(TargetKind(target));
+  return it == Defaults().entries.end() ? TargetDefaults() : it->second;
+}
 
 const KernelPrinter& KernelPrinter::Get(const std::string& target) { return Printers().Get(target, "kernel printer"); }
 

@@ -4,24 +4,13 @@
  * "_fused" nodes, at most F_max unique array inputs each, and records every group and every
  * refusal.
  */
+#include "ir/codegen.h"
 #include "ir/graph_attr.h"
 #include "ir/pass.h"
 #include "passes/fusion_plan.h"
 
 namespace ir {
 namespace {
-
-/*!
- * \brief F_max when the graph does not set "fusion.fmax". Measured with
- * bench/fmax_sweep (docs/PERFORMANCE.md): per-step time of the LeNet training graph stops
- * improving beyond these on each target.
- */
-int DefaultFmax(const std::string& target) {
-  std::string kind = target.substr(0, target.find(':'));
-  if (kind == "opencl") return 8;
-  if (kind == "cuda") return 8;
-  return 8;
-}
 
 constexpr int kDefaultMaxGroupSize = 64;
 
@@ -32,9 +21,7 @@ IR_REGISTER_GRAPH_ATTR_TYPE(std::vector<fusion::GroupRecord>, "list_fusion_group
 IR_REGISTER_GRAPH_ATTR("fusion.fmax")
     .describe("Option: most unique array inputs of a fused kernel (scalars folded into it do not count).")
     .set_type<int>();
-IR_REGISTER_GRAPH_ATTR("fusion.max_group_size")
-    .describe("Option: most nodes in one fused group.")
-    .set_type<int>();
+IR_REGISTER_GRAPH_ATTR("fusion.max_group_size").describe("Option: most nodes in one fused group.").set_type<int>();
 IR_REGISTER_GRAPH_ATTR("target")
     .describe("Option: the device kernels are generated for (\"cpu\", \"opencl\", \"cuda\").")
     .set_type<std::string>();
@@ -46,8 +33,9 @@ IR_REGISTER_GRAPH_ATTR("fusion_log")
     .set_type<std::vector<std::string>>();
 
 IR_REGISTER_PASS(Fusion)
-    .describe("Groups elementwise/broadcast chains (diamonds included) and reduction prologues into "
-              "_fused nodes with at most fusion.fmax unique array inputs each.")
+    .describe(
+        "Groups elementwise/broadcast chains (diamonds included) and reduction prologues into "
+        "_fused nodes with at most fusion.fmax unique array inputs each.")
     .set_change_graph(true)
     .depend_graph_attr("shape")
     .depend_graph_attr("dtype")
@@ -58,7 +46,7 @@ IR_REGISTER_PASS(Fusion)
     .provide_graph_attr("fusion_log")
     .set_body([](Graph graph) {
       std::string target = graph.GetAttrOr<std::string>("target", "cpu");
-      int fmax = GetPassOption<int>(graph, "fusion.fmax", DefaultFmax(target));
+      int fmax = GetPassOption<int>(graph, "fusion.fmax", TargetDefaults::Get(target).fmax);
       int max_size = GetPassOption<int>(graph, "fusion.max_group_size", kDefaultMaxGroupSize);
       IR_CHECK(fmax >= 1) << "fusion.fmax must be at least 1, got " << fmax;
       IR_CHECK(max_size >= 1) << "fusion.max_group_size must be at least 1, got " << max_size;

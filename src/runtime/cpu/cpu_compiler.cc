@@ -29,8 +29,8 @@
 namespace ir {
 namespace {
 
-const std::vector<std::string> kFlags = {"-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math",
-                                         "-fopenmp", "-shared", "-fPIC", "-std=gnu11"};
+const std::vector<std::string> kFlags = {"-O3",      "-march=native", "-fno-math-errno", "-fno-trapping-math",
+                                         "-fopenmp", "-shared",       "-fPIC",           "-std=gnu11"};
 
 // IR_CC names one program (a path, or a name looked up in PATH), never a command line.
 std::string CompilerPath() {
@@ -84,8 +84,8 @@ class TempDir {
     std::string pattern = std::string(base && *base ? base : "/tmp") + "/ir-cc-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
-    IR_CHECK(mkdtemp(buf.data()) != nullptr) << "cannot create a temporary directory for kernel compilation ('"
-                                              << pattern << "'): " << std::strerror(errno);
+    IR_CHECK(mkdtemp(buf.data()) != nullptr)
+        << "cannot create a temporary directory for kernel compilation ('" << pattern << "'): " << std::strerror(errno);
     path_ = buf.data();
   }
   ~TempDir() {
@@ -153,7 +153,8 @@ class CPUCompiler final : public KernelCompiler {
     ProcessResult result = RunCompiler(args);
     IR_CHECK(result.exit_code == 0) << "kernel compilation failed (" << DescribeCommand(args) << ", exit status "
                                     << result.exit_code << "):\n"
-                                    << result.output << "\n--- source ---\n" << source;
+                                    << result.output << "\n--- source ---\n"
+                                    << source;
     return ReadFile(dir.path() + "/kernels.so");
   }
 
@@ -184,7 +185,11 @@ class CPUCompiler final : public KernelCompiler {
 };
 
 struct RegisterCPUCompiler {
-  RegisterCPUCompiler() { KernelCompiler::Register("cpu", std::make_shared<CPUCompiler>()); }
+  RegisterCPUCompiler() {
+    KernelCompiler::Register("cpu", std::make_shared<CPUCompiler>());
+    // F_max 8: the LeNet step and the wide sweep stop improving beyond it (docs/PERFORMANCE.md).
+    TargetDefaults::Register("cpu", TargetDefaults{8});
+  }
 } register_cpu_compiler;
 
 }  // namespace
