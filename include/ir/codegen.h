@@ -168,6 +168,15 @@ inline std::string TargetKind(const std::string& target) { return target.substr(
 /*! \brief 64-bit FNV-1a hash, printed as 16 hex digits (stable across processes). */
 std::string HashHex(const std::string& text);
 
+namespace codegen {
+/*!
+ * \brief The CPU kernel of `op`: its "FCompute", else (elementwise with FCodeGen) one that
+ * generates, compiles and runs the node's kernel, else an empty function. Public because
+ * ops (the "_fused" runner) use it and may not include codegen internals.
+ */
+FCompute CpuKernelOf(const Op* op);
+}  // namespace codegen
+
 }  // namespace ir
 
 #endif  // IR_CODEGEN_H_

@@ -2,6 +2,7 @@
  * \file single_op_kernel.h
  * \brief Kernels of single nodes generated from their op's FCodeGen, for every target: an
  * elementwise op written once (FCodeGen) runs unfused on the CPU and on devices alike.
+ * (codegen::CpuKernelOf, which ops use too, is declared in ir/codegen.h.)
  */
 #ifndef IR_CODEGEN_SINGLE_OP_KERNEL_H_
 #define IR_CODEGEN_SINGLE_OP_KERNEL_H_
@@ -33,12 +34,6 @@ bool IsGeneratable(const Op* op);
  */
 const SingleOpKernel& GetSingleOpKernel(const std::string& target, const NodeAttrs& attrs,
                                         const std::vector<NDArray>& inputs);
-
-/*!
- * \brief The CPU kernel of `op`: its "FCompute", else (elementwise with FCodeGen) one that
- * generates, compiles and runs the node's kernel, else an empty function.
- */
-FCompute CpuKernelOf(const Op* op);
 
 }  // namespace codegen
 }  // namespace ir

@@ -10,7 +10,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "codegen/single_op_kernel.h"
+#include "ir/codegen.h"
 #include "ir/fusion.h"
 #include "ir/graph_io.h"
 #include "ops/op_common.h"
