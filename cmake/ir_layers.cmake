@@ -1,0 +1,63 @@
+# Layers of libir: one OBJECT library per source folder, all linked into the one shared library
+# (so registries exist once). A layer sees include/ and a generated directory
+# ${IR_LAYER_DIR}/<layer>/ holding symlinks named after only the layers it may use, so
+# `#include "codegen/kernel_builder.h"` compiles where codegen is allowed and fails elsewhere.
+# The allowed matrix is written once, in CMakeLists.txt ("---- layers").
+
+set(IR_LAYER_DIR ${CMAKE_BINARY_DIR}/layers)
+# Rebuilt at every configure: a header removed from src/runtime leaves no stale link behind.
+file(REMOVE_RECURSE ${IR_LAYER_DIR})
+
+# Compile settings every layer shares; IR_LAYER_OBJECTS collects the object files for `ir`.
+add_library(ir_layer_flags INTERFACE)
+target_include_directories(ir_layer_flags INTERFACE ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(ir_layer_flags INTERFACE dmlc::dmlc Threads::Threads OpenMP::OpenMP_CXX)
+# Kernels: optimize hard, and let loops over math functions vectorize (no errno writes).
+target_compile_options(ir_layer_flags INTERFACE $<$<NOT:$<CONFIG:Debug>>:-O3> -fno-math-errno)
+set(IR_LAYER_OBJECTS "")
+
+# The source folder of a layer: runtime_cpu -> runtime/cpu, ops -> ops (c_api keeps its '_').
+function(_ir_layer_folder layer out)
+  string(REGEX REPLACE "^runtime_" "runtime/" _folder "${layer}")
+  set(${out} "${_folder}" PARENT_SCOPE)
+endfunction()
+
+# Makes layer `used` visible in the include directory `dir`. The top-level runtime layer is
+# linked header by header, so that seeing "runtime/" never shows runtime/cpu, runtime/opencl...
+# A link may dangle (src/runtime/device before that folder exists): it resolves once it does.
+function(_ir_link_layer dir used)
+  _ir_layer_folder(${used} _folder)
+  if(used STREQUAL "runtime")
+    file(MAKE_DIRECTORY ${dir}/runtime)
+    file(GLOB _headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/runtime/*.h)
+    foreach(_header ${_headers})
+      get_filename_component(_name ${_header} NAME)
+      file(CREATE_LINK ${_header} ${dir}/runtime/${_name} SYMBOLIC)
+    endforeach()
+  else()
+    get_filename_component(_parent ${dir}/${_folder} DIRECTORY)
+    file(MAKE_DIRECTORY ${_parent})
+    file(CREATE_LINK ${CMAKE_SOURCE_DIR}/src/${_folder} ${dir}/${_folder} SYMBOLIC)
+  endif()
+endfunction()
+
+# ir_add_layer(<layer> [USES <layers>...] [LIBS <link libraries>...])
+# Compiles src/<folder>/*.cc as OBJECT library ir_<layer> (none when the folder has no
+# sources yet) whose include path is include/ + ${IR_LAYER_DIR}/<layer> (itself and USES).
+function(ir_add_layer layer)
+  cmake_parse_arguments(L "" "" "USES;LIBS" ${ARGN})
+  set(_dir ${IR_LAYER_DIR}/${layer})
+  file(MAKE_DIRECTORY ${_dir})
+  foreach(_used ${layer} ${L_USES})
+    _ir_link_layer(${_dir} ${_used})
+  endforeach()
+  _ir_layer_folder(${layer} _folder)
+  file(GLOB _sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${_folder}/*.cc)
+  if(NOT _sources)
+    return()
+  endif()
+  add_library(ir_${layer} OBJECT ${_sources})
+  target_include_directories(ir_${layer} PRIVATE ${_dir})
+  target_link_libraries(ir_${layer} PRIVATE ir_layer_flags ${L_LIBS})
+  set(IR_LAYER_OBJECTS ${IR_LAYER_OBJECTS} $<TARGET_OBJECTS:ir_${layer}> PARENT_SCOPE)
+endfunction()
