@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Checks the layering of src/ that include paths alone cannot (docs/ARCHITECTURE.md, "Layers"):
+#   - no include path containing ".." (it would step around a layer's include directory);
+#   - no "dir/file.h" include that resolves next to the including file (src/runtime/x.cc
+#     including "cpu/y.h" would reach src/runtime/cpu without the layer allowing it);
+#   - no include of ops/ from src/runtime or src/passes (op internals stay in src/ops);
+#   - no IR_REGISTER_OP under src/runtime (ops register their kernels in their own files);
+#   - no include of a frontend (frontends/..., ir_tf/...) from src/.
+# Prints file:line for each violation and exits 1; exits 0 when src/ is clean.
+# Usage: scripts/check_layering.sh [SOURCE_DIR]   (ctest: Build.Layering)
+set -euo pipefail
+root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
+cd "$root"
+
+# TRANSITIONAL, deleted by the integrator when the device layer lands (issue 10): today's
+# backend files that still include op internals or register op kernels. The only exceptions.
+TRANSITIONAL_BACKEND_FILES=(
+  src/runtime/cuda/cuda_array_ops.cc
+  src/runtime/cuda/cuda_fused_ops.cc
+  src/runtime/cuda/cuda_math_ops.cc
+  src/runtime/cuda/cuda_nn_ops.cc
+  src/runtime/cuda/cuda_ops.h
+  src/runtime/cuda/cuda_reduce_ops.cc
+  src/runtime/opencl/kernels_array.cc
+  src/runtime/opencl/kernels_conv.cc
+  src/runtime/opencl/kernels_fused.cc
+  src/runtime/opencl/kernels_matmul.cc
+  src/runtime/opencl/kernels_pool.cc
+  src/runtime/opencl/kernels_random.cc
+  src/runtime/opencl/kernels_reduce.cc
+  src/runtime/opencl/kernels_softmax.cc
+  src/runtime/opencl/op_attrs.h
+  src/runtime/opencl/opencl_library.h
+)
+
+failures=0
+# report FILE LINE MESSAGE: one violation.
+report() {
+  echo "$1:$2: $3" >&2
+  failures=$((failures + 1))
+}
+
+is_transitional() {
+  local file
+  for file in "${TRANSITIONAL_BACKEND_FILES[@]}"; do
+    [ "$file" = "$1" ] && return 0
+  done
+  return 1
+}
+
+# Every `#include "..."` / `#include <...>` of src/ as FILE:LINE:PATH.
+includes() {
+  grep -rnE --include='*.h' --include='*.cc' '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' src |
+    sed -E 's/^([^:]*):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]*)[">].*/\1:\2:\3/'
+}
+
+while IFS=: read -r file line path; do
+  dir="$(dirname "$file")"
+  if [[ "$path" == *..* ]]; then
+    report "$file" "$line" "include \"$path\" contains '..': include through the layer's path instead"
+  elif [[ "$path" == */* && -e "$dir/$path" ]]; then
+    report "$file" "$line" "include \"$path\" resolves next to the including file: write the layer's path"
+  fi
+  if [[ "$path" == ops/* && ( "$file" == src/runtime/* || "$file" == src/passes/* ) ]] &&
+    ! is_transitional "$file"; then
+    report "$file" "$line" "include \"$path\": runtime and passes may not include op internals (move the shared declaration to include/ir/)"
+  fi
+  if [[ "$path" == frontends/* || "$path" == ir_tf/* ]]; then
+    report "$file" "$line" "include \"$path\": src/ never depends on a frontend"
+  fi
+done < <(includes)
+
+while IFS=: read -r file line _; do
+  if ! is_transitional "$file"; then
+    report "$file" "$line" "IR_REGISTER_OP under src/runtime: register an op's kernels in its own file (src/ops/)"
+  fi
+done < <(grep -rnE --include='*.h' --include='*.cc' '^[^/*]*\bIR_REGISTER_OP\(' src/runtime || true)
+
+if [ "$failures" -ne 0 ]; then
+  echo "FAIL: $failures layering violation(s) in src/ (rules: scripts/check_layering.sh, docs/ARCHITECTURE.md)" >&2
+  exit 1
+fi
+echo "OK: src/ layering (includes, op registrations)"
