@@ -5,6 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake git pkg-config
+  # The formatting check (ctest Build.ClangFormat, .clang-format).
+  clang-format
   libdmlc-dev libgtest-dev libbenchmark-dev libdnnl-dev
   # TensorFlow frontend: protoc and the protobuf runtime.
   protobuf-compiler libprotobuf-dev
