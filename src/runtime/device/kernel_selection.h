@@ -9,6 +9,7 @@
 #define IR_RUNTIME_DEVICE_KERNEL_SELECTION_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/op.h"
 #include "runtime/bound_plan.h"
@@ -22,6 +23,13 @@ runtime::NodeKernel SelectKernel(const DeviceTarget& target, const Op* op);
 
 /*! \brief True when `op` has a kernel derived from FCodeGen or a reduction (RunDerived). */
 bool HasDerivedKernel(const Op* op);
+
+/*!
+ * \brief Runs the kernel derived for the node on `target`: generated from FCodeGen, or a
+ * reduction over one block of axes; else the CPU kernel on host copies (counted below).
+ */
+void RunDerivedKernel(const DeviceTarget& target, const OpContext& ctx, const NodeAttrs& attrs,
+                      const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs);
 
 /*!
  * \brief Nodes whose derived kernel ran on host copies because FCodeGen gave no code for their

@@ -101,7 +101,7 @@ void OneHotCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vect
   KernelArgs args;
   args.Array(in[0]).Array(out[0]).Value(cl_long{out[0].shape()[axis]});
   args.Value(cl_long{shape.ProdDims(axis, shape.ndim())});
-  args.TypedValue(dtype, AttrDouble(attrs, "on_value", 1)).TypedValue(dtype, AttrDouble(attrs, "off_value", 0));
+  args.Scalar(dtype, AttrDouble(attrs, "on_value", 1)).Scalar(dtype, AttrDouble(attrs, "off_value", 0));
   args.Value(cl_long{n});
   RunKernel(ctx, dtype, in[0].dtype() == DType::kInt32 ? "one_hot_i32" : "one_hot_i64", args, n);
 }
@@ -151,7 +151,7 @@ void ConstantCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::ve
   out[0].CopyFrom(host);
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

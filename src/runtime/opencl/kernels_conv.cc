@@ -120,7 +120,7 @@ void ConvCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector
   RunKernel(ctx, result.dtype(), kNames[kPass], args, result.Size());
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

@@ -106,7 +106,7 @@ void BiasAddCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
   RunKernel(ctx, out[0].dtype(), "bias_add", args, n);
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

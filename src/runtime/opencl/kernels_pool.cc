@@ -131,7 +131,7 @@ void PoolGradCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::ve
   RunKernel(ctx, dx.dtype(), "pool2d_grad", args, dx.Size());
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

@@ -122,7 +122,7 @@ void UniformCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
                                           : std::nextafter(hi_t, lo_t);
   KernelArgs args;
   args.Array(out[0]).Value(cl_long{out[0].Size()}).Value(cl_ulong{KeyOf(ctx, attrs)});
-  args.TypedValue(dtype, lo_t).TypedValue(dtype, hi_t).TypedValue(dtype, below);
+  args.Scalar(dtype, lo_t).Scalar(dtype, hi_t).Scalar(dtype, below);
   RunKernel(ctx, dtype, "random_uniform", args, out[0].Size());
 }
 
@@ -133,7 +133,7 @@ void NormalCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vect
   DType real = GetDevice(0).fp64 ? DType::kFloat64 : DType::kFloat32;
   KernelArgs args;
   args.Array(out[0]).Value(cl_long{out[0].Size()}).Value(cl_ulong{KeyOf(ctx, attrs)});
-  args.TypedValue(real, AttrDouble(attrs, "mean", 0)).TypedValue(real, AttrDouble(attrs, "stddev", 1));
+  args.Scalar(real, AttrDouble(attrs, "mean", 0)).Scalar(real, AttrDouble(attrs, "stddev", 1));
   args.Value(cl_int{kTruncated});
   RunKernel(ctx, out[0].dtype(), "random_normal", args, out[0].Size());
 }
@@ -149,11 +149,11 @@ void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
   double scale = dtype == DType::kFloat32 ? static_cast<double>(static_cast<float>(1 / keep)) : 1 / keep;
   KernelArgs args;
   args.Array(in[0]).Array(out[0]).Array(out[1]).Value(cl_long{in[0].Size()}).Value(cl_ulong{KeyOf(ctx, attrs)});
-  args.Value(keep_bits).TypedValue(dtype, scale).Value(cl_int{ctx.is_train && keep < 1});
+  args.Value(keep_bits).Scalar(dtype, scale).Value(cl_int{ctx.is_train && keep < 1});
   RunKernel(ctx, dtype, "dropout", args, in[0].Size());
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

@@ -204,7 +204,7 @@ void ReduceGradCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::
   int64_t n = out[0].Size();
   KernelArgs args;
   args.Array(in[0]).Array(out[0]).Value(MakeWalk(shape.dims(), strides, op::NodeDesc(attrs))).Value(cl_long{n});
-  args.TypedValue(out[0].dtype(), normalize ? static_cast<double>(count) : 1.0);
+  args.Scalar(out[0].dtype(), normalize ? static_cast<double>(count) : 1.0);
   RunKernel(ctx, out[0].dtype(), "broadcast_divide", args, n);
 }
 
@@ -222,7 +222,7 @@ FCompute ArgReduceCompute(const char* kernel) {
   };
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

@@ -107,7 +107,7 @@ void CrossEntropyCompute(const OpContext& ctx, const NodeAttrs& attrs, const std
   RunKernel(ctx, in[0].dtype(), kernel, args, rows);
 }
 
-const std::string kKey = FComputeKey(DeviceType::kOpenCL);
+const std::string kKey = kLegacyKey;
 
 }  // namespace
 

@@ -4,6 +4,8 @@
  */
 #include "runtime/opencl/opencl_library.h"
 
+#include "runtime/device/device_module.h"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -76,25 +78,6 @@ TypeInfo InfoOf(DType dtype) {
       throw Error(StrCat("OpenCL kernel library: no element type for dtype ", DTypeName(dtype)));
   }
 }
-
-class LibraryCache {
- public:
-  OpenCLModule& Get(DType dtype) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = modules_.find(dtype);
-    if (it == modules_.end()) {
-      std::shared_ptr<CompiledModule> module = KernelCache::Global().GetOrCompile("opencl", LibrarySourceFor(dtype));
-      auto cl_module = std::dynamic_pointer_cast<OpenCLModule>(module);
-      IR_CHECK(cl_module != nullptr) << "the 'opencl' kernel compiler did not return an OpenCL module";
-      it = modules_.emplace(dtype, std::move(cl_module)).first;
-    }
-    return *it->second;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<DType, std::shared_ptr<OpenCLModule>> modules_;
-};
 
 }  // namespace
 
@@ -181,14 +164,12 @@ WindowArg MakeWindowArg(const op::nn::Geometry& g) {
   return a;
 }
 
-OpenCLModule& Library(DType dtype) {
-  static auto* cache = new LibraryCache();  // modules live as long as the process
-  return cache->Get(dtype);
-}
-
 void RunKernel(const OpContext& ctx, DType dtype, const std::string& name, const KernelArgs& args, int64_t global,
                int64_t local) {
-  Library(dtype).Run(name, args, global, local, ctx.queue);
+  if (local <= 0) local = 64;
+  device::GetModule("opencl", LibrarySourceFor(dtype))
+      ->program()
+      .Launch(name, args.values(), (global + local - 1) / local, local, ctx);
 }
 
 void Fill(const OpContext& ctx, const NDArray& array, double value) {
@@ -220,7 +201,7 @@ void Fill(const OpContext& ctx, const NDArray& array, double value) {
       throw Error(StrCat("OpenCL fill of dtype ", DTypeName(array.dtype())));
   }
   const CLDevice& device = GetDevice(0);
-  CheckOnDevice(array, device, "filled array");
+  device::CheckOnDevice(array, Device{DeviceType::kOpenCL, device.id}, "filled array");
   Check(clEnqueueFillBuffer(QueueOf(device, ctx.queue), static_cast<cl_mem>(array.handle()), &pattern,
                             DTypeSize(array.dtype()), array.byte_offset(), array.nbytes(), 0, nullptr, nullptr),
         "clEnqueueFillBuffer");
@@ -232,9 +213,9 @@ void CopyUnlessAliased(const NDArray& src, const NDArray& dst) {
 }
 
 void CheckArrays(const std::vector<NDArray>& arrays, const NodeAttrs& attrs) {
-  const CLDevice& device = GetDevice(0);
   for (size_t i = 0; i < arrays.size(); ++i) {
-    CheckOnDevice(arrays[i], device, StrCat("array ", i, " of node '", attrs.name, "'"));
+    device::CheckOnDevice(arrays[i], Device{DeviceType::kOpenCL, 0},
+                          StrCat("array ", i, " of node '", attrs.name, "'"));
   }
 }
 

@@ -15,12 +15,22 @@
 #include <string>
 #include <vector>
 
+#include "ir/device_kernel.h"
 #include "ir/op_kernel.h"
 #include "ops/nn_common.h"
-#include "runtime/opencl/opencl_module.h"
+#include "runtime/opencl/opencl_runtime.h"
 
 namespace ir {
 namespace opencl {
+
+/*!
+ * \brief The key these kernels register under: the device layer ranks it below FDeviceKernel,
+ * so an op's portable kernel replaces its kernel here as soon as it exists.
+ */
+constexpr char kLegacyKey[] = "FComputeLegacy<opencl>";
+
+/*! \brief Launch arguments (an array is its cl_mem, then its element offset). */
+using KernelArgs = DeviceArgs;
 
 /*! \brief Element types a library text can be compiled for. */
 enum class LibraryTypes { kAll, kNumeric, kFloat };
@@ -62,9 +72,6 @@ struct WindowArg {
 
 /*! \brief The kernel argument describing `geometry`. */
 WindowArg MakeWindowArg(const op::nn::Geometry& geometry);
-
-/*! \brief The library program built for element type `dtype`. */
-OpenCLModule& Library(DType dtype);
 
 /*!
  * \brief Enqueues library kernel `name` of the `dtype` program over `global` work-items in
