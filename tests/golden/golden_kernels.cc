@@ -23,14 +23,11 @@
 
 #include "golden/golden_graphs.h"
 #include "ir/codegen.h"
+#include "ir/device_kernel.h"
 #include "ir/graph.h"
 #include "ir/pass.h"
-#if IR_GOLDEN_OPENCL
-#include "runtime/opencl/opencl_library.h"
-#endif
-#if IR_GOLDEN_CUDA
-#include "runtime/cuda/cuda_ops.h"
-#endif
+#include "runtime/device/device_source.h"
+#include "runtime/device/device_target.h"
 
 namespace ir {
 namespace golden {
@@ -78,34 +75,20 @@ std::string RenderGraph(const GoldenGraph& golden, const std::string& target) {
 }
 
 /*!
- * \brief (g) The device kernel libraries of the opaque ops, per target and element type, as
- * corpus files lib_<name>.<dtype>.<target>.<ext>. Today each backend keeps its own: OpenCL
- * one library per dtype, CUDA one family per kernel group. After the redesign this renders
- * DeviceKernelSources() (include/ir/device_kernel.h) for each target instead.
+ * \brief (g) The device kernel libraries of the opaque ops (DeviceKernelSources()) rendered for
+ * each device target, per element type: corpus files lib_<name>.<dtype>.<target>.<ext>.
  */
 void AddDeviceLibraries(Corpus* corpus) {
-#if IR_GOLDEN_OPENCL
-  if (corpus->targets.count("opencl")) {
-    try {
-      for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool}) {
-        corpus->files[StrCat("lib_opencl.", DTypeName(dtype), ".opencl.cl")] = opencl::LibrarySourceFor(dtype);
-      }
-    } catch (const Error& err) {  // the text depends on the device's fp64 support: none, no text
-      corpus->skipped.push_back(StrCat("OpenCL kernel library (lib_opencl.*, not checked): ", err.what()));
-      corpus->unrendered.push_back("lib_opencl.");
-    }
-  }
-#endif
-#if IR_GOLDEN_CUDA
-  if (corpus->targets.count("cuda")) {
-    for (const cuda::KernelFamily* family : cuda::Families()) {
-      for (DType dtype : family->dtypes) {
-        corpus->files[StrCat("lib_", family->name, ".", DTypeName(dtype), ".cuda.cu")] =
-            cuda::FamilySource(*family, dtype);
+  for (const Target& target : AllTargets()) {
+    if (target.name == "cpu" || !corpus->targets.count(target.name)) continue;
+    const device::Dialect& dialect = device::GetDeviceTarget(target.name).dialect();
+    for (const DeviceKernelSource* source : DeviceKernelSources()) {
+      for (DType dtype : source->dtypes) {
+        corpus->files[StrCat("lib_", source->name, ".", DTypeName(dtype), ".", target.name, ".", target.ext)] =
+            device::RenderKernelSource(dialect, *source, dtype);
       }
     }
   }
-#endif
 }
 
 /*! \brief Renders every graph on every target this build prints, and the device libraries. */

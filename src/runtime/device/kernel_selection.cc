@@ -18,12 +18,6 @@ namespace {
 
 std::atomic<int64_t> host_fallbacks{0};
 
-/*!
- * \brief Kernels of ops not yet ported to FDeviceKernel, registered by a target under
- * "FComputeLegacy<target>": below FDeviceKernel, so a port takes over as soon as it exists.
- */
-std::string LegacyKey(DeviceType type) { return StrCat("FComputeLegacy<", DeviceTypeName(type), ">"); }
-
 /*! \brief The op's FCompute registered under `key`, or an empty one. */
 FCompute Registered(const std::string& key, const Op* op) {
   const auto* map = Op::FindAttr<FCompute>(key);
@@ -81,7 +75,6 @@ runtime::NodeKernel SelectKernel(const DeviceTarget& target, const Op* op) {
             },
             false};
   }
-  if (FCompute legacy = Registered(LegacyKey(d.device_type), op)) return {legacy, false};
   if (HasDerivedKernel(op)) {
     return {[name](const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                    const std::vector<NDArray>& outputs) {
