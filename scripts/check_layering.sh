@@ -12,40 +12,11 @@ set -euo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 cd "$root"
 
-# TRANSITIONAL, deleted by the integrator when the device layer lands (issue 10): today's
-# backend files that still include op internals or register op kernels. The only exceptions.
-TRANSITIONAL_BACKEND_FILES=(
-  src/runtime/cuda/cuda_array_ops.cc
-  src/runtime/cuda/cuda_fused_ops.cc
-  src/runtime/cuda/cuda_math_ops.cc
-  src/runtime/cuda/cuda_nn_ops.cc
-  src/runtime/cuda/cuda_ops.h
-  src/runtime/cuda/cuda_reduce_ops.cc
-  src/runtime/opencl/kernels_array.cc
-  src/runtime/opencl/kernels_conv.cc
-  src/runtime/opencl/kernels_fused.cc
-  src/runtime/opencl/kernels_matmul.cc
-  src/runtime/opencl/kernels_pool.cc
-  src/runtime/opencl/kernels_random.cc
-  src/runtime/opencl/kernels_reduce.cc
-  src/runtime/opencl/kernels_softmax.cc
-  src/runtime/opencl/op_attrs.h
-  src/runtime/opencl/opencl_library.h
-)
-
 failures=0
 # report FILE LINE MESSAGE: one violation.
 report() {
   echo "$1:$2: $3" >&2
   failures=$((failures + 1))
-}
-
-is_transitional() {
-  local file
-  for file in "${TRANSITIONAL_BACKEND_FILES[@]}"; do
-    [ "$file" = "$1" ] && return 0
-  done
-  return 1
 }
 
 # Every `#include "..."` / `#include <...>` of src/ as FILE:LINE:PATH.
@@ -61,8 +32,7 @@ while IFS=: read -r file line path; do
   elif [[ "$path" == */* && -e "$dir/$path" ]]; then
     report "$file" "$line" "include \"$path\" resolves next to the including file: write the layer's path"
   fi
-  if [[ "$path" == ops/* && ( "$file" == src/runtime/* || "$file" == src/passes/* ) ]] &&
-    ! is_transitional "$file"; then
+  if [[ "$path" == ops/* && ( "$file" == src/runtime/* || "$file" == src/passes/* ) ]]; then
     report "$file" "$line" "include \"$path\": runtime and passes may not include op internals (move the shared declaration to include/ir/)"
   fi
   if [[ "$path" == frontends/* || "$path" == ir_tf/* ]]; then
@@ -71,9 +41,7 @@ while IFS=: read -r file line path; do
 done < <(includes)
 
 while IFS=: read -r file line _; do
-  if ! is_transitional "$file"; then
-    report "$file" "$line" "IR_REGISTER_OP under src/runtime: register an op's kernels in its own file (src/ops/)"
-  fi
+  report "$file" "$line" "IR_REGISTER_OP under src/runtime: register an op's kernels in its own file (src/ops/)"
 done < <(grep -rnE --include='*.h' --include='*.cc' '^[^/*]*\bIR_REGISTER_OP\(' src/runtime || true)
 
 if [ "$failures" -ne 0 ]; then

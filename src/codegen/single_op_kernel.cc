@@ -25,47 +25,68 @@ std::string KeyOf(const std::string& target, const NodeAttrs& attrs, const std::
   return key.str();
 }
 
-/*! \brief The node as a one-member group over variables in0, in1, ... */
-FusedGroup SingleNodeGroup(const NodeAttrs& attrs, size_t num_inputs) {
-  std::vector<NodeEntry> inputs;
-  for (size_t k = 0; k < num_inputs; ++k) inputs.push_back(NodeEntry{Node::CreateVariable(StrCat("in", k)), 0});
+/*! \brief True when the reduction's axes form one block (what a generated reduction handles). */
+bool ContiguousReduction(const NodeAttrs& attrs, const std::vector<NDArray>& inputs) {
+  if (inputs.size() != 1) return false;
+  std::vector<int> axes = Op::GetAttr<FReduceAxes>("FReduceAxes")[attrs.op](attrs, inputs[0].shape().ndim());
+  return !axes.empty() && axes.back() - axes.front() + 1 == static_cast<int>(axes.size());
+}
+
+/*!
+ * \brief The node as a one-member group over variables in0, in1, ...: mutated inputs and their
+ * aliased outputs (FMutateInputs, FInplaceOption) as a fused group records them.
+ */
+FusedGroup SingleNodeGroup(const NodeAttrs& attrs, size_t num_inputs, bool reduce) {
+  FusedGroup group;
+  group.kind = reduce ? "reduce" : "map";
   // A copy of the parsed attrs, not a reparse of dict: some ops hold state only in parsed form.
   NodePtr node = Node::Create();
   node->attrs = attrs;
-  node->inputs = std::move(inputs);
+  for (size_t k = 0; k < num_inputs; ++k) node->inputs.push_back(NodeEntry{Node::CreateVariable(StrCat("in", k)), 0});
   std::vector<NodeEntry> outputs;
   for (uint32_t j = 0; j < node->num_outputs(); ++j) outputs.push_back(NodeEntry{node, j});
-  FusedGroup group;
-  group.kind = "map";
   group.subgraph = Graph(std::move(outputs));
+  const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  const auto* inplace = Op::FindAttr<FInplaceOption>("FInplaceOption");
+  if (mutate != nullptr && mutate->count(attrs.op)) {
+    for (uint32_t k : (*mutate)[attrs.op](attrs)) group.mutated_inputs.push_back(static_cast<int>(k));
+    if (inplace != nullptr && inplace->count(attrs.op)) group.aliases = (*inplace)[attrs.op](attrs);
+  }
   return group;
 }
 
 SingleOpKernel Generate(const std::string& target, const NodeAttrs& attrs, const std::vector<NDArray>& inputs) {
+  bool reduce = IsGeneratableReduction(attrs.op);
+  if (reduce && !ContiguousReduction(attrs, inputs)) return SingleOpKernel();
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
   for (const NDArray& in : inputs) {
     shapes.push_back(in.shape());
     dtypes.push_back(in.dtype());
   }
+  FusedGroup group = SingleNodeGroup(attrs, inputs.size(), reduce);
   Kernel kernel;
   try {
-    kernel = BuildKernel(SingleNodeGroup(attrs, inputs.size()), shapes, dtypes);
+    kernel = BuildKernel(group, shapes, dtypes);
   } catch (const Error&) {
     return SingleOpKernel();  // FCodeGen declines these dtypes or attributes
   }
   std::string source = KernelPrinter::Get(target).Print({kernel});
-  return SingleOpKernel{KernelCache::Global().GetOrCompile(target, source), kernel.name};
+  return SingleOpKernel{KernelCache::Global().GetOrCompile(target, source), kernel.name, group.aliases};
+}
+
+bool IsAliased(const SingleOpKernel& kernel, size_t output) {
+  for (const auto& alias : kernel.aliases) {
+    if (alias.second == static_cast<int>(output)) return true;
+  }
+  return false;
 }
 
 void GeneratedCpuCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                          const std::vector<NDArray>& outputs) {
-  const SingleOpKernel& kernel = GetSingleOpKernel("cpu", attrs, inputs);
-  IR_CHECK(kernel.module != nullptr) << "op '" << attrs.op->name << "' (node '" << attrs.name
-                                     << "') registers no FCompute and its FCodeGen gives no code for these inputs";
-  std::vector<NDArray> args = inputs;
-  args.insert(args.end(), outputs.begin(), outputs.end());
-  kernel.module->Launch(kernel.name, args, ctx);
+  IR_CHECK(RunSingleOpKernel("cpu", ctx, attrs, inputs, outputs))
+      << "op '" << attrs.op->name << "' (node '" << attrs.name
+      << "') registers no FCompute and its FCodeGen gives no code for these inputs";
 }
 
 }  // namespace
@@ -78,6 +99,14 @@ bool IsGeneratable(const Op* op) {
   return p == kElemWise || p == kBroadcast;
 }
 
+bool IsGeneratableReduction(const Op* op) {
+  const auto* pattern = Op::FindAttr<TOpPattern>("TOpPattern");
+  const auto* kinds = Op::FindAttr<TReduceKind>("TReduceKind");
+  const auto* axes = Op::FindAttr<FReduceAxes>("FReduceAxes");
+  return pattern != nullptr && pattern->get(op, kOpaque) == kCommReduce && kinds != nullptr && kinds->count(op) &&
+         axes != nullptr && axes->count(op);
+}
+
 const SingleOpKernel& GetSingleOpKernel(const std::string& target, const NodeAttrs& attrs,
                                         const std::vector<NDArray>& inputs) {
   static std::mutex mutex;
@@ -87,6 +116,23 @@ const SingleOpKernel& GetSingleOpKernel(const std::string& target, const NodeAtt
   auto it = kernels->find(key);
   if (it == kernels->end()) it = kernels->emplace(key, Generate(target, attrs, inputs)).first;
   return it->second;
+}
+
+bool RunSingleOpKernel(const std::string& target, const OpContext& ctx, const NodeAttrs& attrs,
+                       const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) {
+  const SingleOpKernel& kernel = GetSingleOpKernel(target, attrs, inputs);
+  if (kernel.module == nullptr) return false;
+  std::vector<NDArray> args = inputs;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (!IsAliased(kernel, j)) args.push_back(outputs[j]);
+  }
+  kernel.module->Launch(kernel.name, args, ctx);
+  for (const auto& alias : kernel.aliases) {
+    const NDArray& in = inputs.at(alias.first);
+    const NDArray& out = outputs.at(alias.second);
+    if (in.storage() != out.storage() || in.byte_offset() != out.byte_offset()) out.CopyFrom(in);
+  }
+  return true;
 }
 
 FCompute CpuKernelOf(const Op* op) {

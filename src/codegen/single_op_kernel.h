@@ -1,14 +1,15 @@
 /*!
  * \file single_op_kernel.h
- * \brief Kernels of single nodes generated from their op's FCodeGen, for every target: an
- * elementwise op written once (FCodeGen) runs unfused on the CPU and on devices alike.
- * (codegen::CpuKernelOf, which ops use too, is declared in ir/codegen.h.)
+ * \brief Kernels of single nodes generated from their op's FCodeGen (or, for a reduction over
+ * one block of axes, its TReduceKind), for every target: an op written once runs unfused on
+ * the CPU and on devices alike. (codegen::CpuKernelOf, which ops use too, is in ir/codegen.h.)
  */
 #ifndef IR_CODEGEN_SINGLE_OP_KERNEL_H_
 #define IR_CODEGEN_SINGLE_OP_KERNEL_H_
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/codegen.h"
@@ -18,22 +19,38 @@
 namespace ir {
 namespace codegen {
 
-/*! \brief A compiled kernel of one node; `module` is null when FCodeGen has no code for its inputs. */
+/*!
+ * \brief A compiled kernel of one node; `module` is null when FCodeGen has no code for its
+ * inputs. Outputs in `aliases` (input, output) are the mutated input itself: not kernel params.
+ */
 struct SingleOpKernel {
   std::shared_ptr<CompiledModule> module;
   std::string name;
+  std::vector<std::pair<int, int>> aliases;
 };
 
 /*! \brief True when `op` is elementwise or broadcast and has FCodeGen. */
 bool IsGeneratable(const Op* op);
 
+/*! \brief True when `op` is a reduction the kernel builder can generate (kCommReduce, TReduceKind, FReduceAxes). */
+bool IsGeneratableReduction(const Op* op);
+
 /*!
  * \brief The kernel of a node of `attrs` for these inputs on `target` ("cpu", "opencl"),
- * built as a one-member fused group, compiled through the KernelCache and kept per op,
- * attributes, input dtypes and shapes. Its params are the inputs, then the outputs.
+ * built as a one-member fused group (mutated inputs and their FInplaceOption aliases
+ * included), compiled through the KernelCache and kept per target, op, attributes, input
+ * dtypes and shapes. Its params are the inputs, then the outputs that alias no input.
+ * A reduction whose axes are not one contiguous block gets no kernel.
  */
 const SingleOpKernel& GetSingleOpKernel(const std::string& target, const NodeAttrs& attrs,
                                         const std::vector<NDArray>& inputs);
+
+/*!
+ * \brief Runs the node's generated kernel on `target` (outputs aliasing a mutated input get its
+ * value); false, running nothing, when there is none for these inputs.
+ */
+bool RunSingleOpKernel(const std::string& target, const OpContext& ctx, const NodeAttrs& attrs,
+                       const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs);
 
 }  // namespace codegen
 }  // namespace ir

@@ -190,6 +190,38 @@ bool OneHotType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
   return AllKnown(*in, *out);
 }
 
+const DeviceKernelSource& kOneHotSource = RegisterDeviceKernelSource({"one_hot", R"(
+/* out[i] = on where i's position along depth equals its index, else off; out viewed as
+ * [outer, depth, inner], indices as [outer, inner]. */
+IR_KERNEL void one_hot_i32(IR_CONST_ARRAY(int, indices), IR_ARRAY(T, out), const long depth, const long inner,
+                           const long n, const T on, const T off) {
+  IR_OFFSET(indices);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(i, n) out[i] = (long)indices[i / (inner * depth) * inner + i % inner] == i / inner % depth ? on : off;
+}
+
+IR_KERNEL void one_hot_i64(IR_CONST_ARRAY(long, indices), IR_ARRAY(T, out), const long depth, const long inner,
+                           const long n, const T on, const T off) {
+  IR_OFFSET(indices);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(i, n) out[i] = indices[i / (inner * depth) * inner + i % inner] == i / inner % depth ? on : off;
+}
+)",
+                                                                      AllTypes()});
+
+void OneHotDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                  const std::vector<NDArray>& out) {
+  const OneHotParam& p = dmlc::get<OneHotParam>(attrs.parsed);
+  const Shape& shape = in[0].shape();
+  int64_t inner = shape.ProdDims(OneHotAxis(attrs, shape.ndim()), shape.ndim()), n = out[0].Size();
+  DType dtype = out[0].dtype();
+  DeviceArgs args;
+  args.Array(in[0]).Array(out[0]).Value(int64_t{p.depth}).Value(inner).Value(n);
+  args.Scalar(dtype, p.on_value).Scalar(dtype, p.off_value);
+  const char* kernel = in[0].dtype() == DType::kInt32 ? "one_hot_i32" : "one_hot_i64";
+  dev.Launch(kOneHotSource, dtype, kernel, args, DeviceLaunch::Threads(n));
+}
+
 void OneHotCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                    const std::vector<NDArray>& out) {
   const OneHotParam& p = dmlc::get<OneHotParam>(attrs.parsed);
@@ -242,6 +274,7 @@ IR_REGISTER_OP(one_hot)
     .set_attr<FInferShape>("FInferShape", OneHotShape)
     .set_attr<FInferType>("FInferType", OneHotType)
     .set_attr<FCompute>("FCompute", OneHotCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", OneHotDevice)
     .set_attr<FGradient>("FGradient", ZeroGradient)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 

@@ -5,6 +5,7 @@
  * broadcast_like.
  */
 #include "ops/array_common.h"
+#include "ops/device_walk.h"
 #include "ops/strided_copy.h"
 
 namespace ir {
@@ -203,6 +204,7 @@ std::vector<NodeEntry> ReshapeBackGradient(const NodePtr& n, const std::vector<N
 void MetadataOp(Op& op) {
   op.set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
       .set_attr<FCompute>("FCompute", CopyCompute)
+      .set_attr<FDeviceKernel>("FDeviceKernel", CopyDeviceKernel)
       .set_attr<FGradient>("FGradient", ReshapeBackGradient)
       .set_attr<FInplaceOption>("FInplaceOption",
                                 [](const NodeAttrs&) {
@@ -262,6 +264,15 @@ void TransposeCompute(const OpContext&, const NodeAttrs& attrs, const std::vecto
   spec.dst_strides = ContiguousStrides(out[0].shape());
   for (int p : perm) spec.src_strides.push_back(in_strides[p]);
   StridedCopy(spec, in[0], out[0]);
+}
+
+/*! \brief On devices: a strided gather (on the host when more than eight dimensions remain after merging). */
+void TransposeDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                     const std::vector<NDArray>& out) {
+  std::vector<int> perm = Permutation(attrs, in[0].shape().ndim());
+  std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape()), strides;
+  for (int p : perm) strides.push_back(in_strides[p]);
+  if (!DeviceGather(dev, in[0], out[0], out[0].shape().dims(), strides, 1)) dev.RunOnHost(attrs, in, out);
 }
 
 std::vector<NodeEntry> TransposeGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
@@ -370,6 +381,7 @@ IR_REGISTER_OP(transpose)
     .set_attr<FInferShape>("FInferShape", TransposeShape)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", TransposeCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", TransposeDevice)
     .set_attr<FGradient>("FGradient", TransposeGradient)
     .set_attr<TOpPattern>("TOpPattern", kInjective);
 

@@ -7,7 +7,9 @@
  */
 #include <algorithm>
 
+#include "ir/device_kernel.h"
 #include "ops/op_common.h"
+#include "ops/reduce_device.h"
 
 namespace ir {
 namespace op {
@@ -166,6 +168,18 @@ void CollapseCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArr
   IR_NUMERIC_SWITCH(out[0].dtype(), T, CollapseSum<T>(in[0], out[0]));
 }
 
+/*! \brief On devices: a copy when nothing was broadcast, else the strided sum over the broadcast dimensions. */
+void CollapseDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                    const std::vector<NDArray>& out) {
+  if (in[0].Size() == out[0].Size()) return dev.Copy(in[0], out[0]);
+  const Shape& data = in[0].shape();
+  const Shape& like = out[0].shape();
+  int offset = data.ndim() - like.ndim();
+  std::vector<bool> reduced(data.ndim());
+  for (int d = 0; d < data.ndim(); ++d) reduced[d] = d < offset || (like[d - offset] == 1 && data[d] != 1);
+  DeviceStridedReduce(dev, attrs, in, out, "sum", reduced);
+}
+
 }  // namespace
 
 IR_REGISTER_OP(collapse_sum_like)
@@ -177,6 +191,7 @@ IR_REGISTER_OP(collapse_sum_like)
     .set_attr<FInferShape>("FInferShape", CollapseShape)
     .set_attr<FInferType>("FInferType", CollapseType)
     .set_attr<FCompute>("FCompute", CollapseCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", CollapseDevice)
     .set_attr<FGradient>("FGradient",
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            return std::vector<NodeEntry>{

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "ops/op_common.h"
+#include "ops/strided_copy.h"
 
 namespace ir {
 namespace op {
@@ -257,6 +258,7 @@ void CopyOp(Op& op) {
       .set_attr<FInferShape>("FInferShape", ElemwiseShape)
       .set_attr<FInferType>("FInferType", ElemwiseType)
       .set_attr<FCompute>("FCompute", CopyCompute)
+      .set_attr<FDeviceKernel>("FDeviceKernel", CopyDeviceKernel)  // a copy, not a derived kernel
       .set_attr<FCodeGen>("FCodeGen", [](const NodeAttrs&, const std::vector<Expr>& in) { return in; })
       .set_attr<FInplaceOption>("FInplaceOption", OutputReusesInput0)
       .set_attr<TOpPattern>("TOpPattern", kElemWise);

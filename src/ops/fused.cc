@@ -8,9 +8,11 @@
  */
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <sstream>
 
 #include "ir/codegen.h"
+#include "ir/device_kernel.h"
 #include "ir/fusion.h"
 #include "ir/graph_io.h"
 #include "ops/op_common.h"
@@ -149,8 +151,15 @@ bool InferThrough(const std::string& key, const NodeAttrs& attrs, std::vector<Va
   return AllKnown(*in, *out);
 }
 
-void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
-                  const std::vector<NDArray>& outputs) {
+using MemberRunner =
+    std::function<void(const Node* node, const std::vector<NDArray>& in, const std::vector<NDArray>& out)>;
+
+/*!
+ * \brief Runs the members one by one with `run`, their outputs allocated on `device`, and
+ * writes the group's outputs (aliased ones are the mutated inputs, already written).
+ */
+void RunMembers(const NodeAttrs& attrs, Device device, const std::vector<NDArray>& inputs,
+                const std::vector<NDArray>& outputs, const MemberRunner& run) {
   const FusedGroup& group = GetFusedGroup(attrs);
   const auto& shape_fn = Op::GetAttr<FInferShape>("FInferShape");
   const auto& type_fn = Op::GetAttr<FInferType>("FInferType");
@@ -164,14 +173,32 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
         }
         shape_fn[node->op()](node->attrs, &in_shapes, &out_shapes);
         type_fn[node->op()](node->attrs, &in_types, &out_types);
-        for (size_t i = 0; i < outs->size(); ++i) (*outs)[i] = NDArray(out_shapes[i], out_types[i]);
-        FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
-        IR_CHECK(compute) << "op '" << node->op()->name << "' (node '" << node->attrs.name << "') has no CPU kernel";
-        compute(ctx, node->attrs, in, *outs);
+        for (size_t i = 0; i < outs->size(); ++i) (*outs)[i] = NDArray(out_shapes[i], out_types[i], device);
+        run(node, in, *outs);
       });
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!group.IsAliasedOutput(static_cast<int>(i))) outputs[i].CopyFrom(results[i]);
   }
+}
+
+void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                  const std::vector<NDArray>& outputs) {
+  RunMembers(attrs, Device::CPU(), inputs, outputs,
+             [&](const Node* node, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+               FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
+               IR_CHECK(compute) << "op '" << node->op()->name << "' (node '" << node->attrs.name
+                                 << "') has no CPU kernel";
+               compute(ctx, node->attrs, in, out);
+             });
+}
+
+/*! \brief On an accelerator, each member runs as the executor would run it alone on the device. */
+void FusedDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                       const std::vector<NDArray>& outputs) {
+  RunMembers(attrs, dev.op_context().device, inputs, outputs,
+             [&](const Node* node, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+               dev.RunNode(node->attrs, in, out);
+             });
 }
 
 }  // namespace
@@ -194,6 +221,7 @@ IR_REGISTER_OP(_fused)
                             return InferThrough<DType, FInferType>("FInferType", attrs, in, out);
                           })
     .set_attr<FCompute>("FCompute", FusedCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", FusedDeviceKernel)
     .set_attr<FMutateInputs>("FMutateInputs",
                              [](const NodeAttrs& attrs) {
                                const auto& inputs = GetFusedGroup(attrs).mutated_inputs;

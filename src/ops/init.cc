@@ -15,6 +15,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "ir/device_kernel.h"
 #include "ops/op_common.h"
 
 namespace ir {
@@ -94,6 +95,10 @@ auto FillOp(double (*value_of)(const P&)) {
                                                  const std::vector<NDArray>& out) {
       FillArray(out[0], value_of(dmlc::get<P>(attrs.parsed)));
     });
+    op.set_attr<FDeviceKernel>(
+        "FDeviceKernel",
+        [value_of](DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>&,
+                   const std::vector<NDArray>& out) { dev.Fill(out[0], value_of(dmlc::get<P>(attrs.parsed))); });
     op.set_attr<FCodeGen>("FCodeGen", [value_of](const NodeAttrs& attrs, const std::vector<Expr>&) {
       const P& p = dmlc::get<P>(attrs.parsed);
       return std::vector<Expr>{ast::Const(value_of(p), p.dtype)};
@@ -110,6 +115,9 @@ auto FillLikeOp(double value) {
     op.set_attr<FInferType>("FInferType", ElemwiseType);
     op.set_attr<FCompute>("FCompute", [value](const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
                                               const std::vector<NDArray>& out) { FillArray(out[0], value); });
+    op.set_attr<FDeviceKernel>("FDeviceKernel",
+                               [value](DeviceKernelContext& dev, const NodeAttrs&, const std::vector<NDArray>&,
+                                       const std::vector<NDArray>& out) { dev.Fill(out[0], value); });
     op.set_attr<FCodeGen>("FCodeGen", [value](const NodeAttrs&, const std::vector<Expr>& in) {
       return std::vector<Expr>{ast::ConstLike(value, in[0])};
     });
@@ -369,6 +377,10 @@ IR_REGISTER_OP(constant)
                           })
     .set_attr<FCompute>("FCompute", [](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>&,
                                        const std::vector<NDArray>& out) { out[0].CopyFrom(ConstantArray(attrs)); })
+    // On devices the held array is uploaded.
+    .set_attr<FDeviceKernel>("FDeviceKernel",
+                             [](DeviceKernelContext&, const NodeAttrs& attrs, const std::vector<NDArray>&,
+                                const std::vector<NDArray>& out) { out[0].CopyFrom(ConstantArray(attrs)); })
     .set_attr<FCodeGen>("FCodeGen", ConstantCodeGen)
     .set_attr<FSaveAttrs>("FSaveAttrs", SaveConstantAttrs)
     .set_attr<TOpPattern>("TOpPattern", kElemWise);

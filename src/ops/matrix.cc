@@ -12,33 +12,16 @@
 #include <vector>
 
 #include "ops/dnnl_utils.h"
-#include "ops/op_common.h"
+#include "ops/matrix.h"
 #include "ops/reduce_kernels.h"
 
 namespace ir {
 namespace op {
-namespace {
-
-struct MatmulParam : public dmlc::Parameter<MatmulParam> {
-  bool transpose_a;
-  bool transpose_b;
-  DMLC_DECLARE_PARAMETER(MatmulParam) {
-    DMLC_DECLARE_FIELD(transpose_a).set_default(false).describe("Use the transpose of a's last two dimensions.");
-    DMLC_DECLARE_FIELD(transpose_b).set_default(false).describe("Use the transpose of b's last two dimensions.");
-  }
-};
-
-struct BiasParam : public dmlc::Parameter<BiasParam> {
-  std::string data_format;
-  DMLC_DECLARE_PARAMETER(BiasParam) {
-    DMLC_DECLARE_FIELD(data_format)
-        .set_default("NHWC")
-        .describe("NHWC: channels are the last axis; NCHW: channels are axis 1.");
-  }
-};
 
 DMLC_REGISTER_PARAMETER(MatmulParam);
 DMLC_REGISTER_PARAMETER(BiasParam);
+
+namespace {
 
 // ---------------------------------------------------------------- matmul shapes
 
@@ -114,17 +97,9 @@ bool NumericType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTy
   return known;
 }
 
-// ---------------------------------------------------------------- matmul kernels
+}  // namespace
 
-/*!
- * \brief C[batch] = op(A)[batch] * op(B)[batch], C of [batch_c..., m, n], with batch dims
- * merged where neither or the same operand broadcasts (extent 1 where an operand broadcasts).
- */
-struct MatmulProblem {
-  int64_t m = 0, n = 0, k = 0;
-  bool ta = false, tb = false;
-  std::vector<int64_t> batch_a, batch_b, batch_c;
-};
+// ---------------------------------------------------------------- matmul kernels
 
 MatmulProblem MakeProblem(const Shape& a, const Shape& b, const MatmulParam& p) {
   MatmulAxes ax = AxesOf(a.ndim(), b.ndim(), p);
@@ -153,6 +128,8 @@ MatmulProblem MakeProblem(const Shape& a, const Shape& b, const MatmulParam& p) 
   }
   return g;
 }
+
+namespace {
 
 /*! \brief Row-major strides of `dims` for matrices of `matrix` elements, then the matrix strides. */
 std::vector<int64_t> OperandStrides(const std::vector<int64_t>& dims, int64_t matrix, int64_t rows, int64_t cols,
@@ -293,9 +270,10 @@ std::vector<NodeEntry> MatmulGradient(const NodePtr& n, const std::vector<NodeEn
   return {GradNode("collapse_sum_like", n, "da_sum", {da, a}), GradNode("collapse_sum_like", n, "db_sum", {db, b})};
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------- bias_add
 
-/*! \brief The channel axis of a tensor of rank `ndim` by data_format; throws for a bad format or rank. */
 int ChannelAxis(const NodeAttrs& attrs, int ndim) {
   const std::string& format = dmlc::get<BiasParam>(attrs.parsed).data_format;
   IR_CHECK(format == "NHWC" || format == "NCHW")
@@ -305,6 +283,21 @@ int ChannelAxis(const NodeAttrs& attrs, int ndim) {
                                      << " needs rank >= " << (format == "NHWC" ? 1 : 2) << ", got rank " << ndim;
   return axis;
 }
+
+std::vector<int> BiasGradAxes(const NodeAttrs& attrs, int ndim) {
+  std::vector<int> axes;
+  for (int d = 0, c = ChannelAxis(attrs, ndim); d < ndim; ++d) {
+    if (d != c) axes.push_back(d);
+  }
+  return axes;
+}
+
+ChannelView ViewAroundChannels(const NodeAttrs& attrs, const Shape& x) {
+  int c = ChannelAxis(attrs, x.ndim());
+  return {x.ProdDims(0, c), x[c], x.ProdDims(c + 1, x.ndim())};
+}
+
+namespace {
 
 /*! \brief x[..c..] and a [C] vector (bias or bias_add_grad's result) agree on C. */
 void MatchChannels(const NodeAttrs& attrs, Shape* x, const std::string& x_name, Shape* vec,
@@ -330,16 +323,6 @@ bool BiasAddShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sh
 bool BiasAddGradShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   MatchChannels(attrs, &(*in)[0], "dy", &(*out)[0], "output 0");
   return AllKnown(*in, *out);
-}
-
-/*! \brief x as [outer, channels, inner] around the channel axis. */
-struct ChannelView {
-  int64_t outer, channels, inner;
-};
-
-ChannelView ViewAroundChannels(const NodeAttrs& attrs, const Shape& x) {
-  int c = ChannelAxis(attrs, x.ndim());
-  return {x.ProdDims(0, c), x[c], x.ProdDims(c + 1, x.ndim())};
 }
 
 template <typename T>
@@ -397,6 +380,7 @@ IR_REGISTER_OP(matmul)
     .set_attr<FInferShape>("FInferShape", MatmulShape)
     .set_attr<FInferType>("FInferType", NumericType)
     .set_attr<FCompute>("FCompute", MatmulCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", MatmulDevice)
     .set_attr<FGradient>("FGradient", MatmulGradient)
     .set_attr<TOpPattern>("TOpPattern", kOutEWiseFusable);
 
@@ -408,6 +392,7 @@ IR_REGISTER_OP(bias_add)
     .set_attr<FInferShape>("FInferShape", BiasAddShape)
     .set_attr<FInferType>("FInferType", NumericType)
     .set_attr<FCompute>("FCompute", BiasAddCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", BiasAddDevice)
     // NumPy broadcasting aligns bias with the last axis: only NHWC can be generated.
     .set_attr<FCodeGen>("FCodeGen",
                         [](const NodeAttrs& attrs, const std::vector<ast::Expr>& in) -> std::vector<ast::Expr> {
@@ -434,6 +419,7 @@ IR_REGISTER_OP(bias_add_grad)
     .set_attr<FInferShape>("FInferShape", BiasAddGradShape)
     .set_attr<FInferType>("FInferType", NumericType)
     .set_attr<FCompute>("FCompute", BiasAddGradCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", BiasAddGradDevice)
     .set_attr<FGradient>("FGradient",
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            NodeEntry zeros = GradNode("zeros_like", n, "zeros", {In(n, 0)});
@@ -441,13 +427,7 @@ IR_REGISTER_OP(bias_add_grad)
                          })
     .set_attr<TOpPattern>("TOpPattern", kCommReduce)
     .set_attr<TReduceKind>("TReduceKind", "sum")
-    .set_attr<FReduceAxes>("FReduceAxes", [](const NodeAttrs& attrs, int ndim) {
-      std::vector<int> axes;
-      for (int d = 0, c = ChannelAxis(attrs, ndim); d < ndim; ++d) {
-        if (d != c) axes.push_back(d);
-      }
-      return axes;
-    });
+    .set_attr<FReduceAxes>("FReduceAxes", BiasGradAxes);
 
 }  // namespace op
 }  // namespace ir

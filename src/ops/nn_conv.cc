@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/nn_common.h"
+#include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
 
 namespace ir {
@@ -105,8 +106,10 @@ bool ConvType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>
 
 // ---------------------------------------------------------------- oneDNN (float32)
 
-/*! \brief Which of (data, weight, output) an op computes from the other two. */
-enum ConvPass { kForward = 0, kBackwardData = 1, kBackwardWeights = 2 };
+using nn::ConvPass;
+using nn::kBackwardData;
+using nn::kBackwardWeights;
+using nn::kForward;
 
 /*! \brief The three tensors of a convolution, whichever one is being computed. */
 struct ConvTensors {
@@ -364,14 +367,24 @@ void DirectConv(ConvPass pass, const Geometry& g, const ConvTensors& t) {
 
 // ---------------------------------------------------------------- kernels and gradients
 
+/*! \brief (data, weight, output) among an op's inputs and output. */
+template <ConvPass kPass>
+ConvTensors TensorsOf(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+  return kPass == kForward        ? ConvTensors{in[0], in[1], out[0]}
+         : kPass == kBackwardData ? ConvTensors{out[0], in[1], in[0]}
+                                  : ConvTensors{in[0], out[0], in[1]};
+}
+
+Geometry GeometryOf(const NodeAttrs& attrs, const ConvTensors& t) {
+  const Shape& ws = t.weight.shape();
+  return nn::MakeGeometry(attrs, ParamOf(attrs).ToWindow(attrs), t.data.shape(), ws[0], ws[1], ws[3]);
+}
+
 template <ConvPass kPass>
 void ConvCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                  const std::vector<NDArray>& out) {
-  ConvTensors t = kPass == kForward        ? ConvTensors{in[0], in[1], out[0]}
-                  : kPass == kBackwardData ? ConvTensors{out[0], in[1], in[0]}
-                                           : ConvTensors{in[0], out[0], in[1]};
-  const Shape& ws = t.weight.shape();
-  Geometry g = nn::MakeGeometry(attrs, ParamOf(attrs).ToWindow(attrs), t.data.shape(), ws[0], ws[1], ws[3]);
+  ConvTensors t = TensorsOf<kPass>(in, out);
+  Geometry g = GeometryOf(attrs, t);
   if (t.data.Size() == 0 || t.weight.Size() == 0 || t.output.Size() == 0) {
     const NDArray& result = out[0];
     IR_FLOAT_SWITCH(result.dtype(), T, std::fill_n(result.data<T>(), result.Size(), T(0)));
@@ -382,6 +395,12 @@ void ConvCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDA
   } else {
     IR_FLOAT_SWITCH(out[0].dtype(), T, DirectConv<T>(kPass, g, t));
   }
+}
+
+template <ConvPass kPass>
+void ConvDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  nn::ConvOnDevice(dev, kPass, GeometryOf(attrs, TensorsOf<kPass>(in, out)), in[0], in[1], out[0]);
 }
 
 NodeEntry ConvNode(const std::string& op, const NodePtr& n, const std::string& suffix, std::vector<NodeEntry> inputs) {
@@ -423,6 +442,7 @@ IR_REGISTER_OP(conv2d)
     .apply(ConvOp)
     .set_attr<FInferShape>("FInferShape", Conv2DShape)
     .set_attr<FCompute>("FCompute", ConvCompute<kForward>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kForward>)
     .set_attr<FGradient>("FGradient", Conv2DGradient)
     .set_attr<TOpPattern>("TOpPattern", kOutEWiseFusable);
 
@@ -435,6 +455,7 @@ IR_REGISTER_OP(conv2d_backprop_input)
     .apply(ConvOp)
     .set_attr<FInferShape>("FInferShape", BackpropShape<false>)
     .set_attr<FCompute>("FCompute", ConvCompute<kBackwardData>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kBackwardData>)
     .set_attr<FGradient>("FGradient", BackpropInputGradient)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
@@ -447,6 +468,7 @@ IR_REGISTER_OP(conv2d_backprop_filter)
     .apply(ConvOp)
     .set_attr<FInferShape>("FInferShape", BackpropShape<true>)
     .set_attr<FCompute>("FCompute", ConvCompute<kBackwardWeights>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kBackwardWeights>)
     .set_attr<FGradient>("FGradient", BackpropFilterGradient)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 

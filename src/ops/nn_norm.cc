@@ -63,6 +63,14 @@ void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
   });
 }
 
+void DropoutDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                         const std::vector<NDArray>& out) {
+  const auto& param = dmlc::get<DropoutParam>(attrs.parsed);
+  const OpContext& ctx = dev.op_context();
+  uint64_t key = random::CombineSeeds(ctx.seed, static_cast<uint64_t>(static_cast<int64_t>(param.seed)));
+  random::DropoutOnDevice(dev, key, param.keep_prob, ctx.is_train && param.keep_prob < 1, in[0], out[0], out[1]);
+}
+
 std::vector<NodeEntry> DropoutGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
   return {GradNode("multiply", n, "x", {og[0], Out(n, 1)})};
 }
@@ -330,6 +338,7 @@ IR_REGISTER_OP(dropout)
     .set_attr<FInferShape>("FInferShape", ElemwiseShape)
     .set_attr<FInferType>("FInferType", FloatElemwiseType)
     .set_attr<FCompute>("FCompute", DropoutCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", DropoutDeviceKernel)
     .set_attr<FGradient>("FGradient", DropoutGradient)
     .set_attr<FInplaceOption>("FInplaceOption", OutputReusesInput)
     .set_attr<TIsStateful>("TIsStateful", true)

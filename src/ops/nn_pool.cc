@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/nn_common.h"
+#include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
 
 namespace ir {
@@ -287,6 +288,20 @@ void PoolGradCompute(const OpContext&, const NodeAttrs& attrs, const std::vector
   }
 }
 
+template <PoolKind kKind>
+void PoolDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  nn::PoolOnDevice(dev, kKind == PoolKind::kAvg, GeometryOf(attrs, in[0].shape()), in[0], out[0]);
+}
+
+/*! \brief max_pool2d_grad(x, y, dy) and avg_pool2d_grad(dy, like), as PoolGradCompute. */
+template <PoolKind kKind>
+void PoolGradDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                          const std::vector<NDArray>& out) {
+  bool avg = kKind == PoolKind::kAvg;
+  nn::PoolGradOnDevice(dev, avg, GeometryOf(attrs, out[0].shape()), avg ? out[0] : in[0], avg ? in[0] : in[2], out[0]);
+}
+
 NodeEntry PoolNode(const std::string& op, const NodePtr& n, const std::string& suffix, std::vector<NodeEntry> inputs) {
   return GradNode(op, n, suffix, std::move(inputs), n->attrs.dict);
 }
@@ -307,6 +322,7 @@ IR_REGISTER_OP(max_pool2d)
     .set_attr<FInferShape>("FInferShape", PoolShape)
     .set_attr<FInferType>("FInferType", PoolType<1>)
     .set_attr<FCompute>("FCompute", PoolCompute<PoolKind::kMax>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", PoolDeviceKernel<PoolKind::kMax>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return std::vector<NodeEntry>{PoolNode("max_pool2d_grad", n, "x", {In(n, 0), Out(n), og[0]})};
     });
@@ -321,6 +337,7 @@ IR_REGISTER_OP(avg_pool2d)
     .set_attr<FInferShape>("FInferShape", PoolShape)
     .set_attr<FInferType>("FInferType", PoolType<1>)
     .set_attr<FCompute>("FCompute", PoolCompute<PoolKind::kAvg>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", PoolDeviceKernel<PoolKind::kAvg>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return std::vector<NodeEntry>{PoolNode("avg_pool2d_grad", n, "x", {og[0], In(n, 0)})};
     });
@@ -334,7 +351,8 @@ IR_REGISTER_OP(max_pool2d_grad)
     .apply(PoolOp)
     .set_attr<FInferShape>("FInferShape", MaxPoolGradShape)
     .set_attr<FInferType>("FInferType", PoolType<3>)
-    .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kMax>);
+    .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kMax>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kMax>);
 
 IR_REGISTER_OP(avg_pool2d_grad)
     .describe(
@@ -346,6 +364,7 @@ IR_REGISTER_OP(avg_pool2d_grad)
     .set_attr<FInferShape>("FInferShape", AvgPoolGradShape)
     .set_attr<FInferType>("FInferType", PoolType<1>)
     .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kAvg>)
+    .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kAvg>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return std::vector<NodeEntry>{PoolNode("avg_pool2d", n, "dy", {og[0]}), NodeEntry()};
     });

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/nn_common.h"
+#include "ops/nn_device.h"
 
 namespace ir {
 namespace op {
@@ -248,6 +249,147 @@ std::vector<NodeEntry> CrossEntropyGradient(const NodePtr& n, const std::vector<
   return {d_logits, d_labels};
 }
 
+// ---------------------------------------------------------------- device kernels
+
+/*
+ * The CPU kernels' formulas. A row along the axis of contiguous values (inner == 1, and every
+ * cross-entropy row) gets a group that reduces it in shared memory; with inner > 1, each
+ * work-item takes one strided row, neighbours reading neighbouring addresses.
+ */
+const char kSoftmaxC[] = R"(
+/* softmax (log_softmax when use_log) of the contiguous rows of x [rows, n]: one group per row. y may be x. */
+IR_KERNEL void softmax_rows(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const long rows, const long n, const long use_log) {
+  IR_SHARED T s[IR_GROUP_SIZE];
+  IR_OFFSET(x);
+  IR_OFFSET(y);
+  IR_GROUP_LOOP(r, rows) {
+    IR_GLOBAL const T* xr = x + r * n;
+    IR_GLOBAL T* yr = y + r * n;
+    T m = xr[0];
+    IR_LOCAL_LOOP(j, n) m = NN_MAX(m, xr[j]);
+    NN_GROUP_REDUCE(s, m, NN_MAX);
+    T sum = (T)0;
+    IR_LOCAL_LOOP(j, n) sum += ir_exp(xr[j] - m);
+    NN_GROUP_REDUCE(s, sum, NN_ADD);
+    /* Each work-item rewrites only the elements it read: safe in place. */
+    if (use_log) {
+      const T log_s = ir_log(sum);
+      IR_LOCAL_LOOP(j, n) yr[j] = (xr[j] - m) - log_s;
+    } else {
+      const T inv = (T)1 / sum;
+      IR_LOCAL_LOOP(j, n) yr[j] = ir_exp(xr[j] - m) * inv;
+    }
+  }
+}
+
+/* The same along the middle axis of x [outer, n, inner], inner > 1: one work-item per (outer, inner). */
+IR_KERNEL void softmax_columns(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const long outer, const long n, const long inner,
+                               const long use_log) {
+  IR_OFFSET(x);
+  IR_OFFSET(y);
+  IR_THREAD_LOOP(e, outer * inner) {
+    const long base = e / inner * n * inner + e % inner;
+    T m = x[base];
+    for (long j = 1; j < n; ++j) m = NN_MAX(m, x[base + j * inner]);
+    T sum = (T)0;
+    for (long j = 0; j < n; ++j) sum += ir_exp(x[base + j * inner] - m);
+    const T log_s = ir_log(sum), inv = (T)1 / sum;
+    for (long j = 0; j < n; ++j) {
+      const long at = base + j * inner;
+      y[at] = use_log ? (x[at] - m) - log_s : ir_exp(x[at] - m) * inv;
+    }
+  }
+}
+
+/*
+ * Row r of logits x [rows, classes], one group per row: with p the label distribution (probs,
+ * or one-hot of the int32 or int64 label, the other arrays null), loss = -sum_j p_j log_softmax_j
+ * and backprop = softmax - p. A label outside [0, classes) makes the row NaN: the CPU's error
+ * would need a round trip to the host.
+ */
+IR_KERNEL void softmax_cross_entropy(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, probs), IR_CONST_ARRAY(int, labels32),
+                                     IR_CONST_ARRAY(long, labels64), IR_ARRAY(T, loss), IR_ARRAY(T, backprop),
+                                     const long rows, const long classes, const T nan) {
+  IR_SHARED T s[IR_GROUP_SIZE];
+  IR_OFFSET(x);
+  IR_OFFSET(probs);
+  IR_OFFSET(labels32);
+  IR_OFFSET(labels64);
+  IR_OFFSET(loss);
+  IR_OFFSET(backprop);
+  IR_GROUP_LOOP(r, rows) {
+    IR_GLOBAL const T* xr = x + r * classes;
+    IR_GLOBAL T* bp = backprop + r * classes;
+    const long label = labels32 ? (long)labels32[r] : labels64 ? labels64[r] : -1;
+    if (!probs && (label < 0 || label >= classes)) {
+      IR_LOCAL_LOOP(j, classes) bp[j] = nan;
+      if (IR_LOCAL_ID == 0) loss[r] = nan;
+      continue;
+    }
+    T m = xr[0];
+    IR_LOCAL_LOOP(j, classes) m = NN_MAX(m, xr[j]);
+    NN_GROUP_REDUCE(s, m, NN_MAX);
+    T sum = (T)0;
+    IR_LOCAL_LOOP(j, classes) sum += ir_exp(xr[j] - m);
+    NN_GROUP_REDUCE(s, sum, NN_ADD);
+    const T log_s = ir_log(sum);
+    T total = (T)0;
+    IR_LOCAL_LOOP(j, classes) {
+      const T p = probs ? probs[r * classes + j] : (T)(j == label);
+      const T log_softmax = (xr[j] - m) - log_s;
+      total -= p * log_softmax;
+      bp[j] = ir_exp(log_softmax) - p;
+    }
+    NN_GROUP_REDUCE(s, total, NN_ADD);
+    if (IR_LOCAL_ID == 0) loss[r] = total;
+  }
+}
+)";
+
+const DeviceKernelSource& kSoftmaxSource = RegisterDeviceKernelSource(
+    {"softmax", std::string(nn::kGroupReduceC) + kSoftmaxC, {DType::kFloat32, DType::kFloat64}});
+
+template <bool kLog>
+void SoftmaxDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                         const std::vector<NDArray>& out) {
+  const Shape& shape = in[0].shape();
+  int axis = NormalizeAxis(attrs, dmlc::get<SoftmaxParam>(attrs.parsed).axis, shape.ndim());
+  int64_t outer = shape.ProdDims(0, axis), n = shape[axis], inner = shape.ProdDims(axis + 1, shape.ndim());
+  if (n == 0) return;
+  DeviceArgs args;
+  args.Array(in[0]).Array(out[0]);
+  if (inner == 1) {
+    args.Value(outer).Value(n).Value(int64_t{kLog});
+    dev.Launch(kSoftmaxSource, in[0].dtype(), "softmax_rows", args, DeviceLaunch::Groups(outer));
+  } else {
+    args.Value(outer).Value(n).Value(inner).Value(int64_t{kLog});
+    dev.Launch(kSoftmaxSource, in[0].dtype(), "softmax_columns", args, DeviceLaunch::Threads(outer * inner));
+  }
+}
+
+template <bool kSparse>
+void CrossEntropyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs&, const std::vector<NDArray>& in,
+                              const std::vector<NDArray>& out) {
+  int64_t rows = in[0].shape()[0], classes = in[0].shape()[1];
+  DType dtype = in[0].dtype();
+  // No classes: the CPU's loss of an empty sum.
+  if (classes == 0) return dev.Fill(out[0], 0);
+  DeviceArgs args;
+  args.Array(in[0]);
+  if (kSparse) {
+    args.NullArray();
+    if (in[1].dtype() == DType::kInt32) {
+      args.Array(in[1]).NullArray();
+    } else {
+      args.NullArray().Array(in[1]);
+    }
+  } else {
+    args.Array(in[1]).NullArray().NullArray();
+  }
+  args.Array(out[0]).Array(out[1]).Value(rows).Value(classes).Scalar(dtype, std::nan(""));
+  dev.Launch(kSoftmaxSource, dtype, "softmax_cross_entropy", args, DeviceLaunch::Groups(rows));
+}
+
 template <bool kSparse>
 void CrossEntropyOp(Op& op) {
   op.set_num_inputs(2).set_num_outputs(2).set_input_names({"logits", "labels"});
@@ -257,6 +399,7 @@ void CrossEntropyOp(Op& op) {
   op.set_attr<FInferShape>("FInferShape", CrossEntropyShape<kSparse>);
   op.set_attr<FInferType>("FInferType", CrossEntropyType<kSparse>);
   op.set_attr<FCompute>("FCompute", CrossEntropyCompute<kSparse>);
+  op.set_attr<FDeviceKernel>("FDeviceKernel", CrossEntropyDeviceKernel<kSparse>);
   op.set_attr<FGradient>("FGradient", CrossEntropyGradient<kSparse>);
   op.set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
@@ -268,6 +411,7 @@ void SoftmaxOp(Op& op) {
   op.set_attr<FInferShape>("FInferShape", SoftmaxShape);
   op.set_attr<FInferType>("FInferType", FloatElemwiseType);
   op.set_attr<FCompute>("FCompute", SoftmaxCompute<kLog>);
+  op.set_attr<FDeviceKernel>("FDeviceKernel", SoftmaxDeviceKernel<kLog>);
   op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
     return std::vector<std::pair<int, int>>{{0, 0}};
   });

@@ -4,9 +4,11 @@
  *
  * Element i is a function of (OpContext::seed, the `seed` attribute, i) only (see
  * random_utils.h), so a run is reproducible and independent of the number of threads.
- * The ops are stateful (TIsStateful): passes must not merge or constant-fold them.
+ * The ops are stateful (TIsStateful): passes must not merge or constant-fold them. The device
+ * kernels (here, with dropout's) run the same generator in portable kernel C.
  */
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "ops/array_common.h"
@@ -120,14 +122,148 @@ void TruncatedNormalCompute(const OpContext& ctx, const NodeAttrs& attrs, const 
   });
 }
 
+// ---------------------------------------------------------------- device kernels
+
+/*
+ * The generator of random_utils.h in portable kernel C, so devices draw the CPU's numbers:
+ * uniform values and dropout masks bit for bit (integer arithmetic and exactly rounded
+ * conversions); normals by Box-Muller in double as the CPU, with the device's log, sqrt, sin
+ * and cos, which may differ from glibc's in the last bits.
+ */
+const char kRandomC[] = R"(
+/* Philox4x32-10 of counter (index, draw) under key into w[4], as random::WordsAt. */
+IR_FUNC void random_philox(const ulong key, const ulong index, const ulong draw, uint* w) {
+  uint c0 = (uint)index, c1 = (uint)(index >> 32), c2 = (uint)draw, c3 = (uint)(draw >> 32);
+  uint k0 = (uint)key, k1 = (uint)(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const ulong p0 = (ulong)0xD2511F53u * c0, p1 = (ulong)0xCD9E8D57u * c2;
+    c0 = (uint)(p1 >> 32) ^ c1 ^ k0;
+    c1 = (uint)p1;
+    c2 = (uint)(p0 >> 32) ^ c3 ^ k1;
+    c3 = (uint)p0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  w[0] = c0;
+  w[1] = c1;
+  w[2] = c2;
+  w[3] = c3;
+}
+
+/* The integer behind random::UniformAt<T>: 24 random bits for float elements, 53 for double. */
+IR_FUNC ulong random_uniform_bits(const ulong key, const ulong index) {
+  uint w[4];
+  random_philox(key, index, 0, w);
+  return sizeof(T) == sizeof(double) ? (((ulong)w[0] << 21) ^ (w[1] >> 11)) : (ulong)(w[0] >> 8);
+}
+
+/* random::UnitDouble */
+IR_FUNC double random_unit(const uint high, const uint low) {
+  return (double)(((ulong)high << 21) ^ (low >> 11)) * (1.0 / 9007199254740992.0);
+}
+
+/* The standard normal of element index, draw `draw` (random::NormalAt). */
+IR_FUNC double random_normal_at(const ulong key, const ulong index, const ulong draw) {
+  uint w[4];
+  random_philox(key, index / 2, draw, w);
+  const double u1 = 1.0 - random_unit(w[0], w[1]), u2 = random_unit(w[2], w[3]);
+  const double radius = sqrt(-2.0 * log(u1)), angle = 6.283185307179586476925 * u2;
+  return index % 2 == 0 ? radius * cos(angle) : radius * sin(angle);
+}
+
+/* lo + u * (hi - lo) with u the element's uniform in [0, 1), kept below hi as the CPU does. */
+IR_KERNEL void random_uniform(IR_ARRAY(T, out), const long n, const ulong key, const T lo, const T hi,
+                              const T below_hi) {
+  IR_OFFSET(out);
+  const T width = hi - lo, unit = sizeof(T) == sizeof(double) ? (T)(1.0 / 9007199254740992.0) : (T)(1.0 / 16777216.0);
+  IR_THREAD_LOOP(i, n) {
+    const T v = lo + (T)random_uniform_bits(key, (ulong)i) * unit * width;
+    out[i] = v < hi || !(hi > lo) ? v : below_hi;
+  }
+}
+
+/* mean + stddev * z with z the element's standard normal, redrawn while |z| > 2 when truncated. */
+IR_KERNEL void random_normal(IR_ARRAY(T, out), const long n, const ulong key, const double mean, const double stddev,
+                             const long truncated) {
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(i, n) {
+    double z = random_normal_at(key, (ulong)i, 0);
+    for (ulong draw = 1; truncated && fabs(z) > 2.0; ++draw) z = random_normal_at(key, (ulong)i, draw);
+    out[i] = (T)(mean + stddev * z);
+  }
+}
+
+/* mask = scale where the element's uniform bits are below keep_bits (u < keep_prob), else 0; y = x * mask. */
+IR_KERNEL void random_dropout(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), IR_ARRAY(T, mask), const long n, const ulong key,
+                              const ulong keep_bits, const T scale, const long active) {
+  IR_OFFSET(x);
+  IR_OFFSET(y);
+  IR_OFFSET(mask);
+  IR_THREAD_LOOP(i, n) {
+    const T m = !active ? (T)1 : random_uniform_bits(key, (ulong)i) < keep_bits ? scale : (T)0;
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+)";
+
+const DeviceKernelSource& kRandomSource =
+    RegisterDeviceKernelSource({"random", kRandomC, {DType::kFloat32, DType::kFloat64}});
+
+/*! \brief v rounded to the element type of `dtype` (as the CPU kernels round their parameters). */
+double Rounded(DType dtype, double v) { return dtype == DType::kFloat32 ? static_cast<float>(v) : v; }
+
+void UniformDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>&,
+                         const std::vector<NDArray>& out) {
+  const UniformParam& p = dmlc::get<UniformParam>(attrs.parsed);
+  DType dtype = out[0].dtype();
+  double lo = Rounded(dtype, p.minval), hi = Rounded(dtype, p.maxval);
+  double below = dtype == DType::kFloat32 ? std::nextafter(static_cast<float>(hi), static_cast<float>(lo))
+                                          : std::nextafter(hi, lo);
+  DeviceArgs args;
+  args.Array(out[0]).Value(out[0].Size()).Value(KeyOf<UniformParam>(dev.op_context(), attrs));
+  args.Scalar(dtype, lo).Scalar(dtype, hi).Scalar(dtype, below);
+  dev.Launch(kRandomSource, dtype, "random_uniform", args, DeviceLaunch::Threads(out[0].Size()));
+}
+
+template <bool kTruncated>
+void NormalDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>&,
+                        const std::vector<NDArray>& out) {
+  const NormalParam& p = dmlc::get<NormalParam>(attrs.parsed);
+  DeviceArgs args;
+  args.Array(out[0]).Value(out[0].Size()).Value(KeyOf<NormalParam>(dev.op_context(), attrs));
+  args.Value(p.mean).Value(p.stddev).Value(int64_t{kTruncated});
+  dev.Launch(kRandomSource, out[0].dtype(), "random_normal", args, DeviceLaunch::Threads(out[0].Size()));
+}
+
+}  // namespace
+
+namespace random {
+
+void DropoutOnDevice(DeviceKernelContext& dev, uint64_t key, double keep_prob, bool active, const NDArray& x,
+                     const NDArray& y, const NDArray& mask) {
+  DType dtype = x.dtype();
+  // u = bits / 2^b < keep_prob  <=>  bits < ceil(keep_prob * 2^b): exact, as keep_prob * 2^b is.
+  auto keep_bits = static_cast<uint64_t>(std::ceil(std::ldexp(keep_prob, dtype == DType::kFloat64 ? 53 : 24)));
+  DeviceArgs args;
+  args.Array(x).Array(y).Array(mask).Value(x.Size()).Value(key).Value(keep_bits);
+  args.Scalar(dtype, 1 / keep_prob).Value(int64_t{active});
+  dev.Launch(kRandomSource, dtype, "random_dropout", args, DeviceLaunch::Threads(x.Size()));
+}
+
+}  // namespace random
+
+namespace {
+
 /*! \brief What the random ops share: no inputs, shape and dtype from attributes, stateful. */
 template <typename P>
-auto RandomOp(FCompute compute) {
-  return [compute](Op& op) {
+auto RandomOp(FCompute compute, FDeviceKernel device_kernel) {
+  return [compute, device_kernel](Op& op) {
     op.set_num_inputs(0).set_param<P>();
     op.set_attr<FInferShape>("FInferShape", RandomShape<P>);
     op.set_attr<FInferType>("FInferType", RandomType<P>);
     op.set_attr<FCompute>("FCompute", compute);
+    op.set_attr<FDeviceKernel>("FDeviceKernel", device_kernel);
     op.set_attr<FGradient>("FGradient", ZeroGradient);
     op.set_attr<TIsStateful>("TIsStateful", true);
     op.set_attr<TOpPattern>("TOpPattern", kOpaque);
@@ -138,15 +274,15 @@ auto RandomOp(FCompute compute) {
 
 IR_REGISTER_OP(random_uniform)
     .describe("Uniform random values in [minval, maxval).")
-    .apply(RandomOp<UniformParam>(UniformCompute));
+    .apply(RandomOp<UniformParam>(UniformCompute, UniformDeviceKernel));
 
 IR_REGISTER_OP(random_normal)
     .describe("Normal random values with the given mean and stddev (Box-Muller).")
-    .apply(RandomOp<NormalParam>(NormalCompute));
+    .apply(RandomOp<NormalParam>(NormalCompute, NormalDeviceKernel<false>));
 
 IR_REGISTER_OP(truncated_normal)
     .describe("Normal random values within two stddevs of the mean; values beyond are drawn again.")
-    .apply(RandomOp<NormalParam>(TruncatedNormalCompute));
+    .apply(RandomOp<NormalParam>(TruncatedNormalCompute, NormalDeviceKernel<true>));
 
 }  // namespace op
 }  // namespace ir

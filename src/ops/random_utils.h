@@ -6,7 +6,8 @@
  * the op's `seed` attribute) and the element's index, so results are reproducible and do
  * not depend on how the work is split across threads. The generator is Philox4x32-10
  * (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011), as used by
- * TensorFlow, JAX and cuRAND.
+ * TensorFlow, JAX and cuRAND. random.cc holds the same generator in portable kernel C for
+ * the device kernels of the random ops and dropout.
  */
 #ifndef IR_OPS_RANDOM_UTILS_H_
 #define IR_OPS_RANDOM_UTILS_H_
@@ -15,6 +16,8 @@
 #include <cmath>
 #include <cstdint>
 #include <utility>
+
+#include "ir/device_kernel.h"
 
 namespace ir {
 namespace op {
@@ -111,6 +114,13 @@ inline double TruncatedNormalAt(uint64_t key, uint64_t index) {
     if (std::fabs(z) <= 2.0) return z;
   }
 }
+
+/*!
+ * \brief dropout on a device, drawing the CPU's mask: mask = 1 / keep_prob where the element's
+ * uniform (UniformAt) is below keep_prob, else 0, when `active` (else ones); y = x * mask.
+ */
+void DropoutOnDevice(DeviceKernelContext& dev, uint64_t key, double keep_prob, bool active, const NDArray& x,
+                     const NDArray& y, const NDArray& mask);
 
 }  // namespace random
 }  // namespace op

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/device_kernel.h"
+#include "ops/device_walk.h"
 #include "ops/op_common.h"
+#include "ops/reduce_device.h"
 #include "ops/reduce_kernels.h"
 
 namespace ir {
@@ -229,6 +232,62 @@ std::vector<int> ReduceAxesOf(const NodeAttrs& attrs, int ndim) {
   return axes;
 }
 
+// ---------------------------------------------------------------- device kernels
+
+const DeviceKernelSource& kArgReduceSource = RegisterDeviceKernelSource({"arg_reduce", R"(
+/* out[g] = index of the first maximum (is_max) or minimum of x[g / inner, :, g % inner]. */
+IR_KERNEL void arg_reduce(IR_CONST_ARRAY(T, x), IR_ARRAY(long, out), const long outer, const long n, const long inner,
+                          const long is_max) {
+  IR_OFFSET(x);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(g, outer * inner) {
+    const long base = g / inner * n * inner + g % inner;
+    T best = x[base];
+    long index = 0;
+    for (long i = 1; i < n; ++i) {
+      const T v = x[base + i * inner];
+      if (is_max ? v > best : v < best) {
+        best = v;
+        index = i;
+      }
+    }
+    out[g] = index;
+  }
+}
+)",
+                                                                         NumericTypes()});
+
+template <bool kMax>
+void ArgReduceDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                     const std::vector<NDArray>& out) {
+  const Shape& shape = in[0].shape();
+  int axis = dmlc::get<ArgReduceParam>(attrs.parsed).axis;
+  axis = axis < 0 ? axis + shape.ndim() : axis;
+  int64_t outer = shape.ProdDims(0, axis), inner = shape.ProdDims(axis + 1, shape.ndim());
+  DeviceArgs args;
+  args.Array(in[0]).Array(out[0]).Value(outer).Value(shape[axis]).Value(inner).Value(int64_t{kMax});
+  dev.Launch(kArgReduceSource, in[0].dtype(), "arg_reduce", args, DeviceLaunch::Threads(outer * inner));
+}
+
+/*! \brief og (row-major over the kept axes) gathered over like's shape: stride 0 along the reduced axes. */
+void ReduceGradDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  const ReduceGradParam& p = dmlc::get<ReduceGradParam>(attrs.parsed);
+  const Shape& shape = out[0].shape();
+  std::vector<bool> reduced = ReducedAxes(attrs, p.axis, shape.ndim());
+  std::vector<int64_t> strides(shape.ndim(), 0);
+  int64_t stride = 1, count = 1;
+  for (int d = shape.ndim() - 1; d >= 0; --d) {
+    if (reduced[d]) {
+      count *= shape[d];
+    } else {
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+  if (!DeviceGather(dev, in[0], out[0], shape.dims(), strides, p.normalize ? count : 1)) dev.RunOnHost(attrs, in, out);
+}
+
 // ---------------------------------------------------------------- gradients
 
 /*! \brief The attributes of a node of the reduction `n` that reduces or broadcasts like `n`. */
@@ -278,6 +337,11 @@ auto ReduceOp(const char* kind) {
     op.set_attr<TOpPattern>("TOpPattern", kCommReduce);
     op.set_attr<TReduceKind>("TReduceKind", kind);
     op.set_attr<FReduceAxes>("FReduceAxes", ReduceAxesOf);
+    op.set_attr<FDeviceKernel>("FDeviceKernel",
+                               [kind](DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                                      const std::vector<NDArray>& out) {
+                                 DeviceReduce(dev, attrs, in, out, kind, ReduceAxesOf(attrs, in[0].shape().ndim()));
+                               });
   };
 }
 
@@ -288,6 +352,7 @@ void ArgReduceOp(Op& op) {
   op.set_attr<FInferShape>("FInferShape", ArgReduceShape);
   op.set_attr<FInferType>("FInferType", ArgReduceType);
   op.set_attr<FCompute>("FCompute", ArgReduceCompute<kMax>);
+  op.set_attr<FDeviceKernel>("FDeviceKernel", ArgReduceDevice<kMax>);
   op.set_attr<FGradient>("FGradient", ZeroGradient);
   op.set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
@@ -342,6 +407,7 @@ IR_REGISTER_OP(_reduce_grad_broadcast)
     .set_attr<FInferShape>("FInferShape", ReduceGradShape)
     .set_attr<FInferType>("FInferType", ReduceGradType)
     .set_attr<FCompute>("FCompute", ReduceGradCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", ReduceGradDevice)
     .set_attr<FGradient>(
         "FGradient",
         [](const NodePtr& n, const std::vector<NodeEntry>& og) {

@@ -8,6 +8,7 @@
  * variable's own storage. Gradients never flow through state updates: the assign family
  * registers no FGradient, so differentiating through one is an error naming the op.
  */
+#include "ir/device_kernel.h"
 #include "ops/op_common.h"
 
 namespace ir {
@@ -90,6 +91,9 @@ void TokenOp(Op& op) {
       .set_attr<FInferShape>("FInferShape", TokenShape)
       .set_attr<FInferType>("FInferType", TokenType)
       .set_attr<FCompute>("FCompute", TokenCompute)
+      .set_attr<FDeviceKernel>("FDeviceKernel",
+                               [](DeviceKernelContext& dev, const NodeAttrs&, const std::vector<NDArray>&,
+                                  const std::vector<NDArray>& out) { dev.Fill(out[0], 0); })
       .set_attr<FGradient>("FGradient", ZeroGradient)
       .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }

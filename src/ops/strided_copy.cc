@@ -227,5 +227,10 @@ void Fill(const NDArray& dst, double value) {
   });
 }
 
+void CopyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs&, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  dev.Copy(in[0], out[0]);
+}
+
 }  // namespace op
 }  // namespace ir

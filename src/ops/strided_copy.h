@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/device_kernel.h"
 #include "ir/ndarray.h"
 
 namespace ir {
@@ -45,6 +46,13 @@ void StridedCopy(const StridedCopySpec& spec, const NDArray& src, const NDArray&
 void CopyUnlessAliased(const NDArray& src, const NDArray& dst);
 /*! \brief Sets every element of `dst` to `value` converted to its dtype. */
 void Fill(const NDArray& dst, double value);
+
+/*!
+ * \brief FDeviceKernel of the ops whose output holds input 0's elements in order (reshape,
+ * identity...): a device copy, nothing when the planner let the output alias the input.
+ */
+void CopyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out);
 
 }  // namespace op
 }  // namespace ir

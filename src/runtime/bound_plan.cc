@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "codegen/single_op_kernel.h"
@@ -73,14 +75,40 @@ std::vector<size_t> MatchInputs(const IndexedGraph& idx, const std::vector<Graph
   return index;
 }
 
-/*! \brief Picks every op node's kernel: generated, the target's, or the CPU's on host copies. */
+std::mutex& SelectorMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<DeviceType, KernelSelector>& Selectors() {
+  static auto* selectors = new std::map<DeviceType, KernelSelector>();  // used until exit
+  return *selectors;
+}
+
+/*! \brief The kernel of nodes of `op` on `device` without a selector: the target's FCompute, else the CPU's. */
+NodeKernel DefaultKernel(const Op* op, Device device) {
+  const auto* target_map = Op::FindAttr<FCompute>(FComputeKey(device.type));
+  if (target_map != nullptr && target_map->count(op)) return NodeKernel{(*target_map)[op], false};
+  return NodeKernel{codegen::CpuKernelOf(op), device.type != DeviceType::kCPU};  // FCompute, or from FCodeGen
+}
+
+NodeKernel KernelOf(const Op* op, Device device) {
+  KernelSelector selector;
+  {
+    std::lock_guard<std::mutex> lock(SelectorMutex());
+    auto it = Selectors().find(device.type);
+    if (it != Selectors().end()) selector = it->second;
+  }
+  return selector ? selector(op) : DefaultKernel(op, device);
+}
+
+/*! \brief Picks every op node's kernel: generated for the graph, else the device's choice. */
 void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
   const IndexedGraph& idx = graph.indexed_graph();
   const std::vector<FCompute>* generated =
       graph.HasAttr("kernels") ? &graph.GetAttr<std::vector<FCompute>>("kernels") : nullptr;
   IR_CHECK(generated == nullptr || generated->size() == idx.num_nodes())
       << "graph attribute 'kernels' has " << generated->size() << " elements for " << idx.num_nodes() << " nodes";
-  const auto* target_map = Op::FindAttr<FCompute>(FComputeKey(device.type));
   plan->kernels.assign(idx.num_nodes(), FCompute());
   plan->on_host.assign(idx.num_nodes(), false);
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
@@ -88,15 +116,13 @@ void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
     if (node->is_variable()) continue;
     if (generated != nullptr && (*generated)[nid]) {
       plan->kernels[nid] = (*generated)[nid];
-    } else if (target_map != nullptr && target_map->count(node->op())) {
-      plan->kernels[nid] = (*target_map)[node->op()];
-    } else if (FCompute cpu = codegen::CpuKernelOf(node->op())) {  // FCompute, or from FCodeGen
-      plan->kernels[nid] = cpu;
-      plan->on_host[nid] = device.type != DeviceType::kCPU;
-    } else {
-      throw Error(StrCat("no kernel for node '", node->attrs.name, "' (op ", node->op()->name, ") on ",
-                         device.ToString(), ": the op registers no ", FComputeKey(device.type), " and no FCodeGen"));
+      continue;
     }
+    NodeKernel chosen = KernelOf(node->op(), device);
+    IR_CHECK(chosen.kernel) << "no kernel for node '" << node->attrs.name << "' (op " << node->op()->name << ") on "
+                            << device.ToString() << ": the op registers no device kernel, no FCompute and no FCodeGen";
+    plan->kernels[nid] = chosen.kernel;
+    plan->on_host[nid] = chosen.on_host;
   }
 }
 
@@ -131,6 +157,11 @@ std::string StorageUser(const BoundPlan& plan, int sid) {
 }
 
 }  // namespace
+
+void RegisterKernelSelector(DeviceType type, KernelSelector selector) {
+  std::lock_guard<std::mutex> lock(SelectorMutex());
+  Selectors()[type] = std::move(selector);
+}
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

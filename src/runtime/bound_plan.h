@@ -9,6 +9,7 @@
 #ifndef IR_RUNTIME_BOUND_PLAN_H_
 #define IR_RUNTIME_BOUND_PLAN_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,22 @@ struct Workspace {
   /*! \brief Per entry of the plan's graph: its view of its slot (undefined when not pooled). */
   std::vector<NDArray> views;
 };
+
+/*! \brief A node's kernel on a device, and whether it runs on host copies of its arrays. */
+struct NodeKernel {
+  FCompute kernel;
+  bool on_host = false;
+};
+
+/*! \brief Picks the kernel of nodes of an op on one device type (the device layer registers one per target). */
+using KernelSelector = std::function<NodeKernel(const Op* op)>;
+
+/*!
+ * \brief Makes `selector` pick the kernels of nodes on devices of `type` (replacing an earlier
+ * one). Devices without a selector run their target's "FCompute<type>", else the CPU kernel on
+ * host copies.
+ */
+void RegisterKernelSelector(DeviceType type, KernelSelector selector);
 
 /*! \brief Allocates the pool slots of `plan` on `device` and each pooled entry's view. */
 std::unique_ptr<Workspace> AllocateWorkspace(const BoundPlan& plan, Device device);

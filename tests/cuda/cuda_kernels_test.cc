@@ -1,42 +1,51 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/kernel_builder.h"
 #include "cuda_test_util.h"
+#include "ir/device_kernel.h"
+#include "ir/fusion.h"
 #include "ir/op.h"
-#include "runtime/cuda/cuda_ops.h"
+#include "ir/op_attr_types.h"
+#include "runtime/cuda/cuda_target.h"
+#include "runtime/device/device_source.h"
+#include "runtime/device/kernel_selection.h"
 #include "test_util.h"
 
 namespace ir {
 namespace {
 
-const std::string kCUDAKey = FComputeKey(DeviceType::kCUDA);
-
-TEST(CUDAKernelsTest, EveryHandWrittenKernelCompilesAndAssembles) {
-  std::vector<const cuda::KernelFamily*> families = cuda::Families();
-  std::set<std::string> names;
-  for (const cuda::KernelFamily* family : families) {
-    names.insert(family->name);
-    for (DType dtype : family->dtypes) {
-      test::ExpectCompilesAndAssembles(cuda::FamilySource(*family, dtype),
-                                       StrCat("family ", family->name, " for ", DTypeName(dtype)));
+// Every portable kernel library, for each of its element types, rendered as CUDA C.
+TEST(CUDAKernelsTest, EveryDeviceKernelSourceCompilesAndAssembles) {
+  std::vector<const DeviceKernelSource*> sources = DeviceKernelSources();
+  ASSERT_FALSE(sources.empty()) << "no op registers a DeviceKernelSource";
+  for (const DeviceKernelSource* source : sources) {
+    EXPECT_FALSE(source->dtypes.empty()) << source->name;
+    for (DType dtype : source->dtypes) {
+      test::ExpectCompilesAndAssembles(device::RenderKernelSource(cuda::CUDADialect(), *source, dtype),
+                                       StrCat("device kernel source ", source->name, " for ", DTypeName(dtype)));
     }
   }
-  EXPECT_EQ(names, (std::set<std::string>{"array", "matmul", "nn", "reduce", "softmax"}));
 }
 
-TEST(CUDAKernelsTest, FamiliesRejectDTypesTheyLack) {
-  for (const cuda::KernelFamily* family : cuda::Families()) {
-    if (family->name == "nn") EXPECT_ERROR(cuda::FamilySource(*family, DType::kInt32), "has no int32 version");
+TEST(CUDAKernelsTest, DeviceKernelSourcesRejectDTypesTheyLack) {
+  int checked = 0;
+  for (const DeviceKernelSource* source : DeviceKernelSources()) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool}) {
+      if (std::find(source->dtypes.begin(), source->dtypes.end(), dtype) != source->dtypes.end()) continue;
+      EXPECT_ERROR(device::RenderKernelSource(cuda::CUDADialect(), *source, dtype),
+                   StrCat("has no ", DTypeName(dtype), " version"));
+      ++checked;
+      break;
+    }
   }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(CUDAKernelsTest, OpsOfATrainingStepHaveCUDAKernels) {
-  cuda::RegisterGeneratedKernels();
-  cuda::RegisterGeneratedKernels();  // a second call must not register anything twice
-  const auto* kernels = Op::FindAttr<FCompute>(kCUDAKey);
-  ASSERT_NE(kernels, nullptr);
+  const device::DeviceTarget& target = device::GetDeviceTarget("cuda");
   for (const char* name : {"exp",
                            "add",
                            "multiply_scalar",
@@ -73,8 +82,24 @@ TEST(CUDAKernelsTest, OpsOfATrainingStepHaveCUDAKernels) {
                            "argmax",
                            "group",
                            "no_op"}) {
-    EXPECT_TRUE(kernels->count(Op::Get(name))) << name << " has no " << kCUDAKey;
+    runtime::NodeKernel kernel = device::SelectKernel(target, Op::Get(name));
+    EXPECT_TRUE(kernel.kernel && !kernel.on_host) << name << " has no CUDA kernel (it would run on the host)";
   }
+}
+
+/*! \brief The node as a one-member fused group (variables in0, in1, ... feed a copy of it; mutated inputs). */
+FusedGroup SingleNodeGroup(const NodeAttrs& attrs, size_t num_inputs, bool reduce) {
+  FusedGroup group;
+  group.kind = reduce ? "reduce" : "map";
+  NodePtr node = Node::Create();
+  node->attrs = attrs;
+  for (size_t k = 0; k < num_inputs; ++k) node->inputs.push_back(NodeEntry{Node::CreateVariable(StrCat("in", k)), 0});
+  for (uint32_t i = 0; i < node->num_outputs(); ++i) group.subgraph.outputs.push_back(NodeEntry{node, i});
+  const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  if (mutate != nullptr && mutate->count(attrs.op)) {
+    for (uint32_t k : (*mutate)[attrs.op](attrs)) group.mutated_inputs.push_back(static_cast<int>(k));
+  }
+  return group;
 }
 
 /*! \brief Inputs and attributes that make a one-node kernel of `op` (f32 [4,5] inputs unless listed). */
@@ -137,7 +162,7 @@ TEST(CUDAKernelsTest, GeneratedOpKernelsCompileAndAssemble) {
         types.push_back(c.inputs[k].second);
       }
       NodePtr node = Node::Create(op, name, c.attrs, inputs);
-      Kernel kernel = codegen::BuildKernel(cuda::SingleNodeGroup(node->attrs, inputs.size(), reduce), shapes, types);
+      Kernel kernel = codegen::BuildKernel(SingleNodeGroup(node->attrs, inputs.size(), reduce), shapes, types);
       if (names.insert(kernel.name).second) kernels.push_back(kernel);
       built.insert(name);
     } catch (const Error& err) {
@@ -180,24 +205,6 @@ TEST(CUDAKernelsTest, GeneratedOpKernelsCompileAndAssemble) {
   ASSERT_FALSE(kernels.empty());
   test::ExpectCompilesAndAssembles(KernelPrinter::Get("cuda").Print(kernels),
                                    StrCat(kernels.size(), " one-node kernels of ", built.size(), " ops"));
-}
-
-TEST(CUDAKernelsTest, ParametersFallBackToTheOpsDocumentedDefaults) {
-  NodeEntry x = test::Var("x"), w = test::Var("w");
-  NodePtr conv = Node::Create(Op::Get("conv2d"), "conv", {{"strides", "(2,2)"}}, {x, w});
-  EXPECT_EQ(cuda::ParamText(conv->attrs, "padding"), "VALID");
-  EXPECT_EQ(cuda::ParamText(conv->attrs, "data_format"), "NHWC");
-  EXPECT_EQ(cuda::ParamList(conv->attrs, "strides").values, (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(cuda::ParamList(conv->attrs, "dilations").values, (std::vector<int64_t>{1, 1}));
-  EXPECT_TRUE(cuda::ParamList(conv->attrs, "pads").empty());
-  NodePtr mm = Node::Create(Op::Get("matmul"), "mm", {{"transpose_b", "true"}}, {x, w});
-  EXPECT_FALSE(cuda::ParamBool(mm->attrs, "transpose_a"));
-  EXPECT_TRUE(cuda::ParamBool(mm->attrs, "transpose_b"));
-  NodePtr hot = Node::Create(Op::Get("one_hot"), "hot", {{"depth", "10"}}, {x});
-  EXPECT_EQ(cuda::ParamDouble(hot->attrs, "on_value"), 1.0);
-  EXPECT_EQ(cuda::ParamInt(hot->attrs, "axis"), -1);
-  NodePtr pool = Node::Create(Op::Get("max_pool2d"), "pool", {{"ksize", "2"}}, {x});
-  EXPECT_ERROR(cuda::ParamText(pool->attrs, "nonexistent"), "parameter 'nonexistent' is not set and has no default");
 }
 
 }  // namespace

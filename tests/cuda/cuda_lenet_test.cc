@@ -6,21 +6,21 @@
 #include "ir/op.h"
 #include "ir/pass.h"
 #include "ops/op_harness.h"
-#include "runtime/cuda/cuda_ops.h"
+#include "runtime/device/kernel_selection.h"
 
 namespace ir {
 namespace {
 
 /*! \brief Op nodes of `graph` whose op has no CUDA kernel (they would run as host fallbacks). */
 std::set<std::string> OpsWithoutCUDAKernels(const Graph& graph) {
-  cuda::RegisterGeneratedKernels();
-  const auto* kernels = Op::FindAttr<FCompute>(FComputeKey(DeviceType::kCUDA));
+  const device::DeviceTarget& target = device::GetDeviceTarget("cuda");
   std::set<std::string> missing;
   const IndexedGraph& idx = graph.indexed_graph();
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
-    if (node->is_variable() || node->op()->name == "_fused") continue;
-    if (kernels == nullptr || !kernels->count(node->op())) missing.insert(node->op()->name);
+    if (node->is_variable()) continue;
+    runtime::NodeKernel kernel = device::SelectKernel(target, node->op());
+    if (!kernel.kernel || kernel.on_host) missing.insert(node->op()->name);
   }
   return missing;
 }

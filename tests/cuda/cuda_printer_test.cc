@@ -11,7 +11,7 @@
 #include "ir/op.h"
 #include "ir/pass.h"
 #include "ops/op_harness.h"
-#include "runtime/cuda/cuda_module.h"
+#include "runtime/device/launch_table.h"
 
 namespace ir {
 namespace {
@@ -27,23 +27,32 @@ std::map<std::string, NDArray> Feeds(const std::map<std::string, Shape>& shapes,
 }
 
 std::vector<std::string> KernelNames(const std::string& source) {
-  static const std::regex pattern(R"(__global__ void __launch_bounds__\(256\) (fused_[0-9a-f]+)\()");
+  static const std::regex pattern(R"(__global__ __launch_bounds__\(256\) void (fused_[0-9a-f]+)\()");
   std::vector<std::string> names;
   for (std::sregex_iterator it(source.begin(), source.end(), pattern), end; it != end; ++it) names.push_back((*it)[1]);
   return names;
 }
 
-// The fused kernels of `graph` compile with NVRTC, assemble with ptxas, and carry launch shapes.
+/*! \brief The launch table the "cuda" kernel compiler stores with the PTX of `source`. */
+device::LaunchTable CompiledLaunches(const std::string& source) {
+  device::LaunchTable launches;
+  std::string ptx;
+  device::UnpackBlob(KernelCompiler::Get("cuda").Compile(source), &launches, &ptx);
+  EXPECT_NE(ptx.find(".version"), std::string::npos) << "the blob holds no PTX";
+  return launches;
+}
+
+// The fused kernels of `graph` compile with NVRTC, assemble with ptxas, and carry their launches.
 void ExpectFusedKernelsBuild(const Graph& graph, size_t min_kernels = 1, int fmax = 8) {
   std::string source = test::FusedCUDASource(graph, fmax);
   std::vector<std::string> names = KernelNames(source);
   ASSERT_GE(names.size(), min_kernels) << source;
   test::ExpectCompilesAndAssembles(source, "fused kernels");
-  auto shapes = cuda::ReadLaunchShapes(test::CompileCUDA(source));
+  device::LaunchTable launches = CompiledLaunches(source);
   for (const std::string& name : names) {
-    ASSERT_TRUE(shapes.count(name)) << "no launch shape for " << name;
-    EXPECT_GT(shapes[name].work, 0) << name;
-    EXPECT_GT(shapes[name].blocks, 0) << name;
+    ASSERT_TRUE(launches.count(name)) << "no launch for " << name;
+    EXPECT_GT(launches[name].groups, 0) << name;
+    EXPECT_EQ(launches[name].group_size, 256) << name;
   }
 }
 
@@ -132,7 +141,7 @@ TEST(CUDAPrinterTest, EveryBufferDTypeCompiles) {
       test::InferFromFeeds({gt, pick, sum_long}, Feeds({{"x", Shape{6, 7}}, {"y", Shape{6, 7}}}, DType::kFloat64));
   ExpectFusedKernelsBuild(graph);
   std::string source = test::FusedCUDASource(graph);
-  EXPECT_NE(source.find("unsigned char*"), std::string::npos) << source;
+  EXPECT_NE(source.find("uchar*"), std::string::npos) << source;
   EXPECT_NE(source.find("rsqrt("), std::string::npos) << source;
   EXPECT_EQ(source.find("#include"), std::string::npos) << "NVRTC kernels need no headers";
 }
@@ -166,7 +175,7 @@ TEST(CUDAPrinterTest, ElementStatementsMatchTheCPrinter) {
     for (std::string line; std::getline(lines, line);) {
       std::smatch match;
       if (!std::regex_match(line, match, statement) || line.find("acc") != std::string::npos) continue;
-      std::string expected = std::regex_replace(match[1].str(), std::regex("int64_t"), "long long");
+      std::string expected = std::regex_replace(match[1].str(), std::regex("int64_t"), "long");
       EXPECT_NE(cuda.find(expected), std::string::npos) << "C statement '" << expected << "' not in\n" << cuda;
       ++checked;
     }
@@ -174,16 +183,17 @@ TEST(CUDAPrinterTest, ElementStatementsMatchTheCPrinter) {
   EXPECT_GE(checked, 8);
 }
 
-TEST(CUDAPrinterTest, LaunchShapesTravelInThePTX) {
+TEST(CUDAPrinterTest, LaunchesTravelWithThePTX) {
   NodeEntry x = Var("x"), b = Var("b");
   NodeEntry map = Apply("add", "map", {x, b});
   NodeEntry rows = Apply("sum", "rows", {Apply("exp", "e", {x})}, {{"axis", "1"}});
   Graph graph = test::InferFromFeeds({map, rows}, Feeds({{"x", Shape{3, 1000}}, {"b", Shape{1000}}}));
-  std::string ptx = test::CompileCUDA(test::FusedCUDASource(graph));
   std::set<std::pair<int64_t, int64_t>> shapes;
-  for (const auto& kv : cuda::ReadLaunchShapes(ptx)) shapes.insert({kv.second.work, kv.second.blocks});
+  for (const auto& kv : CompiledLaunches(test::FusedCUDASource(graph))) {
+    shapes.insert({kv.second.groups, kv.second.group_size});
+  }
   // The map walks 3000 elements with 256-thread blocks; the reduction gives each of 3 rows a block.
-  EXPECT_EQ(shapes, (std::set<std::pair<int64_t, int64_t>>{{3000, 12}, {3, 3}})) << ptx.substr(0, 2000);
+  EXPECT_EQ(shapes, (std::set<std::pair<int64_t, int64_t>>{{12, 256}, {3, 256}}));
 }
 
 TEST(CUDAPrinterTest, LiteralsKeepFullPrecisionAndSpecialValues) {

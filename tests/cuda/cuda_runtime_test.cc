@@ -10,7 +10,7 @@
 #include "ir/codegen.h"
 #include "ir/runtime.h"
 #include "runtime/cuda/cuda_driver.h"
-#include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/cuda_target.h"
 #include "test_util.h"
 
 namespace ir {
@@ -55,8 +55,9 @@ TEST(CUDARuntimeTest, DeviceMemoryWithoutADeviceIsACleanError) {
 
 TEST(CUDARuntimeTest, LoadingPTXWithoutADeviceIsACleanError) {
   SKIP_IF_GPU();
-  std::string ptx = test::CompileCUDA(kKernel);
-  EXPECT_ERROR(KernelCompiler::Get("cuda").Load(ptx), "no CUDA device");
+  EXPECT_ERROR(device::GetDeviceTarget("cuda").Load(test::CompileCUDA(kKernel)), "no CUDA device");
+  const KernelCompiler& compiler = KernelCompiler::Get("cuda");
+  EXPECT_ERROR(compiler.Load(compiler.Compile(kKernel)), "no CUDA device");
 }
 
 TEST(CUDARuntimeTest, SessionOnCUDAWithoutADeviceIsACleanError) {
@@ -87,8 +88,8 @@ TEST(CUDARuntimeTest, CompileErrorsCarryTheLogAndTheSource) {
 }
 
 TEST(CUDARuntimeTest, LoadRejectsBlobsThatAreNotPTX) {
-  EXPECT_ERROR(KernelCompiler::Get("cuda").Load("\x7f"
-                                                "ELF garbage"),
+  EXPECT_ERROR(device::GetDeviceTarget("cuda").Load("\x7f"
+                                                    "ELF garbage"),
                "not a PTX module");
 }
 
@@ -104,8 +105,8 @@ TEST(CUDARuntimeTest, CompilerIdNamesNVRTCAndTheArchitecture) {
 /*! \brief The "cuda" compiler, loading PTX without a device (to exercise the cache's disk path). */
 class PTXCheckingCompiler final : public KernelCompiler {
  public:
-  std::string Id() const override { return KernelCompiler::Get("cuda").Id(); }
-  std::string Compile(const std::string& source) const override { return KernelCompiler::Get("cuda").Compile(source); }
+  std::string Id() const override { return cuda::NVRTCId(); }
+  std::string Compile(const std::string& source) const override { return test::CompileCUDA(source); }
   std::shared_ptr<CompiledModule> Load(const std::string& blob) const override {
     IR_CHECK(test::PtxasErrors(blob).empty()) << "cached blob is not valid PTX";
     return std::make_shared<Loaded>();
@@ -169,22 +170,11 @@ TEST(CUDARuntimeTest, KernelCacheStoresPTXAndAFreshCacheHitsDisk) {
   }
   int ptx_entries = 0;
   for (const char* target : {"cuda-ptx-check", "cuda"}) {
-    std::string key = HashHex(StrCat(target, "\n", KernelCompiler::Get("cuda").Id(), "\n", kKernel));
+    std::string key = HashHex(StrCat(target, "\n", KernelCompiler::Get(target).Id(), "\n", kKernel));
     std::string entry = ReadWholeFile(StrCat(dir.path(), "/", target, "-", key, ".kbin"));
     if (entry.find(".visible .entry scale(") != std::string::npos) ++ptx_entries;
   }
   EXPECT_EQ(ptx_entries, 2) << "both cache entries hold the PTX of the kernel";
-}
-
-TEST(CUDARuntimeTest, LaunchShapesAreReadFromPTXText) {
-  std::string ptx =
-      ".version 9.0\n.target sm_90\n.global .align 8 .u64 fused_ab_work = 3000;\n"
-      ".global .align 8 .u64 fused_ab_blocks = 12;\n.visible .global .align 8 .u64 k2_work = 7;\n";
-  auto shapes = cuda::ReadLaunchShapes(ptx);
-  ASSERT_EQ(shapes.size(), 2u);
-  EXPECT_EQ(shapes["fused_ab"].work, 3000);
-  EXPECT_EQ(shapes["fused_ab"].blocks, 12);
-  EXPECT_EQ(shapes["k2"].work, 7);
 }
 
 }  // namespace

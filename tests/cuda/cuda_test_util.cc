@@ -16,11 +16,12 @@
 #include "ir/codegen.h"
 #include "ir/pass.h"
 #include "ops/op_harness.h"
+#include "runtime/cuda/cuda_target.h"
 
 namespace ir {
 namespace test {
 
-std::string CompileCUDA(const std::string& source) { return KernelCompiler::Get("cuda").Compile(source); }
+std::string CompileCUDA(const std::string& source) { return cuda::CompileToPTX(source); }
 
 std::string PtxasErrors(const std::string& ptx) {
   const char* base = std::getenv("TMPDIR");

@@ -17,7 +17,7 @@
 namespace ir {
 namespace test {
 
-/*! \brief PTX of `source` from the registered "cuda" KernelCompiler (NVRTC). */
+/*! \brief PTX of `source` from NVRTC (what the "cuda" device target compiles with). */
 std::string CompileCUDA(const std::string& source);
 
 /*! \brief Assembles `ptx` with `ptxas -arch=sm_90`; "" on success, else ptxas's output. */

@@ -103,8 +103,8 @@ TEST(OpenCLPrinterTest, PassesOffsetsAndEnablesDoublesOnlyWhenUsed) {
 
 TEST(OpenCLPrinterTest, SharesLongReductionsWithinAWorkGroup) {
   const KernelPrinter& printer = KernelPrinter::Get("opencl");
-  EXPECT_NE(printer.Print({SumKernel(2, 5000, 1)}).find("reqd_work_group_size"), std::string::npos);
-  EXPECT_EQ(printer.Print({SumKernel(300, 10, 2)}).find("reqd_work_group_size"), std::string::npos);
+  EXPECT_NE(printer.Print({SumKernel(2, 5000, 1)}).find("__local float partial[128]"), std::string::npos);
+  EXPECT_EQ(printer.Print({SumKernel(300, 10, 2)}).find("__local"), std::string::npos);
 }
 
 TEST(OpenCLCompilerTest, GeneratedReductionsMatchTheHost) {
@@ -159,8 +159,9 @@ TEST(OpenCLCompilerTest, ProgramBinariesRoundTripThroughTheDiskCache) {
 TEST(OpenCLCompilerTest, LoadRejectsBlobsThatAreNotProgramBinaries) {
   IR_REQUIRE_OPENCL();
   const KernelCompiler& compiler = KernelCompiler::Get("opencl");
-  EXPECT_ERROR(compiler.Load("not a blob"), "not an OpenCL module blob");
-  EXPECT_ERROR(compiler.Load("IRCL1 0 100\nshort"), "binary of 100 bytes expected");
+  EXPECT_ERROR(compiler.Load("not a blob"), "not a device module blob");
+  EXPECT_ERROR(compiler.Load("IRDEV1 0 100\nshort"), "binary of 100 bytes expected");
+  EXPECT_ERROR(compiler.Load("IRDEV1 0 5\nshort"), "cannot load an OpenCL program binary");
 }
 
 TEST(OpenCLCompilerTest, BuildFailuresReportTheLogAndTheSource) {

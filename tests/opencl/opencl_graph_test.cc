@@ -10,7 +10,7 @@
 #include "opencl/opencl_test_util.h"
 #include "ops/op_harness.h"
 #include "ops/random_graph.h"
-#include "runtime/opencl/opencl_ops.h"
+#include "runtime/device/kernel_selection.h"
 #include "test_util.h"
 
 namespace ir {
@@ -61,12 +61,12 @@ TEST(OpenCLGraphTest, ElementwiseOpsRunGeneratedKernelsWithFusionOff) {
 TEST(OpenCLGraphTest, OpsWithoutDeviceCodeFallBackCounted) {
   IR_REQUIRE_OPENCL();
   // power has no generated code for integers: the generic kernel runs it on host copies.
-  int64_t before = opencl::GenericHostFallbacks();
+  int64_t before = device::DerivedHostFallbacks();
   NodeEntry p = MakeNode("power", "p", {Placeholder("a"), Placeholder("b")});
   Feeds feeds{{"a", NDArray::FromVector<int32_t>({3}, {2, -3, 4})},
               {"b", NDArray::FromVector<int32_t>({3}, {3, 2, 0})}};
   ExpectSameAsCpu({p}, feeds, Options("opencl", false));
-  EXPECT_EQ(opencl::GenericHostFallbacks(), before + 1);
+  EXPECT_EQ(device::DerivedHostFallbacks(), before + 1);
 }
 
 TEST(OpenCLGraphTest, FusedRandomGraphsMatchUnfusedCpu) {

@@ -209,7 +209,7 @@ TEST(OpenCLKernelsTest, KernelsReadAndWriteViewsAtOffsets) {
   ctx.device = OpenCLDevice();
   NodePtr node = Node::Create(Op::Get("matmul"), "mm", {},
                               {NodeEntry{Node::CreateVariable("a"), 0}, NodeEntry{Node::CreateVariable("b"), 0}});
-  Op::GetAttr<FCompute>(FComputeKey(DeviceType::kOpenCL))[Op::Get("matmul")](
+  opencl_test::DeviceKernelOf("matmul")(
       ctx, node->attrs, {opencl_test::OffsetCopyOnDevice(a), opencl_test::OffsetCopyOnDevice(b)}, {out});
   test::ExpectNear(out.CopyTo(Device::CPU()), expected, 1e-5, 1e-5);
   EXPECT_GT(out.byte_offset(), 0u);

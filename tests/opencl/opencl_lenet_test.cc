@@ -8,7 +8,7 @@
 #include "ir/runtime.h"
 #include "opencl/opencl_test_util.h"
 #include "ops/op_harness.h"
-#include "runtime/opencl/opencl_ops.h"
+#include "runtime/device/kernel_selection.h"
 
 namespace ir {
 namespace {
@@ -94,7 +94,7 @@ void ExpectTrainingMatchesCpu(bool fusion, int steps) {
   Session cpu(cpu_options), device(cl_options);
   net.Initialize(&cpu);
   net.Initialize(&device);
-  int64_t generic_fallbacks = opencl::GenericHostFallbacks();
+  int64_t generic_fallbacks = device::DerivedHostFallbacks();
   for (int step = 1; step <= steps; ++step) {
     SCOPED_TRACE(StrCat("step ", step));
     std::vector<NDArray> expected = cpu.Run({net.loss}, Batch(step), {net.train.node});
@@ -108,7 +108,7 @@ void ExpectTrainingMatchesCpu(bool fusion, int steps) {
       test::ExpectNear(value.CopyTo(Device::CPU()), cpu.variables().Get(kv.first), 1e-5, 1e-3);
     }
   }
-  EXPECT_EQ(opencl::GenericHostFallbacks(), generic_fallbacks);
+  EXPECT_EQ(device::DerivedHostFallbacks(), generic_fallbacks);
   EXPECT_EQ(device.last_graph().GetAttrOr<std::string>("kernel_source", "").empty(), !fusion);
 }
 

@@ -8,6 +8,7 @@
 #include "ir/op_attr_types.h"
 #include "ir/op_kernel.h"
 #include "ops/op_harness.h"
+#include "runtime/device/kernel_selection.h"
 
 namespace ir {
 namespace opencl_test {
@@ -19,6 +20,12 @@ std::string WhyNoOpenCL() {
   } catch (const Error& err) {
     return err.what();
   }
+}
+
+FCompute DeviceKernelOf(const std::string& op) {
+  runtime::NodeKernel chosen = device::SelectKernel(device::GetDeviceTarget("opencl"), Op::Get(op));
+  IR_CHECK(chosen.kernel && !chosen.on_host) << "op " << op << " has no OpenCL kernel (it would run on the host)";
+  return chosen.kernel;
 }
 
 OpResult RunOpOn(Device device, const std::string& op_name, const Attrs& attrs, const std::vector<NDArray>& inputs,
@@ -43,9 +50,8 @@ OpResult RunOpOn(Device device, const std::string& op_name, const Attrs& attrs, 
   ctx.device = device;
   ctx.seed = seed;
   ctx.is_train = is_train;
-  const auto* kernels = Op::FindAttr<FCompute>(FComputeKey(device.type));
-  IR_CHECK(kernels != nullptr && kernels->count(op)) << "op " << op_name << " has no " << FComputeKey(device.type);
-  (*kernels)[op](ctx, node->attrs, in, out);
+  FCompute kernel = device.type == DeviceType::kCPU ? Op::GetAttr<FCompute>("FCompute")[op] : DeviceKernelOf(op_name);
+  kernel(ctx, node->attrs, in, out);
   DeviceAPI::Get(device)->Synchronize();
   for (const NDArray& array : out) result.outputs.push_back(array.CopyTo(Device::CPU()));
   for (const NDArray& array : in) result.inputs.push_back(array.CopyTo(Device::CPU()));

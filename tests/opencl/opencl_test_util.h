@@ -14,6 +14,7 @@
 
 #include "ir/ndarray.h"
 #include "ir/node.h"
+#include "ir/op_kernel.h"
 
 namespace ir {
 namespace opencl_test {
@@ -39,9 +40,12 @@ struct OpResult {
   std::vector<NDArray> inputs;
 };
 
+/*! \brief The kernel the device layer selects for `op` on OpenCL; throws when it would run on the host. */
+FCompute DeviceKernelOf(const std::string& op);
+
 /*!
  * \brief Runs op `op` with `attrs` on `inputs` (host arrays) on `device`: the op's FCompute on
- * the CPU, its "FCompute<opencl>" on an OpenCL device (failing the test when it has none).
+ * the CPU, its OpenCL kernel (DeviceKernelOf) on an OpenCL device.
  * Inputs and outputs are copied across; `seed` is OpContext::seed.
  */
 OpResult RunOpOn(Device device, const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs,

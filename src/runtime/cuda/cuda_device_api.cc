@@ -9,7 +9,6 @@
  */
 #include "ir/ndarray.h"
 #include "runtime/cuda/cuda_driver.h"
-#include "runtime/cuda/cuda_ops.h"
 
 namespace ir {
 namespace cuda {
@@ -71,8 +70,6 @@ class CUDADeviceAPI final : public DeviceAPI {
 struct RegisterCUDA {
   RegisterCUDA() {
     DeviceAPI::Register(DeviceType::kCUDA, [](int id) -> DeviceAPI* {
-      // Ops registered since static initialization (libraries loaded later) get kernels too.
-      RegisterGeneratedKernels();
       return new CUDADeviceAPI(id);  // one per device, kept by the registry for the process
     });
   }

@@ -1,9 +1,9 @@
 /*!
  * \file nvrtc_compiler.cc
- * \brief The "cuda" KernelCompiler: CUDA C to PTX with NVRTC, PTX loaded by the driver.
+ * \brief CUDA C to PTX with NVRTC.
  *
  * NVRTC is linked (it ships with the toolkit and needs no device); the driver is loaded at run
- * time (cuda_driver.h), so compiling works on machines without a GPU and only Load needs one.
+ * time (cuda_driver.h), so compiling works on machines without a GPU and only loading needs one.
  * The virtual architecture matches device 0 when a driver can be asked (capped to what this
  * NVRTC supports; the driver JIT-compiles PTX for newer devices), else compute_90.
  */
@@ -12,7 +12,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_target.h"
 
 namespace ir {
 namespace cuda {
@@ -70,42 +71,30 @@ const std::vector<std::string>& Options() {
   return options;
 }
 
-class NVRTCCompiler final : public KernelCompiler {
- public:
-  std::string Id() const override {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    return StrCat("nvrtc ", major, ".", minor, " ", Join(Options(), " "));
-  }
-
-  std::string Compile(const std::string& source) const override {
-    Program program(source);
-    std::vector<const char*> options;
-    for (const std::string& option : Options()) options.push_back(option.c_str());
-    nvrtcResult result = nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
-    IR_CHECK(result == NVRTC_SUCCESS) << "NVRTC compilation failed (" << nvrtcGetErrorString(result) << ", "
-                                      << Join(Options(), " ") << "):\n"
-                                      << program.Log() << "\n--- source ---\n"
-                                      << source;
-    size_t size = 0;
-    CheckNVRTC(nvrtcGetPTXSize(program.get(), &size), "nvrtcGetPTXSize");
-    std::string ptx(size, '\0');
-    CheckNVRTC(nvrtcGetPTX(program.get(), &ptx[0]), "nvrtcGetPTX");
-    while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // the size counts the terminator
-    return ptx;
-  }
-
-  std::shared_ptr<CompiledModule> Load(const std::string& blob) const override {
-    IR_CHECK(blob.find(".version") != std::string::npos && blob.find(".target") != std::string::npos)
-        << "not a PTX module (" << blob.size() << " bytes)";
-    return std::make_shared<Module>(blob);
-  }
-};
-
-struct RegisterNVRTCCompiler {
-  RegisterNVRTCCompiler() { KernelCompiler::Register("cuda", std::make_shared<NVRTCCompiler>()); }
-} register_nvrtc_compiler;
-
 }  // namespace
+
+std::string NVRTCId() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return StrCat("nvrtc ", major, ".", minor, " ", Join(Options(), " "));
+}
+
+std::string CompileToPTX(const std::string& source) {
+  Program program(source);
+  std::vector<const char*> options;
+  for (const std::string& option : Options()) options.push_back(option.c_str());
+  nvrtcResult result = nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
+  IR_CHECK(result == NVRTC_SUCCESS) << "NVRTC compilation failed (" << nvrtcGetErrorString(result) << ", "
+                                    << Join(Options(), " ") << "):\n"
+                                    << program.Log() << "\n--- source ---\n"
+                                    << source;
+  size_t size = 0;
+  CheckNVRTC(nvrtcGetPTXSize(program.get(), &size), "nvrtcGetPTXSize");
+  std::string ptx(size, '\0');
+  CheckNVRTC(nvrtcGetPTX(program.get(), &ptx[0]), "nvrtcGetPTX");
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // the size counts the terminator
+  return ptx;
+}
+
 }  // namespace cuda
 }  // namespace ir

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "ir/ndarray.h"
-#include "runtime/opencl/opencl_ops.h"
 #include "runtime/opencl/opencl_runtime.h"
 
 namespace ir {
@@ -189,11 +188,7 @@ class OpenCLDeviceAPI final : public DeviceAPI {
 
 struct RegisterOpenCL {
   RegisterOpenCL() {
-    DeviceAPI::Register(DeviceType::kOpenCL, [](int id) -> DeviceAPI* {
-      // Op libraries loaded since libir was loaded get their generated kernels now.
-      RegisterDerivedKernels();
-      return new OpenCLDeviceAPI(GetDevice(id));
-    });
+    DeviceAPI::Register(DeviceType::kOpenCL, [](int id) -> DeviceAPI* { return new OpenCLDeviceAPI(GetDevice(id)); });
   }
 } register_opencl;
 

@@ -5,6 +5,7 @@
 #include "cuda_emulator.h"
 #include "ir/runtime.h"
 #include "ops/op_harness.h"
+#include "runtime/device/kernel_selection.h"
 
 namespace ir {
 namespace {
@@ -43,13 +44,14 @@ std::vector<NDArray> RunOn(const std::string& target, bool fusion, const std::ve
   return results;
 }
 
-/*! \brief Same values on the emulated CUDA device as on the CPU, with and without fusion; no host fallbacks. */
+/*! \brief Same values on the emulated CUDA device as on the CPU, with and without fusion; nothing on the host. */
 void ExpectSameAsCPU(const std::vector<NodeEntry>& fetches, const Feeds& feeds,
                      const std::vector<std::string>& variables = {}, double tol = 1e-5, int steps = 1) {
   std::vector<NDArray> expected = RunOn("cpu", false, fetches, feeds, variables, nullptr, steps);
   for (bool fusion : {false, true}) {
     SCOPED_TRACE(fusion ? "fused" : "unfused");
     RunStats stats;
+    int64_t derived_fallbacks = device::DerivedHostFallbacks();
     std::vector<NDArray> got = RunOn("cuda", fusion, fetches, feeds, variables, &stats, steps);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) {
@@ -57,6 +59,7 @@ void ExpectSameAsCPU(const std::vector<NodeEntry>& fetches, const Feeds& feeds,
       test::ExpectNear(got[i], expected[i], tol, tol);
     }
     EXPECT_EQ(stats.host_fallbacks, 0u);
+    EXPECT_EQ(device::DerivedHostFallbacks(), derived_fallbacks) << "derived kernels ran on the host";
   }
 }
 

@@ -20,9 +20,7 @@
 #include <regex>
 #include <sstream>
 
-#include "ir/codegen.h"
-#include "runtime/cuda/cuda_module.h"
-#include "runtime/cuda/cuda_ops.h"
+#include "runtime/cuda/cuda_target.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -38,6 +36,8 @@ namespace {
 // cannot scan in dlopen'ed modules. __syncthreads switches to the block's next fiber.
 const char* kShim = R"(#include <math.h>
 #include <string.h>
+#include <cstddef>
+#include <utility>
 struct ir_emu_dim3 { unsigned x, y, z; };
 static ir_emu_dim3 threadIdx, blockIdx, gridDim;
 static const ir_emu_dim3 blockDim = {256, 1, 1};
@@ -61,33 +61,45 @@ extern "C" void ir_emu_run(void (*kernel)(void**), void** args, unsigned block, 
   ir_emu_set_index(block, thread, grid);
   kernel(args);
 }
+/* Calls kernel f with argument k read from a[k] as the type of its parameter k. */
+template <typename... A, std::size_t... I>
+static void ir_emu_apply(void (*f)(A...), void** a, std::index_sequence<I...>) {
+  f(*static_cast<A*>(a[I])...);
+}
+template <typename... A>
+static void ir_emu_invoke(void (*f)(A...), void** a) {
+  ir_emu_apply(f, a, std::index_sequence_for<A...>());
+}
 )";
 
-constexpr int kThreads = cuda::kBlockSize;
+constexpr int kThreads = 256;
 
-/*! \brief For every kernel: a caller taking its arguments as void**, and whether it synchronizes. */
+/*!
+ * \brief True when the source synchronizes anywhere (a barrier outside the #define lines of
+ * the prelude): its kernels then run as fibers, since a helper function may hold the barrier.
+ */
+bool Synchronizes(const std::string& source) {
+  std::istringstream lines(source);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#define", 0) == 0) continue;
+    if (line.find("__syncthreads") != std::string::npos || line.find("IR_BARRIER") != std::string::npos) return true;
+  }
+  return false;
+}
+
+/*!
+ * \brief For every kernel (`IR_KERNEL void k(`, or a printed `__global__ ... void k(`): a caller
+ * taking its arguments as void**, and whether it synchronizes.
+ */
 std::string Wrappers(const std::string& source) {
-  static const std::regex kernel(R"(extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\(([^)]*)\))");
-  static const std::regex param(R"(^\s*(.*?)\s*\b(\w+)\s*$)");
+  static const std::regex kernel(
+      R"((?:IR_KERNEL|__global__)\s+(?:__launch_bounds__\(\d+\)\s+)?void\s+(?:__launch_bounds__\(\d+\)\s+)?(\w+)\s*\()");
+  bool sync = Synchronizes(source);
   std::ostringstream os;
   for (std::sregex_iterator it(source.begin(), source.end(), kernel), end; it != end; ++it) {
-    std::string name = (*it)[1], params = (*it)[2];
-    size_t body_begin = it->position() + it->length();
-    size_t body_end = source.find("extern \"C\"", body_begin);
-    std::string body =
-        source.substr(body_begin, body_end == std::string::npos ? std::string::npos : body_end - body_begin);
-    bool sync = body.find("__syncthreads") != std::string::npos || body.find("ir_block_sum") != std::string::npos;
+    std::string name = (*it)[1];
     os << "extern \"C\" const int ir_emu_sync_" << name << " = " << (sync ? 1 : 0) << ";\n"
-       << "extern \"C\" void ir_emu_call_" << name << "(void** a) {\n  " << name << "(";
-    std::istringstream list(params);
-    int k = 0;
-    for (std::string p; std::getline(list, p, ',');) {
-      std::smatch m;
-      IR_CHECK(std::regex_match(p, m, param)) << "emulator: cannot parse parameter '" << p << "' of " << name;
-      os << (k ? ", " : "") << "*(" << m[1].str() << "*)a[" << k << "]";
-      ++k;
-    }
-    os << ");\n}\n";
+       << "extern \"C\" void ir_emu_call_" << name << "(void** a) { ir_emu_invoke(" << name << ", a); }\n";
   }
   return os.str();
 }
@@ -218,20 +230,24 @@ thread_local FiberBlock* FiberBlock::current_ = nullptr;
 
 void SyncThreads() { FiberBlock::Yield(); }
 
-class EmulatedModule final : public cuda::Launcher {
+class EmulatedProgram final : public device::DeviceProgram {
  public:
-  explicit EmulatedModule(void* handle) : handle_(handle) {
+  explicit EmulatedProgram(void* handle) : handle_(handle) {
     run_ = reinterpret_cast<RunFn>(Symbol("ir_emu_run"));
     set_index_ = reinterpret_cast<FiberBlock::SetIndex>(Symbol("ir_emu_set_index"));
     reinterpret_cast<void (*)(void (*)(void))>(Symbol("ir_emu_set_sync"))(&SyncThreads);
   }
 
-  void LaunchRaw(const std::string& name, cuda::KernelArgs* args, int64_t blocks, const OpContext&) override {
-    if (blocks <= 0) return;
+  void Launch(const std::string& name, const std::vector<std::string>& args, int64_t groups, int64_t group_size,
+              const OpContext&) override {
+    if (groups <= 0) return;
+    IR_CHECK(group_size == kThreads) << "emulator: kernel '" << name << "' launched with blocks of " << group_size;
     auto call = reinterpret_cast<KernelFn>(Symbol("ir_emu_call_" + name));
     bool sync = *static_cast<const int*>(Symbol("ir_emu_sync_" + name)) != 0;
-    unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, 2));
-    std::vector<void*> pointers = args->Pointers();
+    unsigned grid = static_cast<unsigned>(std::min<int64_t>(groups, 2));
+    std::vector<std::string> values = args;  // the kernel reads each argument through its address
+    std::vector<void*> pointers;
+    for (std::string& value : values) pointers.push_back(&value[0]);
     static std::mutex launch_mutex;  // one block at a time: __shared__ statics are per block
     std::lock_guard<std::mutex> lock(launch_mutex);
     for (unsigned b = 0; b < grid; ++b) {
@@ -242,13 +258,6 @@ class EmulatedModule final : public cuda::Launcher {
       FiberBlock([&](int t) { run_(call, pointers.data(), b, static_cast<unsigned>(t), grid); }, set_index_, b, grid)
           .Run();
     }
-  }
-
-  cuda::LaunchShape ShapeOf(const std::string& name) const override {
-    cuda::LaunchShape shape;
-    shape.work = *static_cast<const long long*>(Symbol(name + "_work"));
-    shape.blocks = *static_cast<const long long*>(Symbol(name + "_blocks"));
-    return shape;
   }
 
  private:
@@ -266,9 +275,11 @@ class EmulatedModule final : public cuda::Launcher {
   FiberBlock::SetIndex set_index_ = nullptr;
 };
 
-class EmulatorCompiler final : public KernelCompiler {
+/*! \brief The "cuda" target with the CUDA dialect, compiled by g++ behind the shim. */
+class EmulatedTarget final : public device::DeviceTarget {
  public:
-  std::string Id() const override { return "cuda-emulator g++ -O1"; }
+  const device::Dialect& dialect() const override { return cuda::CUDADialect(); }
+  std::string CompilerId() const override { return "cuda-emulator g++ -O1"; }
 
   std::string Compile(const std::string& source) const override {
     char dir_template[] = "/tmp/ir-cuda-emu-XXXXXX";
@@ -289,14 +300,14 @@ class EmulatorCompiler final : public KernelCompiler {
     return blob.str();
   }
 
-  std::shared_ptr<CompiledModule> Load(const std::string& blob) const override {
+  std::shared_ptr<device::DeviceProgram> Load(const std::string& blob) const override {
     int fd = memfd_create("ir-cuda-emu", MFD_CLOEXEC);
     IR_CHECK(fd >= 0 && write(fd, blob.data(), blob.size()) == static_cast<ssize_t>(blob.size()))
         << "emulator: cannot write the module to memory";
     // glibc knows loaded libraries by path: the fd stays open, so no later module gets this name.
     void* handle = dlopen(StrCat("/proc/self/fd/", fd).c_str(), RTLD_NOW | RTLD_LOCAL);
     IR_CHECK(handle != nullptr) << "emulator: cannot load the module: " << dlerror();
-    return std::make_shared<EmulatedModule>(handle);
+    return std::make_shared<EmulatedProgram>(handle);
   }
 };
 
@@ -324,12 +335,10 @@ class HostMemoryAPI final : public DeviceAPI {
 
 void InstallCUDAEmulator() {
   DeviceAPI::Register(DeviceType::kCUDA, [](int) -> DeviceAPI* {
-    cuda::RegisterGeneratedKernels();
     static HostMemoryAPI api;
     return &api;
   });
-  KernelCompiler::Register("cuda", std::make_shared<EmulatorCompiler>());
-  cuda::RegisterGeneratedKernels();
+  device::RegisterDeviceTarget(std::make_shared<EmulatedTarget>());
 }
 
 }  // namespace test

@@ -15,7 +15,7 @@
 namespace ir {
 namespace test {
 
-/*! \brief Replaces the CUDA DeviceAPI and the "cuda" KernelCompiler with the emulator (for the process). */
+/*! \brief Replaces the CUDA DeviceAPI and the "cuda" device target with the emulator (for the process). */
 void InstallCUDAEmulator();
 
 }  // namespace test

@@ -1,0 +1,74 @@
+/*!
+ * \file device_args.cc
+ * \brief Launch arguments of portable kernels, and the registry of portable kernel sources.
+ */
+#include <memory>
+#include <mutex>
+
+#include "ir/device_kernel.h"
+
+namespace ir {
+namespace {
+
+struct SourceRegistry {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<DeviceKernelSource>> sources;
+};
+
+SourceRegistry& Sources() {
+  static auto* registry = new SourceRegistry();  // used until exit
+  return *registry;
+}
+
+}  // namespace
+
+DeviceArgs& DeviceArgs::Array(const NDArray& array) {
+  size_t elem = DTypeSize(array.dtype());
+  IR_CHECK(array.byte_offset() % elem == 0)
+      << "device kernel argument: byte offset " << array.byte_offset() << " is not a multiple of the "
+      << DTypeName(array.dtype()) << " element size";
+  Value(array.handle());
+  return Value(static_cast<int64_t>(array.byte_offset() / elem));
+}
+
+DeviceArgs& DeviceArgs::NullArray() {
+  Value(static_cast<void*>(nullptr));
+  return Value(int64_t{0});
+}
+
+DeviceArgs& DeviceArgs::Scalar(DType dtype, double value) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return Value(static_cast<float>(value));
+    case DType::kFloat64:
+      return Value(value);
+    case DType::kInt32:
+      return Value(static_cast<int32_t>(value));
+    case DType::kInt64:
+      return Value(static_cast<int64_t>(value));
+    case DType::kBool:
+      return Value(static_cast<uint8_t>(value != 0));
+    default:
+      throw Error(StrCat("device kernel argument of dtype ", DTypeName(dtype)));
+  }
+}
+
+const DeviceKernelSource& RegisterDeviceKernelSource(DeviceKernelSource source) {
+  SourceRegistry& registry = Sources();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  for (const auto& existing : registry.sources) {
+    IR_CHECK(existing->name != source.name) << "device kernel source '" << source.name << "' is registered twice";
+  }
+  registry.sources.push_back(std::make_unique<DeviceKernelSource>(std::move(source)));
+  return *registry.sources.back();
+}
+
+std::vector<const DeviceKernelSource*> DeviceKernelSources() {
+  SourceRegistry& registry = Sources();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  std::vector<const DeviceKernelSource*> sources;
+  for (const auto& source : registry.sources) sources.push_back(source.get());
+  return sources;
+}
+
+}  // namespace ir

@@ -1,0 +1,105 @@
+// The nn device kernels (conv, pool, softmax, cross entropy, random, dropout) against the CPU
+// on what the float32 tests of opencl_kernels_test.cc do not reach: float64, group reductions
+// longer than a group, empty batches, ties in max pooling, large logits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/op.h"
+#include "opencl/opencl_test_util.h"
+#include "ops/op_harness.h"
+#include "test_util.h"
+
+namespace ir {
+namespace {
+
+using opencl_test::Attrs;
+using opencl_test::ExpectSameOnDevice;
+using test::RandomArray;
+
+NDArray Rand64(const Shape& shape, uint64_t seed, double lo = -1, double hi = 1) {
+  return RandomArray(shape, DType::kFloat64, seed, lo, hi);
+}
+
+/*! \brief Runs conv2d and both backprops on the device against the CPU. */
+void ExpectConvSame(const Attrs& attrs, const NDArray& x, const NDArray& w, double tol) {
+  NDArray y = test::RunOp("conv2d", attrs, {x, w})[0];
+  NDArray dy = RandomArray(y.shape(), x.dtype(), 3);
+  ExpectSameOnDevice("conv2d", attrs, {x, w}, tol, tol);
+  ExpectSameOnDevice("conv2d_backprop_input", attrs, {dy, w, x}, tol, tol);
+  ExpectSameOnDevice("conv2d_backprop_filter", attrs, {x, dy, w}, tol, tol);
+}
+
+TEST(OpenCLNNEdgeCasesTest, Conv2DInFloat64WithFilterSumsLongerThanAGroup) {
+  IR_REQUIRE_OPENCL();
+  // n * oh * ow > 256: every work-item of a filter-gradient group adds several terms.
+  ExpectConvSame({{"data_format", "NCHW"}, {"pads", "(2,1,0,3)"}, {"strides", "(2,1)"}, {"dilations", "(1,2)"}},
+                 Rand64({3, 5, 14, 13}, 1), Rand64({3, 2, 5, 6}, 2), 1e-10);
+  ExpectConvSame({{"padding", "SAME"}, {"strides", "3"}, {"dilations", "2"}}, Rand64({2, 17, 16, 3}, 4),
+                 Rand64({4, 3, 3, 2}, 5), 1e-10);
+}
+
+TEST(OpenCLNNEdgeCasesTest, Conv2DOfAnEmptyBatchGivesAZeroFilterGradient) {
+  IR_REQUIRE_OPENCL();
+  NDArray x = RandomArray({0, 6, 5, 3}, DType::kFloat32, 1), w = RandomArray({3, 3, 3, 2}, DType::kFloat32, 2);
+  ExpectConvSame({{"padding", "SAME"}}, x, w, 1e-5);
+}
+
+TEST(OpenCLNNEdgeCasesTest, MaxPoolGradientGoesToTheFirstOfTiedMaxima) {
+  IR_REQUIRE_OPENCL();
+  for (const char* format : {"NHWC", "NCHW"}) {
+    SCOPED_TRACE(format);
+    // Values 0..2 only: most overlapping windows hold several maxima.
+    std::vector<double> values = Rand64({2, 6, 7, 3}, 1, 0, 3).ToVector<double>();
+    for (double& v : values) v = std::floor(v);
+    NDArray xd = NDArray::FromVector<double>({2, 6, 7, 3}, values);
+    Attrs attrs = {{"ksize", "3"}, {"strides", "1"}, {"padding", "SAME"}, {"data_format", format}};
+    NDArray y = test::RunOp("max_pool2d", attrs, {xd})[0];
+    ExpectSameOnDevice("max_pool2d", attrs, {xd}, 0, 0);
+    ExpectSameOnDevice("max_pool2d_grad", attrs, {xd, y, Rand64(y.shape(), 2)}, 1e-12, 1e-12);
+  }
+}
+
+TEST(OpenCLNNEdgeCasesTest, AvgPoolingInFloat64WithExplicitPads) {
+  IR_REQUIRE_OPENCL();
+  Attrs attrs = {{"ksize", "(3,4)"}, {"strides", "(2,3)"}, {"pads", "(2,0,1,3)"}, {"data_format", "NCHW"}};
+  NDArray x = Rand64({2, 3, 9, 11}, 1);
+  NDArray y = test::RunOp("avg_pool2d", attrs, {x})[0];
+  ExpectSameOnDevice("avg_pool2d", attrs, {x}, 1e-12, 1e-12);
+  ExpectSameOnDevice("avg_pool2d_grad", attrs, {Rand64(y.shape(), 2), x}, 1e-12, 1e-12);
+}
+
+TEST(OpenCLNNEdgeCasesTest, SoftmaxOfLongRowsColumnsAndLargeLogits) {
+  IR_REQUIRE_OPENCL();
+  for (const char* op : {"softmax", "log_softmax"}) {
+    SCOPED_TRACE(op);
+    ExpectSameOnDevice(op, {}, {Rand64({3, 1000}, 1, -50, 50)}, 1e-12, 1e-10);
+    ExpectSameOnDevice(op, {{"axis", "0"}}, {Rand64({300, 4}, 2, -5, 5)}, 1e-12, 1e-10);
+    ExpectSameOnDevice(op, {{"axis", "1"}}, {RandomArray({2, 700, 3}, DType::kFloat32, 3, 990, 1000)}, 1e-5, 1e-5);
+    ExpectSameOnDevice(op, {}, {Rand64({0, 5}, 4)});
+  }
+}
+
+TEST(OpenCLNNEdgeCasesTest, CrossEntropiesOverManyClassesInFloat64) {
+  IR_REQUIRE_OPENCL();
+  NDArray logits = Rand64({4, 1000}, 1, -20, 20);
+  NDArray probs = test::RunOp("softmax", {}, {Rand64({4, 1000}, 2)})[0];
+  ExpectSameOnDevice("softmax_cross_entropy_with_logits", {}, {logits, probs}, 1e-10, 1e-10);
+  ExpectSameOnDevice("sparse_softmax_cross_entropy_with_logits", {},
+                     {logits, NDArray::FromVector<int64_t>({4}, {999, 0, 500, 3})}, 1e-10, 1e-10);
+  ExpectSameOnDevice("sparse_softmax_cross_entropy_with_logits", {},
+                     {Rand64({0, 7}, 3), NDArray::FromVector<int32_t>({0}, {})});
+}
+
+TEST(OpenCLNNEdgeCasesTest, RandomOpsAndDropoutInFloat64DrawTheCpuNumbers) {
+  IR_REQUIRE_OPENCL();
+  ExpectSameOnDevice("random_uniform", {{"shape", "(3,333)"}, {"dtype", "float64"}, {"minval", "-1"}}, {}, 0, 0);
+  ExpectSameOnDevice("random_normal", {{"shape", "(77)"}, {"dtype", "float64"}, {"seed", "5"}}, {}, 1e-12, 1e-12);
+  ExpectSameOnDevice("truncated_normal", {{"shape", "(501)"}, {"dtype", "float64"}, {"stddev", "3"}}, {}, 1e-12, 1e-12);
+  ExpectSameOnDevice("dropout", {{"keep_prob", "0.3"}, {"seed", "9"}}, {Rand64({40, 9}, 1)}, 0, 0);
+  ExpectSameOnDevice("dropout", {{"keep_prob", "1"}}, {Rand64({5}, 2)}, 0, 0);
+  ExpectSameOnDevice("random_uniform", {{"shape", "(0,4)"}}, {}, 0, 0);
+}
+
+}  // namespace
+}  // namespace ir
