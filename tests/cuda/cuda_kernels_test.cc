@@ -17,6 +17,28 @@
 namespace ir {
 namespace {
 
+// The portable vocabulary in CUDA C, exactly as kernel authors are promised it (docs/BACKENDS.md).
+TEST(CUDAKernelsTest, PortablePreludeSpellsTheVocabularyInCUDAC) {
+  const device::Dialect& d = cuda::CUDADialect();
+  std::string text = d.header + device::PortablePrelude(d);
+  for (const char* line :
+       {"typedef unsigned char uchar;", "typedef unsigned int uint;", "typedef unsigned long ulong;",
+        "#define IR_KERNEL extern \"C\" __global__ __launch_bounds__(256)\n", "#define IR_GLOBAL \n",
+        "#define IR_FUNC __device__ inline\n", "#define IR_SHARED __shared__\n",
+        "#define IR_BARRIER() __syncthreads()\n", "#define IR_GROUP_SIZE 256\n",
+        "#define IR_LOCAL_ID ((long)threadIdx.x)\n", "#define IR_ARRAY(T, x) T* x, const long x##_offset\n",
+        "#define IR_CONST_ARRAY(T, x) const T* x, const long x##_offset\n", "#define IR_OFFSET(x) x += x##_offset\n",
+        "#define IR_THREAD_LOOP(i, n) for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); "
+        "i += (long)gridDim.x * blockDim.x)\n",
+        "#define IR_GROUP_LOOP(g, n) for (long g = blockIdx.x; g < (n); g += gridDim.x)\n",
+        "#define IR_LOCAL_LOOP(i, n) for (long i = threadIdx.x; i < (n); i += blockDim.x)\n",
+        "__device__ inline float ir_exp(float x) { return expf(x); }",
+        "__device__ inline double ir_exp(double x) { return exp(x); }"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << text;
+  }
+  EXPECT_EQ(d.group_size, 256);
+}
+
 // Every portable kernel library, for each of its element types, rendered as CUDA C.
 TEST(CUDAKernelsTest, EveryDeviceKernelSourceCompilesAndAssembles) {
   std::vector<const DeviceKernelSource*> sources = DeviceKernelSources();

@@ -101,5 +101,35 @@ TEST(OpenCLNNEdgeCasesTest, RandomOpsAndDropoutInFloat64DrawTheCpuNumbers) {
   ExpectSameOnDevice("random_uniform", {{"shape", "(0,4)"}}, {}, 0, 0);
 }
 
+/*! \brief Every output of `op`'s device kernel, run on views at offsets of larger buffers, against the CPU. */
+void ExpectSameOnViews(const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs) {
+  SCOPED_TRACE(op);
+  std::vector<NDArray> expected = test::RunOp(op, attrs, inputs), in, out;
+  std::vector<NodeEntry> entries;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    entries.push_back(NodeEntry{Node::CreateVariable(StrCat("in", i)), 0});
+    in.push_back(opencl_test::OffsetCopyOnDevice(inputs[i]));
+  }
+  for (const NDArray& e : expected) out.push_back(opencl_test::OffsetCopyOnDevice(NDArray(e.shape(), e.dtype())));
+  NodePtr node = Node::Create(Op::Get(op), op, attrs, entries);
+  OpContext ctx;
+  ctx.device = opencl_test::OpenCLDevice();
+  opencl_test::DeviceKernelOf(op)(ctx, node->attrs, in, out);
+  for (size_t j = 0; j < out.size(); ++j) test::ExpectNear(out[j].CopyTo(Device::CPU()), expected[j], 1e-12, 1e-12);
+}
+
+TEST(OpenCLNNEdgeCasesTest, KernelsReadAndWriteViewsAtOffsets) {
+  IR_REQUIRE_OPENCL();
+  NDArray x = Rand64({2, 5, 6, 3}, 1), w = Rand64({2, 2, 3, 4}, 2);
+  ExpectSameOnViews("conv2d", {{"padding", "SAME"}}, {x, w});
+  ExpectSameOnViews("conv2d_backprop_filter", {}, {x, Rand64({2, 4, 5, 4}, 3), w});
+  ExpectSameOnViews("max_pool2d_grad", {{"ksize", "2"}}, {x, Rand64({2, 4, 5, 3}, 4), Rand64({2, 4, 5, 3}, 5)});
+  ExpectSameOnViews("log_softmax", {{"axis", "1"}}, {x});
+  ExpectSameOnViews("sparse_softmax_cross_entropy_with_logits", {},
+                    {Rand64({3, 4}, 6), NDArray::FromVector<int32_t>({3}, {3, 0, 1})});
+  // keep_prob 1: test::RunOp's run seeds differ from the context's, so only the identity mask compares.
+  ExpectSameOnViews("dropout", {{"keep_prob", "1"}}, {x});
+}
+
 }  // namespace
 }  // namespace ir
