@@ -1,0 +1,127 @@
+/* ir device kernels 'softmax' for opencl, T = float64 */
+#pragma OPENCL FP_CONTRACT OFF
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define IR_KERNEL __kernel
+#define IR_GLOBAL __global
+#define IR_FUNC inline
+#define IR_SHARED __local
+#define IR_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define IR_GROUP_SIZE 128
+#define IR_LOCAL_ID ((long)get_local_id(0))
+#define IR_ARRAY(T, x) __global T* x, const long x##_offset
+#define IR_CONST_ARRAY(T, x) __global const T* x, const long x##_offset
+#define IR_OFFSET(x) x += x##_offset
+#define IR_THREAD_LOOP(i, n) for (long i = get_global_id(0); i < (n); i += get_global_size(0))
+#define IR_GROUP_LOOP(g, n) for (long g = get_group_id(0); g < (n); g += get_num_groups(0))
+#define IR_LOCAL_LOOP(i, n) for (long i = get_local_id(0); i < (n); i += get_local_size(0))
+#define ir_exp exp
+#define ir_log log
+#define ir_sqrt sqrt
+#define ir_fabs fabs
+#define ir_floor floor
+#define ir_tanh tanh
+#define ir_pow pow
+#define ir_fmax fmax
+#define ir_fmin fmin
+typedef double T;
+
+
+#define NN_ADD(a, b) ((a) + (b))
+#define NN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define NN_GROUP_REDUCE(s, v, OP)                                                       \
+  s[IR_LOCAL_ID] = v;                                                                  \
+  IR_BARRIER();                                                                        \
+  for (long half_ = IR_GROUP_SIZE / 2; half_ > 0; half_ /= 2) {                        \
+    if (IR_LOCAL_ID < half_) s[IR_LOCAL_ID] = OP(s[IR_LOCAL_ID], s[IR_LOCAL_ID + half_]); \
+    IR_BARRIER();                                                                      \
+  }                                                                                    \
+  v = s[0];                                                                            \
+  IR_BARRIER();
+
+/* softmax (log_softmax when use_log) of the contiguous rows of x [rows, n]: one group per row. y may be x. */
+IR_KERNEL void softmax_rows(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const long rows, const long n, const long use_log) {
+  IR_SHARED T s[IR_GROUP_SIZE];
+  IR_OFFSET(x);
+  IR_OFFSET(y);
+  IR_GROUP_LOOP(r, rows) {
+    IR_GLOBAL const T* xr = x + r * n;
+    IR_GLOBAL T* yr = y + r * n;
+    T m = xr[0];
+    IR_LOCAL_LOOP(j, n) m = NN_MAX(m, xr[j]);
+    NN_GROUP_REDUCE(s, m, NN_MAX);
+    T sum = (T)0;
+    IR_LOCAL_LOOP(j, n) sum += ir_exp(xr[j] - m);
+    NN_GROUP_REDUCE(s, sum, NN_ADD);
+    /* Each work-item rewrites only the elements it read: safe in place. */
+    if (use_log) {
+      const T log_s = ir_log(sum);
+      IR_LOCAL_LOOP(j, n) yr[j] = (xr[j] - m) - log_s;
+    } else {
+      const T inv = (T)1 / sum;
+      IR_LOCAL_LOOP(j, n) yr[j] = ir_exp(xr[j] - m) * inv;
+    }
+  }
+}
+
+/* The same along the middle axis of x [outer, n, inner], inner > 1: one work-item per (outer, inner). */
+IR_KERNEL void softmax_columns(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const long outer, const long n, const long inner,
+                               const long use_log) {
+  IR_OFFSET(x);
+  IR_OFFSET(y);
+  IR_THREAD_LOOP(e, outer * inner) {
+    const long base = e / inner * n * inner + e % inner;
+    T m = x[base];
+    for (long j = 1; j < n; ++j) m = NN_MAX(m, x[base + j * inner]);
+    T sum = (T)0;
+    for (long j = 0; j < n; ++j) sum += ir_exp(x[base + j * inner] - m);
+    const T log_s = ir_log(sum), inv = (T)1 / sum;
+    for (long j = 0; j < n; ++j) {
+      const long at = base + j * inner;
+      y[at] = use_log ? (x[at] - m) - log_s : ir_exp(x[at] - m) * inv;
+    }
+  }
+}
+
+/*
+ * Row r of logits x [rows, classes], one group per row: with p the label distribution (probs,
+ * or one-hot of the int32 or int64 label, the other arrays null), loss = -sum_j p_j log_softmax_j
+ * and backprop = softmax - p. A label outside [0, classes) makes the row NaN: the CPU's error
+ * would need a round trip to the host.
+ */
+IR_KERNEL void softmax_cross_entropy(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, probs), IR_CONST_ARRAY(int, labels32),
+                                     IR_CONST_ARRAY(long, labels64), IR_ARRAY(T, loss), IR_ARRAY(T, backprop),
+                                     const long rows, const long classes, const T nan) {
+  IR_SHARED T s[IR_GROUP_SIZE];
+  IR_OFFSET(x);
+  IR_OFFSET(probs);
+  IR_OFFSET(labels32);
+  IR_OFFSET(labels64);
+  IR_OFFSET(loss);
+  IR_OFFSET(backprop);
+  IR_GROUP_LOOP(r, rows) {
+    IR_GLOBAL const T* xr = x + r * classes;
+    IR_GLOBAL T* bp = backprop + r * classes;
+    const long label = labels32 ? (long)labels32[r] : labels64 ? labels64[r] : -1;
+    if (!probs && (label < 0 || label >= classes)) {
+      IR_LOCAL_LOOP(j, classes) bp[j] = nan;
+      if (IR_LOCAL_ID == 0) loss[r] = nan;
+      continue;
+    }
+    T m = xr[0];
+    IR_LOCAL_LOOP(j, classes) m = NN_MAX(m, xr[j]);
+    NN_GROUP_REDUCE(s, m, NN_MAX);
+    T sum = (T)0;
+    IR_LOCAL_LOOP(j, classes) sum += ir_exp(xr[j] - m);
+    NN_GROUP_REDUCE(s, sum, NN_ADD);
+    const T log_s = ir_log(sum);
+    T total = (T)0;
+    IR_LOCAL_LOOP(j, classes) {
+      const T p = probs ? probs[r * classes + j] : (T)(j == label);
+      const T log_softmax = (xr[j] - m) - log_s;
+      total -= p * log_softmax;
+      bp[j] = ir_exp(log_softmax) - p;
+    }
+    NN_GROUP_REDUCE(s, total, NN_ADD);
+    if (IR_LOCAL_ID == 0) loss[r] = total;
+  }
+}
