@@ -3,8 +3,10 @@
  * \brief Kernel attributes: how an op computes on a device.
  *
  * "FCompute" is every op's CPU reference kernel: any graph can run unfused, and fused
- * kernels are tested against it. Other backends register their own kernels under
- * FComputeKey(device type) ("FCompute<opencl>", "FCompute<cuda>").
+ * kernels are tested against it. On accelerators an op's kernel is its FDeviceKernel
+ * (ir/device_kernel.h, written once for every target) or derived from FCodeGen; an op
+ * library may still register a target-specific kernel under FComputeKey(device type)
+ * ("FCompute<opencl>", "FCompute<cuda>"), which then takes precedence.
  */
 #ifndef IR_OP_KERNEL_H_
 #define IR_OP_KERNEL_H_
