@@ -104,6 +104,11 @@ class DeviceKernelContext {
   /*! \brief The run's context (device, queue, seed, training flag). */
   virtual const OpContext& op_context() const = 0;
   /*!
+   * \brief Whether the device computes in double precision (some OpenCL devices do not): a
+   * kernel whose source needs double falls back to dev.RunOnHost where it is false.
+   */
+  virtual bool SupportsFloat64() const = 0;
+  /*!
    * \brief Enqueues kernel `kernel` of `source` compiled for element type `dtype` (compiled once
    * per target and dtype, through the kernel cache). Nothing runs when launch.work is 0.
    */

@@ -65,6 +65,8 @@ void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
 
 void DropoutDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                          const std::vector<NDArray>& out) {
+  // The mask is drawn in double, as on the CPU (random.cc): a device without it runs the CPU kernel.
+  if (!dev.SupportsFloat64()) return dev.RunOnHost(attrs, in, out);
   const auto& param = dmlc::get<DropoutParam>(attrs.parsed);
   const OpContext& ctx = dev.op_context();
   uint64_t key = random::CombineSeeds(ctx.seed, static_cast<uint64_t>(static_cast<int64_t>(param.seed)));

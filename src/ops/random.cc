@@ -213,8 +213,10 @@ const DeviceKernelSource& kRandomSource =
 /*! \brief v rounded to the element type of `dtype` (as the CPU kernels round their parameters). */
 double Rounded(DType dtype, double v) { return dtype == DType::kFloat32 ? static_cast<float>(v) : v; }
 
-void UniformDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>&,
+void UniformDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                          const std::vector<NDArray>& out) {
+  // The generator computes in double, as the CPU kernel does (the same numbers on every target).
+  if (!dev.SupportsFloat64()) return dev.RunOnHost(attrs, in, out);
   const UniformParam& p = dmlc::get<UniformParam>(attrs.parsed);
   DType dtype = out[0].dtype();
   double lo = Rounded(dtype, p.minval), hi = Rounded(dtype, p.maxval);
@@ -227,8 +229,9 @@ void UniformDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const
 }
 
 template <bool kTruncated>
-void NormalDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>&,
+void NormalDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                         const std::vector<NDArray>& out) {
+  if (!dev.SupportsFloat64()) return dev.RunOnHost(attrs, in, out);
   const NormalParam& p = dmlc::get<NormalParam>(attrs.parsed);
   DeviceArgs args;
   args.Array(out[0]).Value(out[0].Size()).Value(KeyOf<NormalParam>(dev.op_context(), attrs));

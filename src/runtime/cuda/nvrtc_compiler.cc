@@ -65,9 +65,13 @@ class Program {
   nvrtcProgram program_ = nullptr;
 };
 
-/*! \brief NVRTC options, decided on first use (asking the driver is not for static initialization). */
+/*!
+ * \brief NVRTC options, decided on first use (asking the driver is not for static initialization).
+ * No contraction into fma (as OpenCL's FP_CONTRACT OFF): multiplies and adds round as in the CPU
+ * kernels, so the random ops draw the CPU's numbers bit for bit.
+ */
 const std::vector<std::string>& Options() {
-  static const std::vector<std::string> options{StrCat("-arch=compute_", TargetArch()), "-std=c++17"};
+  static const std::vector<std::string> options{StrCat("-arch=compute_", TargetArch()), "-std=c++17", "--fmad=false"};
   return options;
 }
 

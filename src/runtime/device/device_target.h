@@ -49,6 +49,8 @@ class DeviceTarget {
   virtual std::string Compile(const std::string& source) const = 0;
   /*! \brief Loads a blob made by Compile, possibly by another process. Throws if invalid. */
   virtual std::shared_ptr<DeviceProgram> Load(const std::string& blob) const = 0;
+  /*! \brief Whether kernels may use double (the dialect's fp64_enable line then applies). */
+  virtual bool SupportsFloat64() const { return true; }
 };
 
 /*!

@@ -168,6 +168,8 @@ class OpenCLTarget final : public device::DeviceTarget {
     return std::make_shared<OpenCLProgram>(device, program);
   }
 
+  bool SupportsFloat64() const override { return GetDevice(0).fp64; }
+
  private:
   device::Dialect dialect_ = OpenCLDialect();
 };
