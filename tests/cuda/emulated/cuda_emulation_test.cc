@@ -3,6 +3,7 @@
 
 #include "cuda/cuda_test_util.h"
 #include "cuda_emulator.h"
+#include "ir/op.h"
 #include "ir/runtime.h"
 #include "ops/op_harness.h"
 #include "runtime/device/kernel_selection.h"
@@ -102,6 +103,14 @@ TEST_F(CUDAEmulationTest, ReductionsInThreadBlockAndColumnForm) {
     NodeEntry low = Apply("min", "low", {a}, {{"axis", "1"}, {"keepdims", "true"}});
     ExpectSameAsCPU({rows, cols, all, low}, Random({{"a", shape}, {"b", shape}}), {}, 1e-4);
   }
+}
+
+TEST_F(CUDAEmulationTest, OpLibraryLoadedAtRunTimeRunsItsPortableDeviceKernel) {
+  // tests/core/libs/device_ops.cc: an opaque op whose device kernel is written once, outside src/.
+  LoadOpLibrary(std::string(IR_TEST_LIB_DIR) + "/libdevice_ops.so");
+  NodeEntry x = Var("x");
+  NodeEntry mirrored = Apply("mirror_rows", "m", {Apply("exp", "e", {x})}, {{"scale", "0.5"}});
+  ExpectSameAsCPU({Apply("add", "y", {mirrored, x})}, Random({{"x", Shape{4, 9}}}));
 }
 
 TEST_F(CUDAEmulationTest, SoftmaxFamily) {
