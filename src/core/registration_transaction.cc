@@ -201,6 +201,8 @@ std::vector<std::string> RegistrationTransaction::Finish() {
       if (staged.priority(i) != before) target.CopySlot(staged, i, remap(i));
     }
   }
+  for (const auto& apply : on_apply_) apply();
+  on_apply_.clear();
   return {};
 }
 

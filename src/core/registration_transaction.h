@@ -51,6 +51,11 @@ class RegistrationTransaction {
                const std::function<OpMapBase*()>& create, const std::function<void(OpMapBase*)>& update);
   /*! \brief Records a conflict; Finish() will then apply nothing. */
   void ReportError(const std::string& message) { errors_.push_back(message); }
+  /*!
+   * \brief Runs `apply` when Finish() applies the library's registrations (never when it
+   * applies none): how registries outside the op registry stage a library's entries.
+   */
+  void OnApply(std::function<void()> apply) { on_apply_.push_back(std::move(apply)); }
 
   /*! \brief Applies every staged registration and returns {}, or applies none and returns why. */
   std::vector<std::string> Finish();
@@ -74,6 +79,7 @@ class RegistrationTransaction {
   std::map<std::string, Op*> aliases_;
   std::map<std::string, std::unique_ptr<OpMapBase>> maps_;
   std::vector<std::string> errors_;
+  std::vector<std::function<void()>> on_apply_;
 };
 
 }  // namespace detail

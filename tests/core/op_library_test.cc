@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ir/c_api.h"
+#include "ir/device_kernel.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/symbol.h"
@@ -37,6 +40,27 @@ TEST(OpLibraryTest, ConflictingRegistrationsAreReported) {
   EXPECT_ERROR(LoadOpLibrary(kLibDir + "/libconflicting_ops.so"),
                "conflicts with existing registrations (none of its registrations were applied):\n"
                "  op 'axpby': attribute 'FInferShape' is registered twice");
+}
+
+TEST(OpLibraryTest, ListsTheDeviceKernelSourcesOfAnAppliedLibrary) {
+  LoadOpLibrary(kLibDir + "/libdevice_ops.so");
+  std::vector<const DeviceKernelSource*> sources = DeviceKernelSources();
+  EXPECT_TRUE(std::any_of(sources.begin(), sources.end(),
+                          [](const DeviceKernelSource* s) { return s->name == "test_mirror_rows"; }));
+}
+
+TEST(OpLibraryTest, ARejectedLibraryListsNoneOfItsDeviceKernelSources) {
+  // Its source reuses the name "ir_fill" (inside dlopen, where nothing may throw): reported by the loader.
+  EXPECT_ERROR(LoadOpLibrary(kLibDir + "/libduplicate_source_ops.so"),
+               "device kernel source 'ir_fill' is registered twice");
+  int fills = 0;
+  for (const DeviceKernelSource* source : DeviceKernelSources()) {
+    fills += source->name == "ir_fill";
+    EXPECT_NE(source->name, "test_orphan_source");
+  }
+  EXPECT_EQ(fills, 1);
+  std::vector<std::string> ops = Op::ListNames();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "duplicate_source_op"), 0);
 }
 
 TEST(OpLibraryTest, BadPathsAreClearErrors) {

@@ -2,9 +2,11 @@
  * \file device_args.cc
  * \brief Launch arguments of portable kernels, and the registry of portable kernel sources.
  */
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
+#include "core/registration_transaction.h"
 #include "ir/device_kernel.h"
 
 namespace ir {
@@ -13,6 +15,11 @@ namespace {
 struct SourceRegistry {
   std::mutex mutex;
   std::vector<std::unique_ptr<DeviceKernelSource>> sources;
+  /*!
+   * \brief Sources of op libraries being loaded, by their loader's transaction: listed when the
+   * library's registrations are applied, else kept unlisted (the library still refers to them).
+   */
+  std::vector<std::pair<const detail::RegistrationTransaction*, std::unique_ptr<DeviceKernelSource>>> staged;
 };
 
 SourceRegistry& Sources() {
@@ -56,11 +63,32 @@ DeviceArgs& DeviceArgs::Scalar(DType dtype, double value) {
 const DeviceKernelSource& RegisterDeviceKernelSource(DeviceKernelSource source) {
   SourceRegistry& registry = Sources();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  for (const auto& existing : registry.sources) {
-    IR_CHECK(existing->name != source.name) << "device kernel source '" << source.name << "' is registered twice";
+  detail::RegistrationTransaction* transaction = detail::RegistrationTransaction::Current();
+  bool taken = false;
+  for (const auto& existing : registry.sources) taken = taken || existing->name == source.name;
+  for (const auto& pending : registry.staged) {
+    taken = taken || (pending.first == transaction && pending.second->name == source.name);
   }
-  registry.sources.push_back(std::make_unique<DeviceKernelSource>(std::move(source)));
-  return *registry.sources.back();
+  std::string error = StrCat("device kernel source '", source.name, "' is registered twice");
+  auto stored = std::make_unique<DeviceKernelSource>(std::move(source));
+  const DeviceKernelSource* result = stored.get();
+  if (transaction == nullptr) {
+    IR_CHECK(!taken) << error;
+    registry.sources.push_back(std::move(stored));
+    return *result;
+  }
+  // An op library is loading (inside dlopen, where nothing may throw): its loader decides.
+  if (taken) transaction->ReportError(error);
+  registry.staged.emplace_back(transaction, std::move(stored));
+  transaction->OnApply([result] {
+    SourceRegistry& sources = Sources();
+    std::lock_guard<std::mutex> apply_lock(sources.mutex);
+    auto it = std::find_if(sources.staged.begin(), sources.staged.end(),
+                           [result](const auto& pending) { return pending.second.get() == result; });
+    sources.sources.push_back(std::move(it->second));
+    sources.staged.erase(it);
+  });
+  return *result;
 }
 
 std::vector<const DeviceKernelSource*> DeviceKernelSources() {
