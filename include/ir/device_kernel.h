@@ -109,6 +109,12 @@ class DeviceKernelContext {
    */
   virtual bool SupportsFloat64() const = 0;
   /*!
+   * \brief About how many work-items the device runs at once (compute units times the work-items
+   * each keeps in flight): a kernel can pick one work-item per output when it has at least this
+   * many outputs (each summing serially), and a group per output (summing in shared memory) below.
+   */
+  virtual int64_t ConcurrentWorkItems() const = 0;
+  /*!
    * \brief Enqueues kernel `kernel` of `source` compiled for element type `dtype` (compiled once
    * per target and dtype, through the kernel cache). Nothing runs when launch.work is 0.
    */

@@ -39,6 +39,16 @@ TEST(OpenCLNNEdgeCasesTest, Conv2DInFloat64WithFilterSumsLongerThanAGroup) {
                  Rand64({4, 3, 3, 2}, 5), 1e-10);
 }
 
+TEST(OpenCLNNEdgeCasesTest, FilterGradientsOfTinyAndLargeFiltersTakeBothKernels) {
+  IR_REQUIRE_OPENCL();
+  // 2 weight elements: fewer than any device runs at once, so a group sums each (shared memory);
+  // 3,200: more than a CPU device runs at once, so one work-item sums each serially.
+  ExpectConvSame({{"padding", "SAME"}}, RandomArray({3, 9, 10, 1}, DType::kFloat32, 1),
+                 RandomArray({1, 1, 1, 2}, DType::kFloat32, 2), 1e-4);
+  ExpectConvSame({{"padding", "SAME"}, {"data_format", "NCHW"}}, Rand64({2, 8, 6, 7}, 3), Rand64({5, 5, 8, 16}, 4),
+                 1e-10);
+}
+
 TEST(OpenCLNNEdgeCasesTest, Conv2DOfAnEmptyBatchGivesAZeroFilterGradient) {
   IR_REQUIRE_OPENCL();
   NDArray x = RandomArray({0, 6, 5, 3}, DType::kFloat32, 1), w = RandomArray({3, 3, 3, 2}, DType::kFloat32, 2);

@@ -21,6 +21,7 @@ class RecordingDevice final : public DeviceKernelContext {
   explicit RecordingDevice(bool fp64) : fp64_(fp64) { ctx_.seed = 1234; }
   const OpContext& op_context() const override { return ctx_; }
   bool SupportsFloat64() const override { return fp64_; }
+  int64_t ConcurrentWorkItems() const override { return 1024; }
   void Launch(const DeviceKernelSource& source, DType, const std::string& kernel, const DeviceArgs&,
               DeviceLaunch) override {
     launches.push_back(source.name + "/" + kernel);

@@ -152,6 +152,11 @@ Device::Device(int id) : id_(id) {
   api.Check(api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
             "cuDeviceGetAttribute");
   compute_capability_ = major * 10 + minor;
+  int units = 0, threads = 0;
+  api.Check(api.DeviceGetAttribute(&units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "cuDeviceGetAttribute");
+  api.Check(api.DeviceGetAttribute(&threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, device),
+            "cuDeviceGetAttribute");
+  resident_threads_ = int64_t{units} * threads;
 }
 
 Device& Device::Get(int id) {

@@ -69,6 +69,8 @@ class Device {
   int id() const { return id_; }
   /*! \brief Compute capability as major * 10 + minor (e.g. 90). */
   int compute_capability() const { return compute_capability_; }
+  /*! \brief Threads resident at once: multiprocessors times resident threads per multiprocessor. */
+  int64_t resident_threads() const { return resident_threads_; }
 
  private:
   explicit Device(int id);
@@ -76,6 +78,7 @@ class Device {
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
   int compute_capability_ = 0;
+  int64_t resident_threads_ = 0;
 };
 
 }  // namespace cuda

@@ -6,6 +6,8 @@
  */
 #include "runtime/cuda/cuda_target.h"
 
+#include "runtime/cuda/cuda_driver.h"
+
 namespace ir {
 namespace cuda {
 namespace {
@@ -50,6 +52,7 @@ class CUDATarget final : public device::DeviceTarget {
   std::string CompilerId() const override { return NVRTCId(); }
   std::string Compile(const std::string& source) const override { return CompileToPTX(source); }
   std::shared_ptr<device::DeviceProgram> Load(const std::string& blob) const override { return LoadPTX(blob); }
+  int64_t ConcurrentWorkItems() const override { return Device::Get(0).resident_threads(); }
 };
 
 struct RegisterCUDATarget {

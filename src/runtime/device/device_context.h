@@ -20,6 +20,7 @@ class DeviceContext final : public DeviceKernelContext {
   DeviceContext(const DeviceTarget& target, const OpContext& ctx) : target_(target), ctx_(ctx) {}
   const OpContext& op_context() const override { return ctx_; }
   bool SupportsFloat64() const override { return target_.SupportsFloat64(); }
+  int64_t ConcurrentWorkItems() const override { return target_.ConcurrentWorkItems(); }
   void Launch(const DeviceKernelSource& source, DType dtype, const std::string& kernel, const DeviceArgs& args,
               DeviceLaunch launch) override;
   void RunDerived(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,

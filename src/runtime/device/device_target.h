@@ -51,6 +51,8 @@ class DeviceTarget {
   virtual std::shared_ptr<DeviceProgram> Load(const std::string& blob) const = 0;
   /*! \brief Whether kernels may use double (the dialect's fp64_enable line then applies). */
   virtual bool SupportsFloat64() const { return true; }
+  /*! \brief About how many work-items the device runs at once (DeviceKernelContext::ConcurrentWorkItems). */
+  virtual int64_t ConcurrentWorkItems() const { return 1 << 16; }
 };
 
 /*!

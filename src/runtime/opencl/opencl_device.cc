@@ -113,6 +113,9 @@ std::unique_ptr<CLDevice> Open(const Found& f, int id) {
   auto single = DeviceValue<cl_device_fp_config>(f.device, CL_DEVICE_SINGLE_FP_CONFIG);
   dev->correctly_rounded_sqrt = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   dev->max_work_group_size = DeviceValue<size_t>(f.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  // A CPU core runs one SIMD vector of work-items at a time, a GPU unit some thousand threads.
+  bool cpu = (DeviceValue<cl_device_type>(f.device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+  dev->concurrent_work_items = DeviceValue<cl_uint>(f.device, CL_DEVICE_MAX_COMPUTE_UNITS) * int64_t{cpu ? 8 : 1024};
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(f.platform), 0};
   cl_int rc = CL_SUCCESS;
   dev->context = clCreateContext(props, 1, &f.device, nullptr, nullptr, &rc);

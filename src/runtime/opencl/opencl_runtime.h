@@ -38,6 +38,8 @@ struct CLDevice {
   /*! \brief Division and sqrt of float are correctly rounded when asked (-cl-fp32-correctly-rounded-divide-sqrt). */
   bool correctly_rounded_sqrt = false;
   size_t max_work_group_size = 1;
+  /*! \brief About how many work-items run at once: compute units times the work-items each keeps in flight. */
+  int64_t concurrent_work_items = 1;
 
   /*! \brief "Portable Computing Language / pthread-... (driver 3.1)", for messages and cache keys. */
   std::string Describe() const;

@@ -169,6 +169,7 @@ class OpenCLTarget final : public device::DeviceTarget {
   }
 
   bool SupportsFloat64() const override { return GetDevice(0).fp64; }
+  int64_t ConcurrentWorkItems() const override { return GetDevice(0).concurrent_work_items; }
 
  private:
   device::Dialect dialect_ = OpenCLDialect();

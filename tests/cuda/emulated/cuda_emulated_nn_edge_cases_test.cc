@@ -71,6 +71,17 @@ TEST_F(CUDAEmulatedNNTest, RowsLongerThanAGroupInFloat64) {
                   1e-10);
 }
 
+TEST_F(CUDAEmulatedNNTest, FilterGradientOfAFilterLargerThanTheDeviceRunsAtOnceSumsPerWorkItem) {
+  // 3x3x64x128 = 73,728 weight elements, more than the emulated device runs at once (65,536).
+  NodeEntry x = Var("x"), dy = Var("dy"), w = Var("w");
+  std::map<std::string, std::string> attrs = {{"padding", "SAME"}};
+  ExpectSameAsCPU({Apply("conv2d_backprop_filter", "dw", {x, dy, w}, attrs)},
+                  {{"x", test::RandomArray({1, 3, 4, 64}, DType::kFloat32, 1)},
+                   {"dy", test::RandomArray({1, 3, 4, 128}, DType::kFloat32, 2)},
+                   {"w", test::RandomArray({3, 3, 64, 128}, DType::kFloat32, 3)}},
+                  1e-4);
+}
+
 TEST_F(CUDAEmulatedNNTest, FilterGradientSumsLongerThanAGroupInFloat64) {
   NodeEntry x = Var("x"), dy = Var("dy"), w = Var("w");
   std::map<std::string, std::string> attrs = {{"data_format", "NCHW"}, {"padding", "SAME"}, {"dilations", "2"}};
