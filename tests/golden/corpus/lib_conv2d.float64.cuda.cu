@@ -146,3 +146,27 @@ IR_KERNEL void conv2d_backprop_filter(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, dy
     if (IR_LOCAL_ID == 0) dw[e] = acc;
   }
 }
+
+/* The same sum with one work-item per weight element, serially over (n, oy, ox): for filters with
+   enough elements to keep the device busy (neighbouring work-items read the same x, neighbouring dy). */
+IR_KERNEL void conv2d_backprop_filter_serial(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, dy), IR_ARRAY(T, dw),
+                                             const nn_window g) {
+  IR_OFFSET(x);
+  IR_OFFSET(dy);
+  IR_OFFSET(dw);
+  IR_THREAD_LOOP(e, g.kh * g.kw * g.c * g.oc) {
+    const long o = e % g.oc, c = e / g.oc % g.c, j = e / (g.oc * g.c) % g.kw, i = e / (g.oc * g.c * g.kw);
+    T acc = (T)0;
+    for (long n = 0; n < g.n; ++n) {
+      for (long oy = 0; oy < g.oh; ++oy) {
+        const long ih = oy * g.sh - g.pad_top + i * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        for (long ox = 0; ox < g.ow; ++ox) {
+          const long iw = ox * g.sw - g.pad_left + j * g.dw;
+          if (iw >= 0 && iw < g.w) acc += x[nn_at(g, 1, n, c, ih, iw)] * dy[nn_at(g, 0, n, o, oy, ox)];
+        }
+      }
+    }
+    dw[e] = acc;
+  }
+}
