@@ -22,8 +22,8 @@ namespace op {
 
 namespace reduce {
 
-ReduceLayout MakeReduceLayout(const Shape& shape, const std::vector<bool>& reduced) {
-  std::vector<std::pair<int64_t, bool>> dims;  // merged (extent, reduced), outermost first
+std::vector<std::pair<int64_t, bool>> MergeReducedDims(const Shape& shape, const std::vector<bool>& reduced) {
+  std::vector<std::pair<int64_t, bool>> dims;
   for (int d = 0; d < shape.ndim(); ++d) {
     if (shape[d] == 1) continue;
     if (!dims.empty() && dims.back().second == reduced[d]) {
@@ -32,6 +32,11 @@ ReduceLayout MakeReduceLayout(const Shape& shape, const std::vector<bool>& reduc
       dims.emplace_back(shape[d], reduced[d]);
     }
   }
+  return dims;
+}
+
+ReduceLayout MakeReduceLayout(const Shape& shape, const std::vector<bool>& reduced) {
+  std::vector<std::pair<int64_t, bool>> dims = MergeReducedDims(shape, reduced);
   ReduceLayout layout;
   if (dims.empty()) return layout;
   layout.inner = dims.back().first;

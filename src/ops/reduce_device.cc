@@ -104,15 +104,7 @@ struct ReduceWalks {
 };
 
 ReduceWalks MakeWalks(const Shape& shape, const std::vector<bool>& reduced) {
-  std::vector<std::pair<int64_t, bool>> dims;  // (extent, reduced), outermost first
-  for (int d = 0; d < shape.ndim(); ++d) {
-    if (shape[d] == 1) continue;
-    if (!dims.empty() && dims.back().second == reduced[d]) {
-      dims.back().first *= shape[d];
-    } else {
-      dims.emplace_back(shape[d], reduced[d]);
-    }
-  }
+  std::vector<std::pair<int64_t, bool>> dims = reduce::MergeReducedDims(shape, reduced);
   ReduceWalks w;
   std::vector<int64_t> strides(dims.size());
   int64_t stride = 1;

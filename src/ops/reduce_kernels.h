@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ops/op_common.h"
@@ -47,6 +48,12 @@ struct ReduceLayout {
   int64_t num_kept = 1;     // product of kept_extent
   int64_t num_reduced = 1;  // product of reduced_extent
 };
+
+/*!
+ * \brief The dims of `shape` as (extent, reduced) pairs, outermost first: extents of 1 dropped and
+ * neighbours both reduced or both kept merged (the CPU and device reductions walk these).
+ */
+std::vector<std::pair<int64_t, bool>> MergeReducedDims(const Shape& shape, const std::vector<bool>& reduced);
 
 /*! \brief Merges the dims of `shape` (known, no zero extents) by whether they are `reduced`. */
 ReduceLayout MakeReduceLayout(const Shape& shape, const std::vector<bool>& reduced);
