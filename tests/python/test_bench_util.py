@@ -1,0 +1,76 @@
+"""The fair-peer detection of bench/bench_util.py: which BLAS and allocator a maps text and an
+environment describe, and when the peer is refused. No torch, no timing."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "bench"))
+import bench_util as bu  # noqa: E402
+
+
+def maps(*paths):
+    return "\n".join("7f0000%04x000-7f0000%04x000 r-xp 00000000 08:01 %d                      %s" % (i, i + 1, i, p)
+                     for i, p in enumerate(paths)) + "\n7ffd0000-7ffd1000 rw-p 00000000 00:00 0  [stack]\n"
+
+
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+REFERENCE = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"
+OPENBLAS_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"
+OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblasp-r0.3.21.so"
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+
+def test_reference_blas_is_detected():
+    assert bu.blas_from_maps(maps(LIBC, REFERENCE)) == ("reference", REFERENCE)
+
+
+def test_openblas_alternative_is_not_the_reference():
+    # Debian's alternative for libblas.so.3 is OpenBLAS's own libblas.so.3, in its directory.
+    assert bu.blas_from_maps(maps(LIBC, OPENBLAS_BLAS))[0] == "openblas"
+    assert bu.blas_from_maps(maps(REFERENCE, OPENBLAS))[0] == "openblas"
+
+
+def test_mkl_blis_and_unknown():
+    assert bu.blas_from_maps(maps("/opt/intel/lib/libmkl_core.so.2"))[0] == "mkl"
+    assert bu.blas_from_maps(maps("/usr/lib/libblis.so.4"))[0] == "blis"
+    assert bu.blas_from_maps(maps(LIBC)) == ("unknown", "")
+    assert bu.blas_from_maps("") == ("unknown", "")
+
+
+def test_mapped_libraries_skips_anonymous_and_duplicates():
+    text = maps(LIBC, LIBC, OPENBLAS)
+    assert bu.mapped_libraries(text) == [LIBC, OPENBLAS]
+
+
+def test_allocator_default_tuned_and_preloaded():
+    assert bu.allocator_from({}, maps(LIBC)) == "glibc default"
+    assert bu.allocator_from(dict(bu.FAIR_MALLOC_ENV), maps(LIBC)) == "glibc tuned"
+    partial = dict(bu.FAIR_MALLOC_ENV, MALLOC_TOP_PAD_="0")
+    assert bu.allocator_from(partial, maps(LIBC)) == "glibc default"
+    assert bu.allocator_from({"LD_PRELOAD": JEMALLOC}, maps(LIBC, JEMALLOC)) == "jemalloc"
+    # Asked for but not loaded (a wrong path): still glibc.
+    assert bu.allocator_from({"LD_PRELOAD": "/nope/libjemalloc.so"}, maps(LIBC)) == "glibc default"
+
+
+def test_reexec_once_only_when_unfair():
+    env = bu.fair_malloc_env({"PATH": "/bin"}, maps(LIBC))
+    assert env is not None and env["PATH"] == "/bin" and env[bu.REEXEC_MARKER] == "1"
+    assert all(env[k] == v for k, v in bu.FAIR_MALLOC_ENV.items())
+    assert bu.fair_malloc_env(env, maps(LIBC)) is None  # the re-executed process does not loop
+    assert bu.fair_malloc_env({bu.REEXEC_MARKER: "1"}, maps(LIBC)) is None
+    assert bu.fair_malloc_env({"LD_PRELOAD": JEMALLOC}, maps(JEMALLOC)) is None
+
+
+def test_unfair_reasons():
+    assert bu.unfair_reasons("openblas", 120.0, "glibc tuned", 2.5, 2.7) == []
+    assert len(bu.unfair_reasons("reference", 2.0, "glibc tuned", 2.5, 2.7)) == 2
+    assert len(bu.unfair_reasons("unknown", 2.0, "jemalloc", 2.5, 2.7)) == 1  # slow whatever its name
+    assert len(bu.unfair_reasons("openblas", 120.0, "glibc default", 2.5, 2.7)) == 1
+    page_faulting = bu.unfair_reasons("openblas", 120.0, "glibc tuned", 165.0, 2.7)
+    assert len(page_faulting) == 1 and "page-faults" in page_faulting[0]
+
+
+def test_no_ratio_against_an_unfair_peer():
+    assert bu.ratio(3.0, 2.0, {"fair": True}) == 1.5
+    assert bu.ratio(3.0, 2.0, {"fair": False}) is None
+    assert bu.fmt_ratio(None).strip() == "-"
