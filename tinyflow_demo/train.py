@@ -58,7 +58,26 @@ def lenet_model(images):
     return tf.matmul(h, weight([256, 10], "fc2_W")) + bias([10], "fc2_b")
 
 
-MODELS = {"softmax": softmax_model, "mlp": mlp_model, "lenet": lenet_model}
+def conv_relu_pool(x, in_ch, out_ch, name):
+    """conv5x5 SAME + bias + relu, then 2x2 max pooling."""
+    h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, weight([5, 5, in_ch, out_ch], name + "_W"), strides=[1, 1, 1, 1],
+                                               padding="SAME"), bias([out_ch], name + "_b")))
+    return tf.nn.max_pool(h, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME")
+
+
+def deep_mnist_model(images, keep_prob=0.5):
+    """TensorFlow's "Deep MNIST for experts": conv5x5x32 - pool - conv5x5x64 - pool - fc1024 - dropout - fc10.
+
+    keep_prob is a Python number: dropout is active in every session created with is_train=True,
+    including the demo's evaluation passes (a fed keep_prob is issue 16)."""
+    h = conv_relu_pool(conv_relu_pool(images, 1, 32, "conv1"), 32, 64, "conv2")
+    h = tf.reshape(h, [-1, 7 * 7 * 64])
+    h = tf.nn.relu(tf.matmul(h, weight([7 * 7 * 64, 1024], "fc1_W")) + bias([1024], "fc1_b"))
+    h = tf.nn.dropout(h, keep_prob)
+    return tf.matmul(h, weight([1024, 10], "fc2_W")) + bias([10], "fc2_b")
+
+
+MODELS = {"softmax": softmax_model, "mlp": mlp_model, "lenet": lenet_model, "deep_mnist": deep_mnist_model}
 
 
 def make_optimizer(name, lr):
