@@ -57,7 +57,8 @@ def mapped_libraries(maps_text):
     return seen
 
 
-_BLAS_KINDS = [("mkl", re.compile(r"libmkl_")), ("openblas", re.compile(r"libopenblas|/openblas[^/]*/")),
+_BLAS_KINDS = [("mkl", re.compile(r"libmkl_")), ("openblas", re.compile(r"libopenblas")),
+               ("openblas", re.compile(r"/openblas[^/]*/libblas\.so")),
                ("blis", re.compile(r"libblis")), ("atlas", re.compile(r"libatlas|/atlas/")),
                ("reference", re.compile(r"/libblas\.so|/libcblas\.so"))]
 
@@ -178,6 +179,7 @@ def describe_peer(threads):
     reasons = unfair_reasons(blas_kind, gflops, allocator, add_ms, copy_ms)
     return {"torch": torch.__version__, "threads": torch.get_num_threads(),
             "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(default: active)"),
             "blas": blas_kind, "blas_path": blas_path, "sgemm512_gflops": gflops,
             "allocator": allocator, "add16m_ms": add_ms, "copy16m_ms": copy_ms, "add16m_minor_faults": faults,
             "load_average": os.getloadavg()[0], "fair": not reasons, "unfair_reasons": reasons}
@@ -185,11 +187,14 @@ def describe_peer(threads):
 
 def print_peer(peer, out=sys.stdout):
     """Prints the peer's description; for an unfair peer, why no ratio is printed."""
-    out.write("PyTorch %s, %d threads (OPENBLAS_NUM_THREADS=%s); BLAS: %s %s, sgemm 512^3 %.0f GFLOP/s; "
+    out.write("PyTorch %s, %d threads (OPENBLAS_NUM_THREADS=%s, OMP_WAIT_POLICY=%s); BLAS: %s %s, sgemm 512^3 %.0f GFLOP/s; "
               "allocator: %s, x+x 16M floats %.2f ms (numpy copy %.2f ms, %.0f minor faults); load average %.2f\n"
-              % (peer["torch"], peer["threads"], peer["openblas_num_threads"], peer["blas"], peer["blas_path"],
+              % (peer["torch"], peer["threads"], peer["openblas_num_threads"], peer["omp_wait_policy"], peer["blas"], peer["blas_path"],
                  peer["sgemm512_gflops"], peer["allocator"], peer["add16m_ms"], peer["copy16m_ms"],
                  peer["add16m_minor_faults"], peer["load_average"]))
+    if peer["load_average"] > 1.0 and "passive" not in peer["omp_wait_policy"].lower():
+        out.write("WARNING: load average %.2f with spinning OpenMP threads: every figure (ours and PyTorch's, one "
+                  "libgomp) can be 10-100x low; run idle or with OMP_WAIT_POLICY=passive\n" % peer["load_average"])
     for reason in peer["unfair_reasons"]:
         out.write("UNFAIR PEER: %s\n" % reason)
     if not peer["fair"]:

@@ -1,26 +1,40 @@
 #!/usr/bin/env python3
-"""Training-step throughput: tinyflow (fusion on and off) against PyTorch eager on the CPU.
+"""Training-step throughput: tinyflow with fusion on and off against PyTorch eager on the CPU.
 
-The same model (the demo trainer's LeNet or MLP), the same batch, the same optimizer step
-(forward, backward, update); each framework runs `--warmup` steps, then `--reps` timed
-repetitions of `--steps` steps; the median steps/s is reported with the ratio ours/PyTorch,
-all measured in this one run.
+For every batch size x model x optimizer: the same model (the demo trainer's MODELS, and the
+same layers in PyTorch), the same batch, the same step (forward, backward, update). The three
+runs are interleaved: `--reps` rounds, each timing one repetition of every framework, a
+repetition lasting about `--rep-seconds` (steps per repetition are calibrated on the warm-up).
+Reported: median steps/s, kernels launched per step, minor page faults per step, and the ratios
+fused/unfused and fused/PyTorch -- the latter only against a fair PyTorch peer (bench_util.py).
 
-    /usr/bin/python3 bench/train_vs_pytorch.py [--models lenet,mlp] [--optimizer adam] [--threads 2]
+    /usr/bin/python3 bench/train_vs_pytorch.py [--models softmax,mlp,lenet,deep_mnist]
+        [--optimizers sgd,adam] [--batch-sizes 64,256] [--reps 5] [--build DIR] [--json FILE]
 """
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tinyflow_demo"))
-import tinyflow as tf  # noqa: E402
-import train as demo  # noqa: E402  (the demo trainer's models)
+import bench_util as bu
+
+MODELS = ["softmax", "mlp", "lenet", "deep_mnist"]
+FRAMEWORKS = ["fused", "unfused", "torch"]
+GOAL_VS_TORCH = 2.5  # issue 11, goal 6
+
+
+def load_tinyflow(build):
+    if build:
+        os.environ["TINYFLOW_LIB"] = os.path.join(os.path.abspath(build), "lib", "libir.so")
+    sys.path.insert(0, os.path.join(bu.REPO, "tinyflow_demo"))
+    import tinyflow
+    import train
+    return tinyflow, train
 
 
 def batch(size, seed=0):
@@ -28,19 +42,38 @@ def batch(size, seed=0):
     return rng.rand(size, 28, 28, 1).astype(np.float32), rng.randint(0, 10, size).astype(np.int32)
 
 
-def timed(step, warmup, steps, reps):
-    for _ in range(warmup):
-        step()
-    rates = []
-    for _ in range(reps):
+class Runner(object):
+    """One framework's training step, timed a repetition at a time."""
+
+    def __init__(self, step, kernels=None):
+        self.step, self.kernels, self.steps, self.rates, self.faults = step, kernels, 1, [], []
+
+    def warm_up(self, seconds, rep_seconds):
+        """Runs steps for about `seconds` (at least 2), then sets the steps per repetition."""
+        self.step()
+        start, n = time.perf_counter(), 0
+        while n < 2 or time.perf_counter() - start < seconds:
+            self.step()
+            n += 1
+        per_step = (time.perf_counter() - start) / n
+        self.steps = int(min(max(rep_seconds / per_step, 1), 5000))
+
+    def rep(self):
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        rates.append(steps / (time.perf_counter() - start))
-    return statistics.median(rates)
+        for _ in range(self.steps):
+            self.step()
+        self.rates.append(self.steps / (time.perf_counter() - start))
+        self.faults.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / float(self.steps))
+
+    def result(self):
+        return {"steps_per_s": statistics.median(self.rates), "rates": self.rates, "steps_per_rep": self.steps,
+                "kernels": self.kernels() if self.kernels else None,
+                "minor_faults_per_step": statistics.median(self.faults)}
 
 
-def bench_tinyflow(model, optimizer, lr, fusion, xs, ys, args):
+def tinyflow_runners(tf, demo, model, optimizer, lr, xs, ys):
+    """Fused and unfused sessions over one graph (their own variables each)."""
     tf.reset_default_graph()
     tf.set_random_seed(0)
     images = tf.placeholder(tf.float32, [None, 28, 28, 1])
@@ -48,30 +81,39 @@ def bench_tinyflow(model, optimizer, lr, fusion, xs, ys, args):
     logits = demo.MODELS[model](images)
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
     train = demo.make_optimizer(optimizer, lr).minimize(loss)
-    with tf.Session(fusion=fusion) as sess:
+    feed = {images: xs, labels: ys}
+    runners, sessions = {}, []
+    for fusion in (True, False):
+        sess = tf.Session(fusion=fusion)
         sess.run(tf.global_variables_initializer())
-        feed = {images: xs, labels: ys}
-        rate = timed(lambda: sess.run(train, feed), args.warmup, args.steps, args.reps)
-        sess.run(train, feed)
-        kernels = sess.stats()["kernels_launched"]
-    return rate, kernels
+        sessions.append(sess)
+        runners["fused" if fusion else "unfused"] = Runner(
+            lambda s=sess: s.run(train, feed), lambda s=sess: s.stats()["kernels_launched"])
+    return runners, sessions
 
 
 def torch_model(model):
     import torch.nn as nn
+
+    def conv_pool(cin, cout):
+        return [nn.Conv2d(cin, cout, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2)]
     if model == "softmax":
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
     if model == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-    return nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Conv2d(16, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-                         nn.Linear(7 * 7 * 32, 256), nn.ReLU(), nn.Linear(256, 10))
+    if model == "lenet":
+        return nn.Sequential(*conv_pool(1, 16), *conv_pool(16, 32), nn.Flatten(),
+                             nn.Linear(7 * 7 * 32, 256), nn.ReLU(), nn.Linear(256, 10))
+    if model == "deep_mnist":
+        return nn.Sequential(*conv_pool(1, 32), *conv_pool(32, 64), nn.Flatten(), nn.Linear(7 * 7 * 64, 1024),
+                             nn.ReLU(), nn.Dropout(0.5), nn.Linear(1024, 10))
+    raise ValueError("unknown model %s" % model)
 
 
-def bench_torch(model, optimizer, lr, xs, ys, args):
+def torch_runner(model, optimizer, lr, xs, ys):
     import torch
     torch.manual_seed(0)
-    net = torch_model(model)
+    net = torch_model(model).train()
     opt = {"sgd": lambda p: torch.optim.SGD(p, lr), "momentum": lambda p: torch.optim.SGD(p, lr, momentum=0.9),
            "adam": lambda p: torch.optim.Adam(p, lr)}[optimizer](net.parameters())
     x = torch.from_numpy(xs.transpose(0, 3, 1, 2).copy())  # NCHW, PyTorch's native layout
@@ -82,47 +124,94 @@ def bench_torch(model, optimizer, lr, xs, ys, args):
         opt.zero_grad()
         loss_fn(net(x), y).backward()
         opt.step()
-    return timed(step, args.warmup, args.steps, args.reps)
+    return Runner(step)
+
+
+def bench_row(tf, demo, model, optimizer, batch_size, args):
+    lr = (demo.DEFAULT_LR_SOFTMAX if model == "softmax" else demo.DEFAULT_LR)[optimizer]
+    xs, ys = batch(batch_size)
+    runners, sessions = tinyflow_runners(tf, demo, model, optimizer, lr, xs, ys)
+    runners["torch"] = torch_runner(model, optimizer, lr, xs, ys)
+    try:
+        for name in FRAMEWORKS:
+            runners[name].warm_up(args.warmup_seconds, args.rep_seconds)
+        for _ in range(args.reps):  # interleaved: drift of the machine hits every framework alike
+            for name in FRAMEWORKS:
+                runners[name].rep()
+        return {name: runners[name].result() for name in FRAMEWORKS}
+    finally:
+        for sess in sessions:
+            sess.close()
+
+
+def print_table(batch_size, rows, peer):
+    print("\ntraining step, batch %d: steps/s (median), kernels per step, minor page faults per step" % batch_size)
+    print("%-11s %-5s %9s %9s %9s %8s %10s %8s %9s" % ("model", "opt", "fused", "unfused", "torch", "kernels",
+                                                        "faults f/t", "f/unf", "f/torch"))
+    worst = None
+    for (model, optimizer), r in rows:
+        f, u, t = (r[k]["steps_per_s"] for k in FRAMEWORKS)
+        vs_torch = bu.ratio(f, t, peer)
+        if vs_torch is not None:
+            worst = vs_torch if worst is None else min(worst, vs_torch)
+        print("%-11s %-5s %9.1f %9.1f %9.1f %4d/%-4d %4.0f/%-5.0f %8.2f %9s%s" % (
+            model, optimizer, f, u, t, r["fused"]["kernels"], r["unfused"]["kernels"],
+            r["fused"]["minor_faults_per_step"], r["torch"]["minor_faults_per_step"], f / u, bu.fmt_ratio(vs_torch),
+            "" if vs_torch is None or vs_torch >= GOAL_VS_TORCH else "  < %.1f" % GOAL_VS_TORCH))
+    if worst is not None:
+        print("lowest fused/torch at batch %d: %.2f (goal 6: >= %.1f on every row)" % (batch_size, worst,
+                                                                                         GOAL_VS_TORCH))
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--optimizers", default="sgd,adam", help="comma-separated: sgd, momentum, adam")
+    p.add_argument("--batch-sizes", default="64,256")
+    p.add_argument("--reps", type=int, default=5, help="timed repetitions per framework (median)")
+    p.add_argument("--rep-seconds", type=float, default=0.4, help="about how long one repetition lasts")
+    p.add_argument("--warmup-seconds", type=float, default=0.3)
+    p.add_argument("--build", default=None, help="build directory whose lib/libir.so to use (default: build/)")
+    p.add_argument("--json", default=None, help="also write every figure and the peer's description here")
+    bu.add_peer_args(p)
+    args = p.parse_args()
+    for model in args.models.split(","):
+        if model not in MODELS:
+            p.error("unknown model %s (known: %s)" % (model, ", ".join(MODELS)))
+    for opt in args.optimizers.split(","):
+        if opt not in ("sgd", "momentum", "adam"):
+            p.error("unknown optimizer %s" % opt)
+    return args
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", default="lenet,mlp")
-    p.add_argument("--optimizer", choices=["sgd", "momentum", "adam"], default="adam")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--json", default=None, help="also write the results here")
-    args = p.parse_args()
-    import torch
-    torch.set_num_threads(args.threads)
-    xs, ys = batch(args.batch_size)
-    config = torch.__config__.show()
-    blas = config.split("BLAS_INFO=")[1].split(",")[0] if "BLAS_INFO=" in config else "?"
-    print("PyTorch BLAS_INFO=%s (generic: the reference BLAS, slow matmuls), "
-          "load average %.2f" % (blas, os.getloadavg()[0]))
-    print("training step, batch %d, %s; median of %d x %d steps after %d warm-up; torch %s with %d threads"
-          % (args.batch_size, args.optimizer, args.reps, args.steps, args.warmup, torch.__version__, args.threads))
-    print("%-8s %-22s %10s %9s %14s" % ("model", "framework", "steps/s", "kernels", "ours/PyTorch"))
-    results = {"torch_blas": blas, "batch_size": args.batch_size, "optimizer": args.optimizer, "models": {}}
-    for model in args.models.split(","):
-        lr = demo.DEFAULT_LR[args.optimizer]
-        torch_rate = bench_torch(model, args.optimizer, lr, xs, ys, args)
-        results["models"][model] = {"pytorch_steps_per_s": torch_rate}
-        for fusion in (True, False):
-            rate, kernels = bench_tinyflow(model, args.optimizer, lr, fusion, xs, ys, args)
-            print("%-8s %-22s %10.1f %9d %14.2f" % (model, "tinyflow fusion %s" % ("on" if fusion else "off"),
-                                                  rate, kernels, rate / torch_rate))
-            key = "fused" if fusion else "unfused"
-            results["models"][model][key + "_steps_per_s"] = rate
-            results["models"][model][key + "_kernels"] = kernels
-        print("%-8s %-22s %10.1f %9s %14s" % (model, "pytorch eager", torch_rate, "-", "1.00"))
+    args = parse_args()
+    bu.fair_allocator_or_reexec()
+    tf, demo = load_tinyflow(args.build)
+    peer = bu.describe_peer(args.threads)
+    bu.print_peer(peer)
+    print("tinyflow library %s; each figure the median of %d interleaved repetitions of ~%.1f s"
+          % (tf.LIB_PATH, args.reps, args.rep_seconds))
+    results = {"peer": peer, "library": tf.LIB_PATH, "reps": args.reps, "rep_seconds": args.rep_seconds,
+               "goal_fused_vs_torch": GOAL_VS_TORCH, "batches": {}}
+    for batch_size in [int(b) for b in args.batch_sizes.split(",")]:
+        rows = []
+        for model in args.models.split(","):
+            for optimizer in args.optimizers.split(","):
+                sys.stderr.write("batch %d, %s, %s ...\n" % (batch_size, model, optimizer))
+                sys.stderr.flush()
+                rows.append(((model, optimizer), bench_row(tf, demo, model, optimizer, batch_size, args)))
+        print_table(batch_size, rows, peer)
+        sys.stdout.flush()
+        results["batches"][str(batch_size)] = [dict(model=m, optimizer=o, **r) for (m, o), r in rows]
+        for row in results["batches"][str(batch_size)]:
+            row["fused_vs_unfused"] = row["fused"]["steps_per_s"] / row["unfused"]["steps_per_s"]
+            row["fused_vs_torch"] = bu.ratio(row["fused"]["steps_per_s"], row["torch"]["steps_per_s"], peer)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    return bu.exit_status(peer, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -28,6 +28,9 @@ def test_openblas_alternative_is_not_the_reference():
     # Debian's alternative for libblas.so.3 is OpenBLAS's own libblas.so.3, in its directory.
     assert bu.blas_from_maps(maps(LIBC, OPENBLAS_BLAS))[0] == "openblas"
     assert bu.blas_from_maps(maps(REFERENCE, OPENBLAS))[0] == "openblas"
+    # The library itself, not another file of its directory (liblapack.so.3 is mapped first).
+    lapack = "/usr/lib/x86_64-linux-gnu/openblas-openmp/liblapack.so.3"
+    assert bu.blas_from_maps(maps(lapack, OPENBLAS_BLAS, OPENBLAS)) == ("openblas", OPENBLAS)
 
 
 def test_mkl_blis_and_unknown():
