@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import bench_util as bu
 from bench_util import REPO, median_ms  # noqa: E402  (sets OPENBLAS_NUM_THREADS)
 
 
@@ -59,14 +60,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument("--reps", type=int, default=9)
+    bu.add_peer_args(parser)
     args = parser.parse_args()
+    bu.fair_allocator_or_reexec()
     bench = os.path.join(REPO, "build", "bin", "ir-ops-bench")
     if not os.path.exists(bench):
         sys.exit("build first: scripts/build.sh (missing %s)" % bench)
     try:
+        peer = bu.describe_peer(args.threads)
         cases = torch_cases()
     except ImportError:
         sys.exit("PyTorch is not installed (apt-get install python3-torch)")
+    bu.print_peer(peer)
     ours = json.loads(subprocess.run([bench, "--reps", str(args.reps)], check=True, stdout=subprocess.PIPE,
                                      text=True).stdout)
     print("\n%-44s %10s %10s %12s" % ("op", "ir ms", "torch ms", "torch/ir"))
@@ -74,13 +79,14 @@ def main():
     for name, ms in ours.items():
         theirs = median_ms(cases[name], args.reps)
         results[name] = {"ir_ms": ms, "torch_ms": theirs}
-        print("%-44s %10.3f %10.3f %11.2fx" % (name, ms, theirs, theirs / ms))
+        print("%-44s %10.3f %10.3f %11sx" % (name, ms, theirs, bu.fmt_ratio(bu.ratio(theirs, ms, peer))))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(dict(results, peer=peer), f, indent=1)
     print("(> 1: ir is faster. ir runs each op through a Session with fusion off: its times include\n"
           " the executor's per-run overhead and a fresh output array, as PyTorch's include its own.)")
+    return bu.exit_status(peer, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

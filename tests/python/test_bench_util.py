@@ -77,3 +77,23 @@ def test_no_ratio_against_an_unfair_peer():
     assert bu.ratio(3.0, 2.0, {"fair": True}) == 1.5
     assert bu.ratio(3.0, 2.0, {"fair": False}) is None
     assert bu.fmt_ratio(None).strip() == "-"
+
+
+def test_fusion_bench_workloads_find_their_peer_or_none():
+    import fusion_vs_pytorch as fv
+    assert fv.peer_for("softmax as 5 ops") is fv.softmax_peer
+    assert fv.peer_for("log-softmax 16384x1024") is fv.log_softmax_peer
+    assert fv.peer_for("layer norm backward") is fv.layer_norm_backward_peer
+    assert fv.peer_for("layer norm as 9 ops") is fv.layer_norm_peer
+    assert fv.peer_for("softmax-xent forward+backward") is fv.xent_peer
+    assert fv.peer_for("a workload nobody knows") is None
+
+
+def test_stream_fraction_uses_the_in_place_loop_for_updates():
+    import fusion_vs_pytorch as fv
+    ours = {"stream_triad_gbs": 50.0, "stream_update_gbs": 100.0}
+    copy = {"name": "x", "min_bytes": 25e6, "fused_ms": 1.0}
+    assert abs(fv.stream_fraction(copy, ours) - 0.5) < 1e-9
+    assert abs(fv.stream_fraction(dict(copy, in_place=True), ours) - 0.25) < 1e-9
+    assert abs(fv.stream_fraction(dict(copy, name="Adam update (w, m, v)"), ours) - 0.25) < 1e-9
+    assert fv.stream_fraction(dict(copy, stream_fraction=0.9), ours) == 0.9
