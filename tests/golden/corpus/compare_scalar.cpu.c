@@ -36,7 +36,7 @@ double tanh(double);
 double pow(double, double);
 
 static void fused_c83b7a76a761_body(const float* restrict in0, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
     const ir_bool t1 = (t0 > 0.0f);
@@ -49,7 +49,7 @@ void fused_c83b7a76a761(void* const* args) {
 }
 
 static void fused_bcafa27cc33f_body(const float* restrict in0, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
     const ir_bool t1 = (t0 == 1.0f);
@@ -62,7 +62,7 @@ void fused_bcafa27cc33f(void* const* args) {
 }
 
 static void fused_ffde042555de_body(const float* restrict in0, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
     const ir_bool t1 = (t0 <= -1.0f);

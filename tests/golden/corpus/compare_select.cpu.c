@@ -36,7 +36,6 @@ double tanh(double);
 double pow(double, double);
 
 static void fused_2bf6554372b8_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 4; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 3; ++i1) {

@@ -36,7 +36,7 @@ double tanh(double);
 double pow(double, double);
 
 static void fused_76bdee6d5397_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(1)
+  #pragma omp parallel for collapse(1) schedule(static)
   for (int64_t i0 = 0; i0 < 6272; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
@@ -54,7 +54,6 @@ void fused_76bdee6d5397(void* const* args) {
 }
 
 static void fused_994cb0a1b6ef_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1568; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 32; ++i1) {
@@ -72,7 +71,6 @@ void fused_994cb0a1b6ef(void* const* args) {
 }
 
 static void fused_1a61ca03edea_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 256; ++i1) {
@@ -90,7 +88,6 @@ void fused_1a61ca03edea(void* const* args) {
 }
 
 static void fused_1c4f1efec0f3_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
@@ -110,7 +107,7 @@ static void fused_bb5ad888132d_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 8; ++i1) {
       const float t0 = in0[i1];
       acc = acc + t0;
@@ -124,7 +121,7 @@ void fused_bb5ad888132d(void* const* args) {
 }
 
 static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
     out0[i0] = 1.0f;
@@ -136,7 +133,6 @@ void fused_08cfa7e1a620(void* const* args) {
 }
 
 static void fused_b101b5b5668a_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 10; b += 512) {
       const int64_t end = b + 512 < 10 ? b + 512 : 10;
@@ -161,7 +157,6 @@ void fused_b101b5b5668a(void* const* args) {
 }
 
 static void fused_a900f8a163d9_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 256; b += 512) {
       const int64_t end = b + 512 < 256 ? b + 512 : 256;
@@ -186,7 +181,6 @@ void fused_a900f8a163d9(void* const* args) {
 }
 
 static void fused_07f2ecf93aed_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 32; b += 512) {
       const int64_t end = b + 512 < 32 ? b + 512 : 32;
@@ -211,7 +205,7 @@ void fused_07f2ecf93aed(void* const* args) {
 }
 
 static void fused_58ee50e84525_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(1)
+  #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 16; b += 512) {
       const int64_t end = b + 512 < 16 ? b + 512 : 16;
@@ -236,7 +230,7 @@ void fused_58ee50e84525(void* const* args) {
 }
 
 static void fused_9c76517cc767_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -254,7 +248,7 @@ void fused_9c76517cc767(void* const* args) {
 }
 
 static void fused_eaad3e4ba227_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -275,7 +269,7 @@ void fused_eaad3e4ba227(void* const* args) {
 }
 
 static void fused_ed2e06b96162_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -290,7 +284,7 @@ void fused_ed2e06b96162(void* const* args) {
 }
 
 static void fused_c83100f33604_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -308,7 +302,7 @@ void fused_c83100f33604(void* const* args) {
 }
 
 static void fused_45ffbaa02bdd_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -329,7 +323,7 @@ void fused_45ffbaa02bdd(void* const* args) {
 }
 
 static void fused_d4c94718aff6_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -344,7 +338,7 @@ void fused_d4c94718aff6(void* const* args) {
 }
 
 static void fused_8744852a7049_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -362,7 +356,7 @@ void fused_8744852a7049(void* const* args) {
 }
 
 static void fused_654e9b1a5ba9_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -383,7 +377,7 @@ void fused_654e9b1a5ba9(void* const* args) {
 }
 
 static void fused_23e9c8990cd3_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -398,7 +392,7 @@ void fused_23e9c8990cd3(void* const* args) {
 }
 
 static void fused_408ec217763c_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -416,7 +410,7 @@ void fused_408ec217763c(void* const* args) {
 }
 
 static void fused_4fc84c0d887c_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -437,7 +431,7 @@ void fused_4fc84c0d887c(void* const* args) {
 }
 
 static void fused_46a5c6cac64a_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -452,7 +446,7 @@ void fused_46a5c6cac64a(void* const* args) {
 }
 
 static void fused_3473858ceb80_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(1)
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -470,7 +464,7 @@ void fused_3473858ceb80(void* const* args) {
 }
 
 static void fused_8675c42f6bdf_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(1)
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -491,7 +485,7 @@ void fused_8675c42f6bdf(void* const* args) {
 }
 
 static void fused_7df17fb6e725_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(1)
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -506,7 +500,7 @@ void fused_7df17fb6e725(void* const* args) {
 }
 
 static void fused_0f30e049073c_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -524,7 +518,7 @@ void fused_0f30e049073c(void* const* args) {
 }
 
 static void fused_fa38cafd0826_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -545,7 +539,7 @@ void fused_fa38cafd0826(void* const* args) {
 }
 
 static void fused_5df7bb4d796f_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -560,7 +554,7 @@ void fused_5df7bb4d796f(void* const* args) {
 }
 
 static void fused_288c9c389b83_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -578,7 +572,7 @@ void fused_288c9c389b83(void* const* args) {
 }
 
 static void fused_fb5fc4daed0e_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -599,7 +593,7 @@ void fused_fb5fc4daed0e(void* const* args) {
 }
 
 static void fused_db47230ec337_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -614,7 +608,7 @@ void fused_db47230ec337(void* const* args) {
 }
 
 static void fused_d46fe0bb4de2_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -632,7 +626,7 @@ void fused_d46fe0bb4de2(void* const* args) {
 }
 
 static void fused_5f5f9df9c370_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -653,7 +647,7 @@ void fused_5f5f9df9c370(void* const* args) {
 }
 
 static void fused_7964ebe748ba_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
