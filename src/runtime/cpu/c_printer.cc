@@ -77,9 +77,12 @@ class CPrinter final : public CFamilyPrinter {
     os << kPrelude;
     for (const Kernel& kernel : kernels) {
       os << "\nstatic void " << kernel.name << "_body(";
+      // A map kernel's output may share its input's buffer (the planner's in-place reuse of fused
+      // nodes), so its params are not restrict; its loops vectorize by `omp simd` all the same.
+      const char* pointer = kernel.kind == Kernel::kMap ? "* " : "* restrict ";
       for (size_t i = 0; i < kernel.params.size(); ++i) {
         const KernelParam& p = kernel.params[i];
-        os << (i ? ", " : "") << (p.is_output ? "" : "const ") << TypeName(p.dtype) << "* restrict " << p.name;
+        os << (i ? ", " : "") << (p.is_output ? "" : "const ") << TypeName(p.dtype) << pointer << p.name;
       }
       os << ") {\n";
       if (kernel.kind == Kernel::kMap) {
