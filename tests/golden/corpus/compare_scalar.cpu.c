@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_c83b7a76a761_body(const float* restrict in0, ir_bool* restrict out0) {
+static void fused_c83b7a76a761_body(const float* in0, ir_bool* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
@@ -48,7 +48,7 @@ void fused_c83b7a76a761(void* const* args) {
   fused_c83b7a76a761_body((const float*)args[0], (ir_bool*)args[1]);
 }
 
-static void fused_bcafa27cc33f_body(const float* restrict in0, ir_bool* restrict out0) {
+static void fused_bcafa27cc33f_body(const float* in0, ir_bool* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
@@ -61,7 +61,7 @@ void fused_bcafa27cc33f(void* const* args) {
   fused_bcafa27cc33f_body((const float*)args[0], (ir_bool*)args[1]);
 }
 
-static void fused_ffde042555de_body(const float* restrict in0, ir_bool* restrict out0) {
+static void fused_ffde042555de_body(const float* in0, ir_bool* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];

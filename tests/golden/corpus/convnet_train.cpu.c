@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_63921a346183_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_63921a346183_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 128; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 4; ++i1) {
@@ -71,7 +71,7 @@ void fused_f9c94a5871ce(void* const* args) {
   fused_f9c94a5871ce_body((const float*)args[0], (float*)args[1], (float*)args[2]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
@@ -83,7 +83,7 @@ void fused_08cfa7e1a620(void* const* args) {
   fused_08cfa7e1a620_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_75ffa2779d4d_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_75ffa2779d4d_body(const float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in1[i0];

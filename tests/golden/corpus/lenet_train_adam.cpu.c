@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_76bdee6d5397_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_76bdee6d5397_body(const float* in0, const float* in1, float* out0) {
   #pragma omp parallel for collapse(1) schedule(static)
   for (int64_t i0 = 0; i0 < 6272; ++i0) {
     #pragma omp simd
@@ -53,7 +53,7 @@ void fused_76bdee6d5397(void* const* args) {
   fused_76bdee6d5397_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_994cb0a1b6ef_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_994cb0a1b6ef_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 1568; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 32; ++i1) {
@@ -70,7 +70,7 @@ void fused_994cb0a1b6ef(void* const* args) {
   fused_994cb0a1b6ef_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_1a61ca03edea_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_1a61ca03edea_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 256; ++i1) {
@@ -87,7 +87,7 @@ void fused_1a61ca03edea(void* const* args) {
   fused_1a61ca03edea_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_1c4f1efec0f3_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_1c4f1efec0f3_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
@@ -120,7 +120,7 @@ void fused_bb5ad888132d(void* const* args) {
   fused_bb5ad888132d_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
@@ -229,7 +229,7 @@ void fused_58ee50e84525(void* const* args) {
   fused_58ee50e84525_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_9c76517cc767_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_9c76517cc767_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
@@ -247,7 +247,7 @@ void fused_9c76517cc767(void* const* args) {
   fused_9c76517cc767_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_eaad3e4ba227_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_eaad3e4ba227_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
@@ -268,7 +268,7 @@ void fused_eaad3e4ba227(void* const* args) {
   fused_eaad3e4ba227_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_ed2e06b96162_body(float* restrict in0, const float* restrict in1) {
+static void fused_ed2e06b96162_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
@@ -283,7 +283,7 @@ void fused_ed2e06b96162(void* const* args) {
   fused_ed2e06b96162_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_c83100f33604_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_c83100f33604_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
@@ -301,7 +301,7 @@ void fused_c83100f33604(void* const* args) {
   fused_c83100f33604_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_45ffbaa02bdd_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_45ffbaa02bdd_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
@@ -322,7 +322,7 @@ void fused_45ffbaa02bdd(void* const* args) {
   fused_45ffbaa02bdd_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_d4c94718aff6_body(float* restrict in0, const float* restrict in1) {
+static void fused_d4c94718aff6_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
@@ -337,7 +337,7 @@ void fused_d4c94718aff6(void* const* args) {
   fused_d4c94718aff6_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_8744852a7049_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_8744852a7049_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
@@ -355,7 +355,7 @@ void fused_8744852a7049(void* const* args) {
   fused_8744852a7049_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_654e9b1a5ba9_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_654e9b1a5ba9_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
@@ -376,7 +376,7 @@ void fused_654e9b1a5ba9(void* const* args) {
   fused_654e9b1a5ba9_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_23e9c8990cd3_body(float* restrict in0, const float* restrict in1) {
+static void fused_23e9c8990cd3_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
@@ -391,7 +391,7 @@ void fused_23e9c8990cd3(void* const* args) {
   fused_23e9c8990cd3_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_408ec217763c_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_408ec217763c_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
@@ -409,7 +409,7 @@ void fused_408ec217763c(void* const* args) {
   fused_408ec217763c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_4fc84c0d887c_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_4fc84c0d887c_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
@@ -430,7 +430,7 @@ void fused_4fc84c0d887c(void* const* args) {
   fused_4fc84c0d887c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_46a5c6cac64a_body(float* restrict in0, const float* restrict in1) {
+static void fused_46a5c6cac64a_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
@@ -445,7 +445,7 @@ void fused_46a5c6cac64a(void* const* args) {
   fused_46a5c6cac64a_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_3473858ceb80_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_3473858ceb80_body(float* in0, const float* in1, float* out0) {
   #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
@@ -463,7 +463,7 @@ void fused_3473858ceb80(void* const* args) {
   fused_3473858ceb80_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_8675c42f6bdf_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_8675c42f6bdf_body(float* in0, const float* in1, float* out1) {
   #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
@@ -484,7 +484,7 @@ void fused_8675c42f6bdf(void* const* args) {
   fused_8675c42f6bdf_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_7df17fb6e725_body(float* restrict in0, const float* restrict in1) {
+static void fused_7df17fb6e725_body(float* in0, const float* in1) {
   #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
@@ -499,7 +499,7 @@ void fused_7df17fb6e725(void* const* args) {
   fused_7df17fb6e725_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_0f30e049073c_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_0f30e049073c_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
@@ -517,7 +517,7 @@ void fused_0f30e049073c(void* const* args) {
   fused_0f30e049073c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_fa38cafd0826_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_fa38cafd0826_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
@@ -538,7 +538,7 @@ void fused_fa38cafd0826(void* const* args) {
   fused_fa38cafd0826_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_5df7bb4d796f_body(float* restrict in0, const float* restrict in1) {
+static void fused_5df7bb4d796f_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
@@ -553,7 +553,7 @@ void fused_5df7bb4d796f(void* const* args) {
   fused_5df7bb4d796f_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_288c9c389b83_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_288c9c389b83_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
@@ -571,7 +571,7 @@ void fused_288c9c389b83(void* const* args) {
   fused_288c9c389b83_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_fb5fc4daed0e_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_fb5fc4daed0e_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
@@ -592,7 +592,7 @@ void fused_fb5fc4daed0e(void* const* args) {
   fused_fb5fc4daed0e_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_db47230ec337_body(float* restrict in0, const float* restrict in1) {
+static void fused_db47230ec337_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
@@ -607,7 +607,7 @@ void fused_db47230ec337(void* const* args) {
   fused_db47230ec337_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_d46fe0bb4de2_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_d46fe0bb4de2_body(float* in0, const float* in1, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
@@ -625,7 +625,7 @@ void fused_d46fe0bb4de2(void* const* args) {
   fused_d46fe0bb4de2_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_5f5f9df9c370_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
+static void fused_5f5f9df9c370_body(float* in0, const float* in1, float* out1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
@@ -646,7 +646,7 @@ void fused_5f5f9df9c370(void* const* args) {
   fused_5f5f9df9c370_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_7964ebe748ba_body(float* restrict in0, const float* restrict in1) {
+static void fused_7964ebe748ba_body(float* in0, const float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];

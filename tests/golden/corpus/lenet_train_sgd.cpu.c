@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_de704d1df33c_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_de704d1df33c_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 6272; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 6; ++i1) {
@@ -52,7 +52,7 @@ void fused_de704d1df33c(void* const* args) {
   fused_de704d1df33c_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_617e11def134_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_617e11def134_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 1568; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
@@ -69,7 +69,7 @@ void fused_617e11def134(void* const* args) {
   fused_617e11def134_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_b9b8dee857f0_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_b9b8dee857f0_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 120; ++i1) {
@@ -86,7 +86,7 @@ void fused_b9b8dee857f0(void* const* args) {
   fused_b9b8dee857f0_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_1c4f1efec0f3_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_1c4f1efec0f3_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
@@ -119,7 +119,7 @@ void fused_bb5ad888132d(void* const* args) {
   fused_bb5ad888132d_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
@@ -227,7 +227,7 @@ void fused_4cbd063987d0(void* const* args) {
   fused_4cbd063987d0_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_191c533dbb08_body(const float* restrict in0, float* restrict in1) {
+static void fused_191c533dbb08_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     const float t0 = in1[i0];
@@ -242,7 +242,7 @@ void fused_191c533dbb08(void* const* args) {
   fused_191c533dbb08_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_d819f39bdea1_body(const float* restrict in0, float* restrict in1) {
+static void fused_d819f39bdea1_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 150; ++i0) {
     const float t0 = in1[i0];
@@ -257,7 +257,7 @@ void fused_d819f39bdea1(void* const* args) {
   fused_d819f39bdea1_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_4f21a564fc4a_body(const float* restrict in0, float* restrict in1) {
+static void fused_4f21a564fc4a_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in1[i0];
@@ -272,7 +272,7 @@ void fused_4f21a564fc4a(void* const* args) {
   fused_4f21a564fc4a_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_4d6822b9d9cf_body(const float* restrict in0, float* restrict in1) {
+static void fused_4d6822b9d9cf_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 2400; ++i0) {
     const float t0 = in1[i0];
@@ -287,7 +287,7 @@ void fused_4d6822b9d9cf(void* const* args) {
   fused_4d6822b9d9cf_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_fe575293d900_body(const float* restrict in0, float* restrict in1) {
+static void fused_fe575293d900_body(const float* in0, float* in1) {
   #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 94080; ++i0) {
     const float t0 = in1[i0];
@@ -302,7 +302,7 @@ void fused_fe575293d900(void* const* args) {
   fused_fe575293d900_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_16e239cc9797_body(const float* restrict in0, float* restrict in1) {
+static void fused_16e239cc9797_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 120; ++i0) {
     const float t0 = in1[i0];
@@ -317,7 +317,7 @@ void fused_16e239cc9797(void* const* args) {
   fused_16e239cc9797_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_d92ff7fc5830_body(const float* restrict in0, float* restrict in1) {
+static void fused_d92ff7fc5830_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 1200; ++i0) {
     const float t0 = in1[i0];
@@ -332,7 +332,7 @@ void fused_d92ff7fc5830(void* const* args) {
   fused_d92ff7fc5830_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_14db69f461cd_body(const float* restrict in0, float* restrict in1) {
+static void fused_14db69f461cd_body(const float* in0, float* in1) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in1[i0];

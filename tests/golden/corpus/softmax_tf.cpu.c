@@ -73,7 +73,7 @@ void fused_eafbbc8f4f4d(void* const* args) {
   fused_eafbbc8f4f4d_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_29d91535038e_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_29d91535038e_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
