@@ -123,7 +123,8 @@ IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
 
 /*!
  * \brief A session. `options_json` (may be NULL) sets any of
- * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[]}.
+ * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[],
+ * "profile":false} (profile: time every node; see IRSessionGetStatsJSON).
  */
 IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
 /*!
@@ -143,7 +144,8 @@ IR_DLL int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDA
 IR_DLL int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const char*** out_names);
 /*!
  * \brief Statistics of the last run as JSON: bytes_allocated, bytes_without_reuse,
- * kernels_launched, host_fallbacks, bound, bind_ms, run_ms.
+ * memory_lower_bound_bytes, kernels_launched, host_fallbacks, bound, bind_ms, run_ms, and
+ * nodes: when the session profiles, [{"name", "op", "ms"}] per node run, slowest first.
  */
 IR_DLL int IRSessionGetStatsJSON(IRSessionHandle session, const char** json);
 /*! \brief A copy of the bound graph of the last run (free it with IRGraphFree). */

@@ -55,6 +55,11 @@ using FSaveAttrs = std::function<void(const NodeAttrs& attrs, std::map<std::stri
 
 /*! \brief "FInplaceOption": (input, output) pairs that may share storage. */
 using FInplaceOption = std::function<std::vector<std::pair<int, int>>(const NodeAttrs& attrs)>;
+/*!
+ * \brief "TInplaceSameShape": the op's FInplaceOption pairs hold only where the input has the
+ * output's shape and dtype (equal bytes are not enough: a broadcast input must not be overwritten).
+ */
+using TInplaceSameShape = bool;
 
 /*! \brief "FMutateInputs": indices of inputs the op writes to (e.g. assign's target). */
 using FMutateInputs = std::function<std::vector<uint32_t>(const NodeAttrs& attrs)>;

@@ -40,6 +40,21 @@ struct SessionOptions {
   bool is_train = true;
   /*! \brief Pass names to run instead of the default pipeline (empty = default). */
   std::vector<std::string> passes;
+  /*!
+   * \brief Record each node's kernel time in RunStats::nodes (off: no clock is read). On an
+   * accelerator each node then waits for its device work, so times are the node's own.
+   */
+  bool profile = false;
+};
+
+/*! \brief One node of a profiled run (SessionOptions::profile). */
+struct NodeProfile {
+  /*! \brief The node's name in the bound graph. */
+  std::string name;
+  /*! \brief Its op; for a fused node "_fused[<kind>](<member ops>)", e.g. "_fused[map](exp,multiply)". */
+  std::string op;
+  /*! \brief Wall time of its kernel (ms). */
+  double ms = 0;
 };
 
 /*! \brief What one run did. */
@@ -48,6 +63,11 @@ struct RunStats {
   size_t bytes_allocated = 0;
   /*! \brief Bytes the plan would need without any reuse (every entry its own buffer). */
   size_t bytes_without_reuse = 0;
+  /*!
+   * \brief The most bytes of intermediate values live at once in the execution order (in-place
+   * reuse the ops allow counted once): no plan of this graph and order needs less.
+   */
+  size_t memory_lower_bound_bytes = 0;
   /*! \brief Kernels launched (fused kernels and op kernels). */
   size_t kernels_launched = 0;
   /*! \brief Op nodes run by their CPU kernel on host copies (no kernel for the target). */
@@ -56,6 +76,8 @@ struct RunStats {
   bool bound = false;
   double bind_ms = 0;
   double run_ms = 0;
+  /*! \brief Per node run, in execution order, when SessionOptions::profile is set (else empty). */
+  std::vector<NodeProfile> nodes;
 };
 
 /*!

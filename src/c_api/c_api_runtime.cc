@@ -64,7 +64,7 @@ std::string NumericBooleans(const std::string& json) {
 ir::SessionOptions ParseOptions(const char* json) {
   ir::SessionOptions options;
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
-  int fusion = options.fusion, is_train = options.is_train;
+  int fusion = options.fusion, is_train = options.is_train, profile = options.profile;
   ir::detail::WithJSONContext("session options", [&] {
     std::istringstream is(NumericBooleans(json));
     dmlc::JSONReader reader(&is);
@@ -76,19 +76,44 @@ ir::SessionOptions ParseOptions(const char* json) {
     helper.DeclareOptionalField("seed", &options.seed);
     helper.DeclareOptionalField("is_train", &is_train);
     helper.DeclareOptionalField("passes", &options.passes);
+    helper.DeclareOptionalField("profile", &profile);
     helper.ReadAllFields(&reader);
   });
   options.fusion = fusion != 0;
   options.is_train = is_train != 0;
+  options.profile = profile != 0;
   return options;
+}
+
+/*! \brief `text` as a JSON string literal. */
+std::string JSONString(const std::string& text) {
+  std::ostringstream os;
+  dmlc::JSONWriter writer(&os);
+  writer.WriteString(text);
+  return os.str();
+}
+
+/*! \brief The profiled nodes, slowest first: [{"name": .., "op": .., "ms": ..}, ...]. */
+std::string NodesJSON(std::vector<ir::NodeProfile> nodes) {
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const ir::NodeProfile& a, const ir::NodeProfile& b) { return a.ms > b.ms; });
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    os << (i ? ", " : "") << "{\"name\": " << JSONString(nodes[i].name) << ", \"op\": " << JSONString(nodes[i].op)
+       << ", \"ms\": " << nodes[i].ms << "}";
+  }
+  os << "]";
+  return os.str();
 }
 
 std::string StatsJSON(const ir::RunStats& stats) {
   std::ostringstream os;
   os << "{\"bytes_allocated\": " << stats.bytes_allocated << ", \"bytes_without_reuse\": " << stats.bytes_without_reuse
+     << ", \"memory_lower_bound_bytes\": " << stats.memory_lower_bound_bytes
      << ", \"kernels_launched\": " << stats.kernels_launched << ", \"host_fallbacks\": " << stats.host_fallbacks
      << ", \"bound\": " << (stats.bound ? "true" : "false") << ", \"bind_ms\": " << stats.bind_ms
-     << ", \"run_ms\": " << stats.run_ms << "}";
+     << ", \"run_ms\": " << stats.run_ms << ", \"nodes\": " << NodesJSON(stats.nodes) << "}";
   return os.str();
 }
 

@@ -93,10 +93,16 @@ void MarkExternal(const IndexedGraph& idx, std::vector<int>* sid, std::vector<in
   }
 }
 
-/*! \brief Pool slots: reuse the smallest free slot that fits, else grow the largest free one. */
+/*!
+ * \brief Pool slots: reuse the smallest free slot that fits, else grow the largest free one.
+ * Also counts the bytes of values live at once: their peak is a lower bound of any pool for
+ * this order and these in-place decisions (every live value needs its own bytes).
+ */
 class SlotAllocator {
  public:
   int Alloc(int64_t bytes) {
+    live_ += bytes;
+    peak_ = std::max(peak_, live_);
     auto it = free_.lower_bound(bytes);
     if (it == free_.end() && !free_.empty()) it = std::prev(free_.end());
     if (it == free_.end()) {
@@ -108,10 +114,16 @@ class SlotAllocator {
     sizes_[slot] = std::max(sizes_[slot], bytes);
     return slot;
   }
-  void Release(int slot) { free_.emplace(sizes_[slot], slot); }
+  /*! \brief Frees `slot`, which held a value of `bytes`. */
+  void Release(int slot, int64_t bytes) {
+    live_ -= bytes;
+    free_.emplace(sizes_[slot], slot);
+  }
   const std::vector<int64_t>& sizes() const { return sizes_; }
+  int64_t peak_live() const { return peak_; }
 
  private:
+  int64_t live_ = 0, peak_ = 0;
   std::vector<int64_t> sizes_;
   std::multimap<int64_t, int> free_;
 };
@@ -121,12 +133,29 @@ struct MemoryPlan {
   std::vector<int> storage_id;
   std::vector<int> inplace_index;
   std::vector<int64_t> slot_bytes;
+  /*! \brief The most bytes of pooled values live at once (in-place outputs share their input's). */
+  int64_t lower_bound = 0;
 };
 
+/*! \brief Per entry: its bytes, shape and dtype. */
+struct EntryInfo {
+  std::vector<int64_t> bytes;
+  const ShapeVector& shapes;
+  const DTypeVector& dtypes;
+};
+
+/*! \brief Whether output `out` may take over input `in`'s buffer as far as their layouts go. */
+bool LayoutsAllowInplace(const Node* node, const EntryInfo& info, uint32_t in, uint32_t out) {
+  const auto* same_shape = Op::FindAttr<TInplaceSameShape>("TInplaceSameShape");
+  if (info.bytes[in] != info.bytes[out]) return false;
+  if (same_shape == nullptr || !same_shape->get(node->op(), false)) return true;
+  return info.shapes[in] == info.shapes[out] && info.dtypes[in] == info.dtypes[out];
+}
+
 /*! \brief Slots for the outputs of op node `nid` not planned yet: in place when allowed, else pooled. */
-void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const std::vector<int64_t>& bytes,
-                 const std::vector<uint32_t>& refs, std::vector<bool>* handed_over, SlotAllocator* pool,
-                 MemoryPlan* plan) {
+void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const EntryInfo& info, const std::vector<uint32_t>& refs,
+                 std::vector<bool>* handed_over, SlotAllocator* pool, MemoryPlan* plan) {
+  const std::vector<int64_t>& bytes = info.bytes;
   std::vector<std::pair<int, int>> pairs = InplacePairs(idx, nid);
   for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
     uint32_t eid = idx.entry_id(nid, j);
@@ -136,7 +165,8 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const std::vector<int64_
       uint32_t in = idx.entry_id(idx[nid].inputs[p.first]);
       uint32_t reads_here =
           static_cast<uint32_t>(std::count(idx[nid].inputs.begin(), idx[nid].inputs.end(), idx[nid].inputs[p.first]));
-      if (plan->storage_id[in] < 0 || (*handed_over)[in] || refs[in] != reads_here || bytes[in] != bytes[eid]) {
+      if (plan->storage_id[in] < 0 || (*handed_over)[in] || refs[in] != reads_here ||
+          !LayoutsAllowInplace(idx[nid].source, info, in, eid)) {
         continue;
       }
       plan->storage_id[eid] = plan->storage_id[in];
@@ -148,7 +178,8 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const std::vector<int64_
   }
 }
 
-MemoryPlan Plan(const IndexedGraph& idx, const std::vector<int64_t>& bytes) {
+MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info) {
+  const std::vector<int64_t>& bytes = info.bytes;
   size_t num_entries = idx.num_node_entries();
   MemoryPlan plan{std::vector<int>(num_entries, kUnplanned), std::vector<int>(num_entries, -1), {}};
   MarkExternal(idx, &plan.storage_id, &plan.inplace_index);
@@ -160,12 +191,13 @@ MemoryPlan Plan(const IndexedGraph& idx, const std::vector<int64_t>& bytes) {
   std::vector<bool> handed_over(num_entries, false);
   SlotAllocator pool;
   auto release_if_dead = [&](uint32_t eid) {
-    if (refs[eid] == 0 && plan.storage_id[eid] >= 0 && !handed_over[eid]) pool.Release(plan.storage_id[eid]);
+    if (refs[eid] == 0 && plan.storage_id[eid] >= 0 && !handed_over[eid])
+      pool.Release(plan.storage_id[eid], bytes[eid]);
   };
   // Node ids are a topological order: a slot is free once the last reader of its entry ran.
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     if (idx[nid].source->is_variable()) continue;
-    PlanOutputs(idx, nid, bytes, refs, &handed_over, &pool, &plan);
+    PlanOutputs(idx, nid, info, refs, &handed_over, &pool, &plan);
     for (const IndexedGraph::Entry& in : idx[nid].inputs) {
       uint32_t eid = idx.entry_id(in);
       --refs[eid];
@@ -174,14 +206,17 @@ MemoryPlan Plan(const IndexedGraph& idx, const std::vector<int64_t>& bytes) {
     for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) release_if_dead(idx.entry_id(nid, j));
   }
   plan.slot_bytes = pool.sizes();
+  plan.lower_bound = pool.peak_live();
   return plan;
 }
 
 Graph PlanMemory(Graph graph) {
   const IndexedGraph& idx = graph.indexed_graph();
-  std::vector<int64_t> bytes =
-      EntryBytes(idx, graph.GetAttr<ShapeVector>("shape"), graph.GetAttr<DTypeVector>("dtype"));
-  MemoryPlan plan = Plan(idx, bytes);
+  const ShapeVector& shapes = graph.GetAttr<ShapeVector>("shape");
+  const DTypeVector& dtypes = graph.GetAttr<DTypeVector>("dtype");
+  EntryInfo info{EntryBytes(idx, shapes, dtypes), shapes, dtypes};
+  const std::vector<int64_t>& bytes = info.bytes;
+  MemoryPlan plan = Plan(idx, info);
   int64_t no_reuse = 0;
   for (size_t eid = 0; eid < bytes.size(); ++eid) {
     if (plan.storage_id[eid] >= 0) no_reuse += bytes[eid];
@@ -193,6 +228,7 @@ Graph PlanMemory(Graph graph) {
   graph.SetAttr("storage_bytes", std::move(plan.slot_bytes));
   graph.SetAttr("memory_plan_bytes", total);
   graph.SetAttr("memory_no_reuse_bytes", no_reuse);
+  graph.SetAttr("memory_lower_bound_bytes", plan.lower_bound);
   return graph;
 }
 
@@ -209,7 +245,8 @@ IR_REGISTER_PASS(PlanMemory)
     .provide_graph_attr("storage_inplace_index")
     .provide_graph_attr("storage_bytes")
     .provide_graph_attr("memory_plan_bytes")
-    .provide_graph_attr("memory_no_reuse_bytes");
+    .provide_graph_attr("memory_no_reuse_bytes")
+    .provide_graph_attr("memory_lower_bound_bytes");
 
 IR_REGISTER_GRAPH_ATTR("storage_id")
     .describe(
@@ -229,6 +266,12 @@ IR_REGISTER_GRAPH_ATTR("storage_bytes")
     .set_type<std::vector<int64_t>>();
 IR_REGISTER_GRAPH_ATTR("memory_plan_bytes")
     .describe("Total bytes of the pool slots.")
+    .set_index(AttrIndex::kGraph)
+    .set_type<int64_t>();
+IR_REGISTER_GRAPH_ATTR("memory_lower_bound_bytes")
+    .describe(
+        "The most bytes of pooled values live at once in the execution order, an in-place output "
+        "sharing its input's bytes: no pool for this order and these in-place choices is smaller.")
     .set_index(AttrIndex::kGraph)
     .set_type<int64_t>();
 IR_REGISTER_GRAPH_ATTR("memory_no_reuse_bytes")

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "codegen/single_op_kernel.h"
+#include "ir/fusion.h"
 #include "ir/graph_attr.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
@@ -142,6 +143,18 @@ void DescribeNodes(const Graph& graph, uint64_t graph_seed, BoundPlan* plan) {
   }
 }
 
+/*! \brief The op of `node` for profiles: a fused node lists its kind and its members' ops. */
+std::string OpDescription(const Node& node) {
+  if (node.op()->name != "_fused") return node.op()->name;
+  const FusedGroup& group = GetFusedGroup(node.attrs);
+  const IndexedGraph& idx = group.subgraph.indexed_graph();
+  std::vector<std::string> members;
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    if (!idx[nid].source->is_variable()) members.push_back(idx[nid].source->op()->name);
+  }
+  return StrCat("_fused[", group.kind, "](", Join(members, ","), ")");
+}
+
 /*! \brief The first entry stored in pooled buffer `sid`, for errors: "output 0 of node 'x' ([2,3] float32)". */
 std::string StorageUser(const BoundPlan& plan, int sid) {
   const IndexedGraph& idx = plan.graph.indexed_graph();
@@ -203,8 +216,16 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
   plan->input_index = MatchInputs(plan->graph.indexed_graph(), inputs);
   SelectKernels(plan->graph, device, plan.get());
   DescribeNodes(plan->graph, options.seed, plan.get());
+  if (options.profile) {
+    const IndexedGraph& idx = plan->graph.indexed_graph();
+    plan->op_desc.assign(idx.num_nodes(), std::string());
+    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+      if (!idx[nid].source->is_variable()) plan->op_desc[nid] = OpDescription(*idx[nid].source);
+    }
+  }
   for (int64_t bytes : plan->graph.GetAttr<std::vector<int64_t>>("storage_bytes")) plan->pool_bytes += bytes;
   plan->no_reuse_bytes = static_cast<size_t>(plan->graph.GetAttrOr<int64_t>("memory_no_reuse_bytes", 0));
+  plan->lower_bound_bytes = static_cast<size_t>(plan->graph.GetAttrOr<int64_t>("memory_lower_bound_bytes", 0));
   plan->bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }

@@ -39,9 +39,12 @@ struct BoundPlan {
   std::vector<std::vector<uint32_t>> overwritten;
   /*! \brief Per node: the part of OpContext::seed that does not change run to run. */
   std::vector<uint64_t> seed_base;
+  /*! \brief Per node, when profiling: its op as NodeProfile::op describes it (else empty). */
+  std::vector<std::string> op_desc;
   /*! \brief Bytes of the memory pool of one Workspace of the plan. */
   size_t pool_bytes = 0;
   size_t no_reuse_bytes = 0;
+  size_t lower_bound_bytes = 0;
   double bind_ms = 0;
 };
 

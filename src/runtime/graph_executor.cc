@@ -89,7 +89,7 @@ class Executor::Impl {
       stats.bind_ms = plan.bind_ms;
     }
     CheckBoundInputs(plan, values);
-    RunContext run{plan, lease.workspace(), InputData(plan, values), run_count_.fetch_add(1), &stats};
+    RunContext run{plan, lease.workspace(), InputData(plan, values), run_count_.fetch_add(1), &stats, {}, {}};
     const IndexedGraph& idx = plan.graph.indexed_graph();
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
@@ -98,10 +98,11 @@ class Executor::Impl {
     device_wait.Wait();
     stats.bytes_allocated = plan.pool_bytes;
     stats.bytes_without_reuse = plan.no_reuse_bytes;
+    stats.memory_lower_bound_bytes = plan.lower_bound_bytes;
     double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     stats.run_ms = total - stats.bind_ms;
     std::lock_guard<std::mutex> lock(last_mutex_);
-    last_stats_ = stats;
+    last_stats_ = std::move(stats);
     last_graph_ = &plan.graph;
     return outputs;
   }
@@ -124,6 +125,8 @@ class Executor::Impl {
     std::vector<NDArray> data;
     uint64_t run_number;
     RunStats* stats;
+    /*! \brief The current node's input and output arrays. */
+    std::vector<NDArray> in, out;
   };
 
   /*! \brief Passes may refine but never change an input's shape; a change is a bug worth naming. */
@@ -189,7 +192,10 @@ class Executor::Impl {
   void RunNode(RunContext* run, uint32_t nid) {
     const BoundPlan& plan = run->plan;
     const IndexedGraph& idx = plan.graph.indexed_graph();
-    std::vector<NDArray> in, out;
+    std::vector<NDArray>& in = run->in;  // reused node to node: no allocation per node
+    std::vector<NDArray>& out = run->out;
+    in.clear();
+    out.clear();
     for (uint32_t k = 0; k < idx[nid].inputs.size(); ++k) in.push_back(InputArray(run, nid, k));
     for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
       out.push_back(OutputArray(*run, nid, j, in));
@@ -200,6 +206,7 @@ class Executor::Impl {
     ctx.is_train = options_.is_train;
     ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run->run_number));
     const NodeAttrs& attrs = idx[nid].source->attrs;
+    auto start = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (plan.on_host[nid]) {
       runtime::RunOnHost(plan.kernels[nid], ctx, attrs, in, out, plan.mutated[nid]);
       ++run->stats->host_fallbacks;
@@ -207,6 +214,15 @@ class Executor::Impl {
       plan.kernels[nid](ctx, attrs, in, out);
     }
     ++run->stats->kernels_launched;
+    if (options_.profile) Profile(run, nid, start);
+  }
+
+  /*! \brief Records node `nid`'s time since `start`, its device work done first. */
+  void Profile(RunContext* run, uint32_t nid, std::chrono::steady_clock::time_point start) const {
+    if (device_.type != DeviceType::kCPU) DeviceAPI::Get(device_)->Synchronize();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    run->stats->nodes.push_back(
+        NodeProfile{run->plan.graph.indexed_graph()[nid].source->attrs.name, run->plan.op_desc[nid], ms});
   }
 
   /*! \brief The graph outputs; values not in fresh storage are copied so later runs cannot change them. */

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "ir/fusion.h"
 #include "ir/pass.h"
 #include "runtime/runtime_test_ops.h"
 #include "test_util.h"
@@ -70,6 +71,57 @@ TEST(PlanMemoryTest, ChainReusesOneSlotInPlace) {
   EXPECT_EQ(StorageId(g)[EntryOf(g, x)], -1);
   EXPECT_EQ(StorageId(g)[EntryOf(g, h)], -2);
   ExpectNoLiveOverlap(g);
+}
+
+TEST(PlanMemoryTest, LowerBoundIsTheMostBytesLiveAtOnce) {
+  // [4,8] float32 = 128 bytes. a and b are live together while c = a + b runs (c in place over
+  // one of them): 256 bytes at most, and d = scale(c) in place adds nothing.
+  NodeEntry a = Op("runtime_test_scale", "a", {Var("x")});
+  NodeEntry b = Op("runtime_test_scale", "b", {Var("y")});
+  NodeEntry c = Op("runtime_test_add", "c", {a, b});
+  Graph g = Planned({Op("runtime_test_scale", "out", {Op("runtime_test_scale", "d", {c})})});
+  EXPECT_EQ(g.GetAttr<int64_t>("memory_lower_bound_bytes"), 256);
+  EXPECT_EQ(g.GetAttr<int64_t>("memory_plan_bytes"), 256);
+  // A value of a product that is never in place: its inputs and its output are live at once.
+  Graph m = Planned({Op("runtime_test_scale", "o",
+                        {Op("runtime_test_matmul", "m",
+                            {Op("runtime_test_scale", "p", {Var("x")}), Op("runtime_test_scale", "q", {Var("y")})})})},
+                    Shape({8, 8}));
+  EXPECT_EQ(m.GetAttr<int64_t>("memory_lower_bound_bytes"), 3 * 256);
+  EXPECT_GE(m.GetAttr<int64_t>("memory_plan_bytes"), m.GetAttr<int64_t>("memory_lower_bound_bytes"));
+}
+
+/*!
+ * \brief A fused map node computing `member`(cast(in0) to float32, in1): in0 is a pooled value of
+ * `in_shape` and `in_dtype` (a cast of a scale of x), in1 a float32 [6,2] input.
+ */
+Graph PlannedFusedCast(const Shape& in_shape, DType in_dtype) {
+  FusedGroup group;
+  NodeEntry in0{Node::CreateVariable("in0"), 0}, in1{Node::CreateVariable("in1"), 0};
+  group.subgraph = Graph({Op("add", "add", {Op("cast", "cast", {in0}, {{"dtype", "float32"}}), in1})});
+  NodeEntry value =
+      Op("runtime_test_cast", "value", {Op("runtime_test_scale", "s", {Var("x")})}, {{"dtype", DTypeName(in_dtype)}});
+  NodeEntry fused = Op("_fused", "fused", {value, Var("y")}, group.ToAttrs());
+  Graph g({Op("runtime_test_scale", "out", {fused})});
+  g.SetAttr("shape_inputs", ShapeVector{in_shape, Shape({6, 2})});
+  g.SetAttr("dtype_inputs", DTypeVector{DType::kFloat32, DType::kFloat32});
+  return ApplyPasses(g, {"InferShape", "InferType", "PlanMemory"});
+}
+
+/*! \brief The input index output 0 of node `name` reuses in place, or -1. */
+int InplaceOf(const Graph& g, const std::string& name) {
+  const IndexedGraph& idx = g.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    if (idx[nid].source->attrs.name == name) return Inplace(g)[idx.entry_id(nid, 0)];
+  }
+  return -2;
+}
+
+TEST(PlanMemoryTest, FusedMapNodesReuseOnlyAnInputOfTheOutputsShapeAndDType) {
+  EXPECT_EQ(InplaceOf(PlannedFusedCast({6, 2}, DType::kFloat32), "fused"), 0);
+  // Equal bytes are not enough: int64 [6,1] is broadcast into float32 [6,2], int32 [6,2] converted.
+  EXPECT_EQ(InplaceOf(PlannedFusedCast({6, 1}, DType::kInt64), "fused"), -1);
+  EXPECT_EQ(InplaceOf(PlannedFusedCast({6, 2}, DType::kInt32), "fused"), -1);
 }
 
 TEST(PlanMemoryTest, InPlaceOnlyWhenTheInputDiesHere) {

@@ -100,17 +100,19 @@ class Session(object):
 
     target: "cpu", "opencl" or "cuda" (also accepted: "" and "local" for cpu); fusion: fuse
     elementwise chains into generated kernels; fmax: most array inputs of one fused kernel
-    (None: the library's default); dump_dir: write the IR after every pass there.
+    (None: the library's default); dump_dir: write the IR after every pass there; profile:
+    time every node of every run (stats()["nodes"], profile_table()).
     """
 
     def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
-                 is_train=True, passes=None):
+                 is_train=True, passes=None, profile=False):
         self.graph = graph or get_default_graph()
         if target in ("", "local", None) or str(target).startswith("grpc"):
             target = "cpu"
         seed = seed if seed is not None else (self.graph.seed or 0)
         self.options = {"target": target, "fusion": bool(fusion), "fmax": -1 if fmax is None else int(fmax),
-                        "dump_dir": dump_dir or "", "seed": int(seed), "is_train": bool(is_train)}
+                        "dump_dir": dump_dir or "", "seed": int(seed), "is_train": bool(is_train),
+                        "profile": bool(profile)}
         if passes is not None:
             self.options["passes"] = list(passes)
         self.handle = ctypes.c_void_p()
@@ -177,10 +179,22 @@ class Session(object):
 
     # -- introspection --
     def stats(self):
-        """Statistics of the last run: kernels_launched, bytes_allocated, bind_ms, run_ms, ..."""
+        """Statistics of the last run: kernels_launched, bytes_allocated, memory_lower_bound_bytes,
+        bind_ms, run_ms, ...; with profile=True, nodes: [{"name", "op", "ms"}] slowest first."""
         out = ctypes.c_char_p()
         check_call(LIB.IRSessionGetStatsJSON(self.handle, ctypes.byref(out)))
         return json.loads(out.value.decode("utf-8"))
+
+    def profile_table(self, top=None):
+        """The last run's nodes, slowest first, as text: time (us), share of the run, op, name."""
+        nodes = self.stats()["nodes"]
+        if not nodes and self.options["profile"] is False:
+            raise ValueError("profile_table needs a Session created with profile=True")
+        total = sum(n["ms"] for n in nodes) or 1.0
+        lines = ["%10s %6s  %-40s %s" % ("us", "%", "op", "name")]
+        for n in nodes[:top]:
+            lines.append("%10.1f %5.1f%%  %-40s %s" % (n["ms"] * 1e3, 100.0 * n["ms"] / total, n["op"], n["name"]))
+        return "\n".join(lines)
 
     def last_graph(self):
         """The bound graph of the last run (a tinyflow.ir.Graph: fusion groups, kernel source, plan)."""

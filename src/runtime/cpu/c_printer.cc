@@ -77,9 +77,12 @@ class CPrinter final : public CFamilyPrinter {
     os << kPrelude;
     for (const Kernel& kernel : kernels) {
       os << "\nstatic void " << kernel.name << "_body(";
+      // A map kernel's output may share its input's buffer (the planner's in-place reuse of fused
+      // nodes), so its params are not restrict; its loops vectorize by `omp simd` all the same.
+      const char* pointer = kernel.kind == Kernel::kMap ? "* " : "* restrict ";
       for (size_t i = 0; i < kernel.params.size(); ++i) {
         const KernelParam& p = kernel.params[i];
-        os << (i ? ", " : "") << (p.is_output ? "" : "const ") << TypeName(p.dtype) << "* restrict " << p.name;
+        os << (i ? ", " : "") << (p.is_output ? "" : "const ") << TypeName(p.dtype) << pointer << p.name;
       }
       os << ") {\n";
       if (kernel.kind == Kernel::kMap) {
@@ -98,17 +101,24 @@ class CPrinter final : public CFamilyPrinter {
   }
 
  private:
-  static std::string ParallelIf(int64_t work) { return StrCat(" if(", work >= kParallelThreshold ? 1 : 0, ")"); }
+  /*!
+   * \brief `pragma` (an "omp parallel for") when `work` is worth threads, else `serial` (what stays
+   * without threads: "#pragma omp simd ..." or nothing). Not a parallel region with if(0): entering
+   * one (GOMP_parallel) still costs 0.5-2 us, as much as a small kernel's whole work.
+   */
+  static std::string ParallelOr(int64_t work, const std::string& pragma, const std::string& serial) {
+    return work >= kParallelThreshold ? pragma : serial;
+  }
 
   void PrintMap(const Kernel& kernel, std::ostringstream& os) const {
     const auto& e = kernel.extents;
     size_t k = e.size();
     std::string indent = "  ";
     if (k == 1) {
-      os << indent << "#pragma omp parallel for simd schedule(static)" << ParallelIf(e[0]) << "\n";
+      os << indent << ParallelOr(e[0], "#pragma omp parallel for simd schedule(static)\n", "#pragma omp simd\n");
     } else {
-      os << indent << "#pragma omp parallel for collapse(" << k - 1 << ") schedule(static)"
-         << ParallelIf(kernel.NumIterations()) << "\n";
+      os << ParallelOr(kernel.NumIterations(),
+                       StrCat(indent, "#pragma omp parallel for collapse(", k - 1, ") schedule(static)\n"), "");
     }
     for (size_t d = 0; d < k; ++d) {
       if (d == k - 1 && k > 1) os << indent << "#pragma omp simd\n";
@@ -141,14 +151,15 @@ class CPrinter final : public CFamilyPrinter {
       // along the row when there are too few rows to share.
       bool across_rows = outer >= 64;
       std::string omp_reduce = StrCat("reduction(", OmpReduction(kernel.reduce_kind), ":acc)");
-      if (across_rows) os << "  #pragma omp parallel for schedule(static)" << ParallelIf(outer * red) << "\n";
+      if (across_rows) os << ParallelOr(outer * red, "  #pragma omp parallel for schedule(static)\n", "");
       os << "  for (int64_t i0 = 0; i0 < " << outer << "; ++i0) {\n"
          << "    const int64_t i2 = 0;\n"
          << "    " << type << " acc = " << init << ";\n";
       if (across_rows) {
         os << "    #pragma omp simd " << omp_reduce << "\n";
       } else {
-        os << "    #pragma omp parallel for simd schedule(static) " << omp_reduce << ParallelIf(red) << "\n";
+        os << ParallelOr(red, "    #pragma omp parallel for simd schedule(static) ", "    #pragma omp simd ")
+           << omp_reduce << "\n";
       }
       os << "    for (int64_t i1 = 0; i1 < " << red << "; ++i1) {\n";
       PrintElement(kernel, position, "      ", os);
@@ -159,7 +170,7 @@ class CPrinter final : public CFamilyPrinter {
       return;
     }
     // Columns: accumulate a block of the output row while walking the reduce axis.
-    os << "  #pragma omp parallel for collapse(2) schedule(static)" << ParallelIf(outer * red * inner) << "\n"
+    os << ParallelOr(outer * red * inner, "  #pragma omp parallel for collapse(2) schedule(static)\n", "")
        << "  for (int64_t i0 = 0; i0 < " << outer << "; ++i0) {\n"
        << "    for (int64_t b = 0; b < " << inner << "; b += " << kInnerBlock << ") {\n"
        << "      const int64_t end = b + " << kInnerBlock << " < " << inner << " ? b + " << kInnerBlock << " : "

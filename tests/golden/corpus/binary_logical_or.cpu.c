@@ -35,8 +35,8 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_64a768b294ca_body(const ir_bool* restrict in0, const ir_bool* restrict in1, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_64a768b294ca_body(const ir_bool* in0, const ir_bool* in1, ir_bool* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const ir_bool t0 = in0[i0];
     const ir_bool t1 = in1[i0];

@@ -35,8 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_37f7360cb024_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
+static void fused_37f7360cb024_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 4; ++i0) {
     for (int64_t i1 = 0; i1 < 5; ++i1) {
       #pragma omp simd

@@ -35,8 +35,8 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_c83b7a76a761_body(const float* restrict in0, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_c83b7a76a761_body(const float* in0, ir_bool* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
     const ir_bool t1 = (t0 > 0.0f);
@@ -48,8 +48,8 @@ void fused_c83b7a76a761(void* const* args) {
   fused_c83b7a76a761_body((const float*)args[0], (ir_bool*)args[1]);
 }
 
-static void fused_bcafa27cc33f_body(const float* restrict in0, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_bcafa27cc33f_body(const float* in0, ir_bool* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
     const ir_bool t1 = (t0 == 1.0f);
@@ -61,8 +61,8 @@ void fused_bcafa27cc33f(void* const* args) {
   fused_bcafa27cc33f_body((const float*)args[0], (ir_bool*)args[1]);
 }
 
-static void fused_ffde042555de_body(const float* restrict in0, ir_bool* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_ffde042555de_body(const float* in0, ir_bool* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12; ++i0) {
     const float t0 = in0[i0];
     const ir_bool t1 = (t0 <= -1.0f);

@@ -35,8 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_63921a346183_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_63921a346183_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 128; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 4; ++i1) {
@@ -57,7 +56,7 @@ static void fused_f9c94a5871ce_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 32; ++i1) {
       const float t0 = in0[i1];
       const float t1 = (t0 * t0);
@@ -72,8 +71,8 @@ void fused_f9c94a5871ce(void* const* args) {
   fused_f9c94a5871ce_body((const float*)args[0], (float*)args[1], (float*)args[2]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
     out0[i0] = 1.0f;
@@ -84,8 +83,8 @@ void fused_08cfa7e1a620(void* const* args) {
   fused_08cfa7e1a620_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_75ffa2779d4d_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_75ffa2779d4d_body(const float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -100,7 +99,6 @@ void fused_75ffa2779d4d(void* const* args) {
 }
 
 static void fused_eb9697a3f343_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;

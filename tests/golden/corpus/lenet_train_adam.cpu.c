@@ -35,8 +35,8 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_76bdee6d5397_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(1)
+static void fused_76bdee6d5397_body(const float* in0, const float* in1, float* out0) {
+  #pragma omp parallel for collapse(1) schedule(static)
   for (int64_t i0 = 0; i0 < 6272; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
@@ -53,8 +53,7 @@ void fused_76bdee6d5397(void* const* args) {
   fused_76bdee6d5397_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_994cb0a1b6ef_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_994cb0a1b6ef_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 1568; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 32; ++i1) {
@@ -71,8 +70,7 @@ void fused_994cb0a1b6ef(void* const* args) {
   fused_994cb0a1b6ef_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_1a61ca03edea_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_1a61ca03edea_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 256; ++i1) {
@@ -89,8 +87,7 @@ void fused_1a61ca03edea(void* const* args) {
   fused_1a61ca03edea_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_1c4f1efec0f3_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_1c4f1efec0f3_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
@@ -110,7 +107,7 @@ static void fused_bb5ad888132d_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 8; ++i1) {
       const float t0 = in0[i1];
       acc = acc + t0;
@@ -123,8 +120,8 @@ void fused_bb5ad888132d(void* const* args) {
   fused_bb5ad888132d_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
     out0[i0] = 1.0f;
@@ -136,7 +133,6 @@ void fused_08cfa7e1a620(void* const* args) {
 }
 
 static void fused_b101b5b5668a_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 10; b += 512) {
       const int64_t end = b + 512 < 10 ? b + 512 : 10;
@@ -161,7 +157,6 @@ void fused_b101b5b5668a(void* const* args) {
 }
 
 static void fused_a900f8a163d9_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 256; b += 512) {
       const int64_t end = b + 512 < 256 ? b + 512 : 256;
@@ -186,7 +181,6 @@ void fused_a900f8a163d9(void* const* args) {
 }
 
 static void fused_07f2ecf93aed_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 32; b += 512) {
       const int64_t end = b + 512 < 32 ? b + 512 : 32;
@@ -211,7 +205,7 @@ void fused_07f2ecf93aed(void* const* args) {
 }
 
 static void fused_58ee50e84525_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(1)
+  #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 16; b += 512) {
       const int64_t end = b + 512 < 16 ? b + 512 : 16;
@@ -235,8 +229,8 @@ void fused_58ee50e84525(void* const* args) {
   fused_58ee50e84525_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_9c76517cc767_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_9c76517cc767_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -253,8 +247,8 @@ void fused_9c76517cc767(void* const* args) {
   fused_9c76517cc767_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_eaad3e4ba227_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_eaad3e4ba227_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -274,8 +268,8 @@ void fused_eaad3e4ba227(void* const* args) {
   fused_eaad3e4ba227_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_ed2e06b96162_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_ed2e06b96162_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -289,8 +283,8 @@ void fused_ed2e06b96162(void* const* args) {
   fused_ed2e06b96162_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_c83100f33604_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_c83100f33604_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -307,8 +301,8 @@ void fused_c83100f33604(void* const* args) {
   fused_c83100f33604_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_45ffbaa02bdd_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_45ffbaa02bdd_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -328,8 +322,8 @@ void fused_45ffbaa02bdd(void* const* args) {
   fused_45ffbaa02bdd_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_d4c94718aff6_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_d4c94718aff6_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -343,8 +337,8 @@ void fused_d4c94718aff6(void* const* args) {
   fused_d4c94718aff6_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_8744852a7049_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_8744852a7049_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -361,8 +355,8 @@ void fused_8744852a7049(void* const* args) {
   fused_8744852a7049_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_654e9b1a5ba9_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_654e9b1a5ba9_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -382,8 +376,8 @@ void fused_654e9b1a5ba9(void* const* args) {
   fused_654e9b1a5ba9_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_23e9c8990cd3_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_23e9c8990cd3_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -397,8 +391,8 @@ void fused_23e9c8990cd3(void* const* args) {
   fused_23e9c8990cd3_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_408ec217763c_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_408ec217763c_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -415,8 +409,8 @@ void fused_408ec217763c(void* const* args) {
   fused_408ec217763c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_4fc84c0d887c_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_4fc84c0d887c_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -436,8 +430,8 @@ void fused_4fc84c0d887c(void* const* args) {
   fused_4fc84c0d887c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_46a5c6cac64a_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_46a5c6cac64a_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -451,8 +445,8 @@ void fused_46a5c6cac64a(void* const* args) {
   fused_46a5c6cac64a_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_3473858ceb80_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(1)
+static void fused_3473858ceb80_body(float* in0, const float* in1, float* out0) {
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -469,8 +463,8 @@ void fused_3473858ceb80(void* const* args) {
   fused_3473858ceb80_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_8675c42f6bdf_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(1)
+static void fused_8675c42f6bdf_body(float* in0, const float* in1, float* out1) {
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -490,8 +484,8 @@ void fused_8675c42f6bdf(void* const* args) {
   fused_8675c42f6bdf_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_7df17fb6e725_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(1)
+static void fused_7df17fb6e725_body(float* in0, const float* in1) {
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -505,8 +499,8 @@ void fused_7df17fb6e725(void* const* args) {
   fused_7df17fb6e725_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_0f30e049073c_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_0f30e049073c_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -523,8 +517,8 @@ void fused_0f30e049073c(void* const* args) {
   fused_0f30e049073c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_fa38cafd0826_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_fa38cafd0826_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -544,8 +538,8 @@ void fused_fa38cafd0826(void* const* args) {
   fused_fa38cafd0826_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_5df7bb4d796f_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_5df7bb4d796f_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -559,8 +553,8 @@ void fused_5df7bb4d796f(void* const* args) {
   fused_5df7bb4d796f_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_288c9c389b83_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_288c9c389b83_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -577,8 +571,8 @@ void fused_288c9c389b83(void* const* args) {
   fused_288c9c389b83_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_fb5fc4daed0e_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_fb5fc4daed0e_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -598,8 +592,8 @@ void fused_fb5fc4daed0e(void* const* args) {
   fused_fb5fc4daed0e_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_db47230ec337_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_db47230ec337_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];
@@ -613,8 +607,8 @@ void fused_db47230ec337(void* const* args) {
   fused_db47230ec337_body((float*)args[0], (const float*)args[1]);
 }
 
-static void fused_d46fe0bb4de2_body(float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_d46fe0bb4de2_body(float* in0, const float* in1, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.899999976f);
@@ -631,8 +625,8 @@ void fused_d46fe0bb4de2(void* const* args) {
   fused_d46fe0bb4de2_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_5f5f9df9c370_body(float* restrict in0, const float* restrict in1, float* restrict out1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_5f5f9df9c370_body(float* in0, const float* in1, float* out1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
     const float t1 = (t0 * 0.999000013f);
@@ -652,8 +646,8 @@ void fused_5f5f9df9c370(void* const* args) {
   fused_5f5f9df9c370_body((float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_7964ebe748ba_body(float* restrict in0, const float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_7964ebe748ba_body(float* in0, const float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
     const float t1 = in1[((int64_t)0)];

@@ -35,8 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_de704d1df33c_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_de704d1df33c_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 6272; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 6; ++i1) {
@@ -53,8 +52,7 @@ void fused_de704d1df33c(void* const* args) {
   fused_de704d1df33c_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_617e11def134_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_617e11def134_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 1568; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
@@ -71,8 +69,7 @@ void fused_617e11def134(void* const* args) {
   fused_617e11def134_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_b9b8dee857f0_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_b9b8dee857f0_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 120; ++i1) {
@@ -89,8 +86,7 @@ void fused_b9b8dee857f0(void* const* args) {
   fused_b9b8dee857f0_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_1c4f1efec0f3_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_1c4f1efec0f3_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
@@ -110,7 +106,7 @@ static void fused_bb5ad888132d_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 8; ++i1) {
       const float t0 = in0[i1];
       acc = acc + t0;
@@ -123,8 +119,8 @@ void fused_bb5ad888132d(void* const* args) {
   fused_bb5ad888132d_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
     out0[i0] = 1.0f;
@@ -136,7 +132,6 @@ void fused_08cfa7e1a620(void* const* args) {
 }
 
 static void fused_b101b5b5668a_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 10; b += 512) {
       const int64_t end = b + 512 < 10 ? b + 512 : 10;
@@ -161,7 +156,6 @@ void fused_b101b5b5668a(void* const* args) {
 }
 
 static void fused_ef84461f257c_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 120; b += 512) {
       const int64_t end = b + 512 < 120 ? b + 512 : 120;
@@ -186,7 +180,6 @@ void fused_ef84461f257c(void* const* args) {
 }
 
 static void fused_d5284acbc598_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 16; b += 512) {
       const int64_t end = b + 512 < 16 ? b + 512 : 16;
@@ -211,7 +204,6 @@ void fused_d5284acbc598(void* const* args) {
 }
 
 static void fused_4cbd063987d0_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 6; b += 512) {
       const int64_t end = b + 512 < 6 ? b + 512 : 6;
@@ -235,8 +227,8 @@ void fused_4cbd063987d0(void* const* args) {
   fused_4cbd063987d0_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_191c533dbb08_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_191c533dbb08_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -250,8 +242,8 @@ void fused_191c533dbb08(void* const* args) {
   fused_191c533dbb08_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_d819f39bdea1_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_d819f39bdea1_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 150; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -265,8 +257,8 @@ void fused_d819f39bdea1(void* const* args) {
   fused_d819f39bdea1_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_4f21a564fc4a_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_4f21a564fc4a_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -280,8 +272,8 @@ void fused_4f21a564fc4a(void* const* args) {
   fused_4f21a564fc4a_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_4d6822b9d9cf_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_4d6822b9d9cf_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 2400; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -295,8 +287,8 @@ void fused_4d6822b9d9cf(void* const* args) {
   fused_4d6822b9d9cf_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_fe575293d900_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(1)
+static void fused_fe575293d900_body(const float* in0, float* in1) {
+  #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 94080; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -310,8 +302,8 @@ void fused_fe575293d900(void* const* args) {
   fused_fe575293d900_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_16e239cc9797_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_16e239cc9797_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 120; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -325,8 +317,8 @@ void fused_16e239cc9797(void* const* args) {
   fused_16e239cc9797_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_d92ff7fc5830_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_d92ff7fc5830_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 1200; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];
@@ -340,8 +332,8 @@ void fused_d92ff7fc5830(void* const* args) {
   fused_d92ff7fc5830_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_14db69f461cd_body(const float* restrict in0, float* restrict in1) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_14db69f461cd_body(const float* in0, float* in1) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in1[i0];
     const float t1 = in0[i0];

@@ -39,7 +39,7 @@ static void fused_004c7f6d8f96_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(1)
+    #pragma omp parallel for simd schedule(static) reduction(+:acc)
     for (int64_t i1 = 0; i1 < 262144; ++i1) {
       const float t0 = in0[i1];
       acc = acc + t0;
@@ -56,7 +56,7 @@ static void fused_c50d900b6680_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);
-    #pragma omp parallel for simd schedule(static) reduction(max:acc) if(1)
+    #pragma omp parallel for simd schedule(static) reduction(max:acc)
     for (int64_t i1 = 0; i1 < 262144; ++i1) {
       const float t0 = in0[i1];
       acc = (t0 > acc) ? t0 : acc;

@@ -36,7 +36,7 @@ double tanh(double);
 double pow(double, double);
 
 static void fused_ce150556e667_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(1)
+  #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -58,7 +58,7 @@ void fused_ce150556e667(void* const* args) {
 }
 
 static void fused_8f1f120e5d8b_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(1)
+  #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;

@@ -39,7 +39,7 @@ static void fused_4fdd5c5f9b68_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 4; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(1)
+    #pragma omp parallel for simd schedule(static) reduction(+:acc)
     for (int64_t i1 = 0; i1 < 65536; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)65536)) + i1)];
       acc = acc + t0;
@@ -56,7 +56,7 @@ static void fused_cf350f8b9357_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 4; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);
-    #pragma omp parallel for simd schedule(static) reduction(max:acc) if(1)
+    #pragma omp parallel for simd schedule(static) reduction(max:acc)
     for (int64_t i1 = 0; i1 < 65536; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)65536)) + i1)];
       acc = (t0 > acc) ? t0 : acc;

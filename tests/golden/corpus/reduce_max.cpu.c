@@ -36,7 +36,6 @@ double tanh(double);
 double pow(double, double);
 
 static void fused_c5ffbeaa1b25_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 20; b += 512) {
       const int64_t end = b + 512 < 20 ? b + 512 : 20;
@@ -61,7 +60,7 @@ static void fused_4304d3753189_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 30; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);
-    #pragma omp parallel for simd schedule(static) reduction(max:acc) if(0)
+    #pragma omp simd reduction(max:acc)
     for (int64_t i1 = 0; i1 < 4; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)4)) + i1)];
       acc = (t0 > acc) ? t0 : acc;
@@ -75,7 +74,6 @@ void fused_4304d3753189(void* const* args) {
 }
 
 static void fused_166b8deb0b7c_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -100,7 +98,7 @@ static void fused_57e67009e544_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);
-    #pragma omp parallel for simd schedule(static) reduction(max:acc) if(0)
+    #pragma omp simd reduction(max:acc)
     for (int64_t i1 = 0; i1 < 120; ++i1) {
       const float t0 = in0[i1];
       acc = (t0 > acc) ? t0 : acc;

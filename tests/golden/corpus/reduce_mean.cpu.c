@@ -36,7 +36,6 @@ double tanh(double);
 double pow(double, double);
 
 static void fused_4cdf6720d6de_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 20; b += 512) {
       const int64_t end = b + 512 < 20 ? b + 512 : 20;
@@ -62,7 +61,7 @@ static void fused_aaea13a33cd3_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 30; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 4; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)4)) + i1)];
       acc = acc + t0;
@@ -76,7 +75,6 @@ void fused_aaea13a33cd3(void* const* args) {
 }
 
 static void fused_635d95596f19_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -102,7 +100,7 @@ static void fused_269263bf5b6d_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 120; ++i1) {
       const float t0 = in0[i1];
       acc = acc + t0;

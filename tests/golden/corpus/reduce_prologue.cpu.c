@@ -39,7 +39,7 @@ static void fused_b12aae0a6904_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 5; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)5)) + i1)];
       const float t1 = (t0 * t0);
@@ -54,7 +54,6 @@ void fused_b12aae0a6904(void* const* args) {
 }
 
 static void fused_1cee71ca025c_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static) if(0)
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 5; b += 512) {
       const int64_t end = b + 512 < 5 ? b + 512 : 5;

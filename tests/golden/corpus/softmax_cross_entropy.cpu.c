@@ -39,7 +39,7 @@ static void fused_bb5ad888132d_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 8; ++i1) {
       const float t0 = in0[i1];
       acc = acc + t0;
@@ -52,8 +52,8 @@ void fused_bb5ad888132d(void* const* args) {
   fused_bb5ad888132d_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_08cfa7e1a620_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for simd schedule(static) if(0)
+static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
+  #pragma omp simd
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const float t0 = in0[((int64_t)0)];
     out0[i0] = 1.0f;
@@ -64,8 +64,7 @@ void fused_08cfa7e1a620(void* const* args) {
   fused_08cfa7e1a620_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_b24acc447e8f_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_b24acc447e8f_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {

@@ -39,7 +39,7 @@ static void fused_3b9291544ba7_body(const float* restrict in0, float* restrict o
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);
-    #pragma omp parallel for simd schedule(static) reduction(max:acc) if(0)
+    #pragma omp simd reduction(max:acc)
     for (int64_t i1 = 0; i1 < 10; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)10)) + i1)];
       acc = (t0 > acc) ? t0 : acc;
@@ -56,7 +56,7 @@ static void fused_eafbbc8f4f4d_body(const float* restrict in0, const float* rest
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
-    #pragma omp parallel for simd schedule(static) reduction(+:acc) if(0)
+    #pragma omp simd reduction(+:acc)
     for (int64_t i1 = 0; i1 < 10; ++i1) {
       const float t0 = in0[((i0 * ((int64_t)10)) + i1)];
       const float t1 = in1[i0];
@@ -73,8 +73,7 @@ void fused_eafbbc8f4f4d(void* const* args) {
   fused_eafbbc8f4f4d_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_29d91535038e_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
-  #pragma omp parallel for collapse(1) schedule(static) if(0)
+static void fused_29d91535038e_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 8; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 10; ++i1) {
