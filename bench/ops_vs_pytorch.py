@@ -4,7 +4,7 @@
 Runs build/bin/ir-ops-bench, then each op in PyTorch with 2 threads (OPENBLAS_NUM_THREADS=1),
 and prints the median times and the ratio torch/ir (> 1: ir is faster).
 
-Usage: /usr/bin/python3 bench/ops_vs_pytorch.py [--reps R]
+Usage: /usr/bin/python3 bench/ops_vs_pytorch.py [--reps R] [--build DIR]
 """
 import argparse
 import json
@@ -59,8 +59,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--build", default=os.path.join(REPO, "build"), help="the build directory to take ir from")
     args = parser.parse_args()
-    bench = os.path.join(REPO, "build", "bin", "ir-ops-bench")
+    bench = os.path.join(args.build, "bin", "ir-ops-bench")
     if not os.path.exists(bench):
         sys.exit("build first: scripts/build.sh (missing %s)" % bench)
     try:
