@@ -15,6 +15,16 @@ import sys
 from bench_util import REPO, median_ms  # noqa: E402  (sets OPENBLAS_NUM_THREADS)
 
 
+def sparse_xent(logits, labels):
+    """TensorFlow's SparseSoftmaxCrossEntropyWithLogits in PyTorch: the loss and its backprop."""
+    import torch
+    log_p = torch.log_softmax(logits, dim=1)
+    loss = -log_p.gather(1, labels[:, None])[:, 0]
+    backprop = log_p.exp_()
+    backprop[torch.arange(len(labels)), labels] -= 1
+    return loss, backprop
+
+
 def torch_cases():
     import torch
     import torch.nn.functional as F
@@ -22,7 +32,8 @@ def torch_cases():
     n = 4 << 20
     r = lambda *shape: torch.rand(*shape) * 2 - 1  # noqa: E731
     a, b = r(n), r(n)
-    m, row = r(4096, 1024), r(1024)
+    m, row, col = r(4096, 1024), r(1024), r(4096, 1)
+    labels = (torch.arange(4096) * 7919) % 1024
     sq = r(2048, 2048)
     k1, k2 = r(1024, 1024), r(1024, 1024)
     x64 = r(64, 1024)
@@ -35,15 +46,22 @@ def torch_cases():
         "add 4M": lambda: a + b,
         "add broadcast 4096x1024 + 1024": lambda: m + row,
         "multiply 4M": lambda: a * b,
+        "multiply broadcast 4096x1024 * 4096x1": lambda: m * col,
+        "multiply_scalar 4M": lambda: a * 0.5,
         "exp 4M": lambda: torch.exp(a),
         "tanh 4M": lambda: torch.tanh(a),
         "sigmoid 4M": lambda: torch.sigmoid(a),
         "relu 4M": lambda: torch.relu(a),
+        "relu_grad 4M": lambda: torch.ops.aten.threshold_backward(a, b, 0),
+        "sigmoid_grad 4M": lambda: torch.ops.aten.sigmoid_backward(a, b),
+        "tanh_grad 4M": lambda: torch.ops.aten.tanh_backward(a, b),
         "sum rows 4096x1024": lambda: m.sum(dim=1),
         "sum cols 4096x1024": lambda: m.sum(dim=0),
         "max rows 4096x1024": lambda: m.max(dim=1).values,
         "argmax rows 4096x1024": lambda: m.argmax(dim=1),
         "softmax 4096x1024": lambda: torch.softmax(m, dim=1),
+        "log_softmax 4096x1024": lambda: torch.log_softmax(m, dim=1),
+        "sparse softmax xent 4096x1024": lambda: sparse_xent(m, labels),
         "transpose 2048x2048": lambda: sq.t().contiguous(),
         "matmul 1024^3": lambda: k1 @ k2,
         "matmul 64x1024x1024": lambda: x64 @ k2,
