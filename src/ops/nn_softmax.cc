@@ -30,13 +30,10 @@ DMLC_REGISTER_PARAMETER(SoftmaxParam);
 
 // ---------------------------------------------------------------- kernels
 
-/*! \brief The maximum of x[0, n), n > 0 (a NaN may or may not win: the rows it is in become NaN anyway). */
+/*! \brief The maximum of x[0, n), n > 0 (a NaN may or may not win: its row becomes NaN anyway). */
 template <typename T>
-IR_SIMD_CLONES T RowMax(const T* x, int64_t n) {
-  T m = x[0];
-#pragma omp simd reduction(max : m)
-  for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j]);
-  return m;
+T RowMax(const T* x, int64_t n) {
+  return simd::LaneReduce(x, n, [](T a, T b) { return b > a ? b : a; });
 }
 
 /*! \brief The sum of e^(x[j] - m) over j < n; also stores the terms in e[j] when kStore (e may be x). */

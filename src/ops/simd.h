@@ -84,6 +84,24 @@ IR_SIMD_CLONES void MapScalarVector(int64_t n, R* y, T a, const T* b) {
 }
 
 /*!
+ * \brief x[0] combined with x[1], ..., x[n - 1] (n > 0) by an associative `combine`, in
+ * independent lanes that vectorize (an `omp simd` reduction of max does not: NaN).
+ */
+template <typename T, typename Combine>
+IR_SIMD_CLONES T LaneReduce(const T* x, int64_t n, const Combine& combine) {
+  constexpr int kLanes = 32;
+  T lane[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane[l] = x[0];
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane[l] = combine(lane[l], x[j + l]);
+  }
+  for (; j < n; ++j) lane[0] = combine(lane[0], x[j]);
+  for (int l = 1; l < kLanes; ++l) lane[0] = combine(lane[0], lane[l]);
+  return lane[0];
+}
+
+/*!
  * \brief y[i] = F::Map(a[i * sa], b[i * sb]) for i < n where each step is 0 (a broadcast
  * scalar) or 1 (contiguous), picking the loop without strides.
  */
