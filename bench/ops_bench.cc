@@ -4,7 +4,8 @@
  * softmax. Prints one JSON object {name: median ms} so bench/ops_vs_pytorch.py can put the
  * same ops in PyTorch beside them.
  *
- * Usage: ir-ops-bench [--reps R] [--only SUBSTRING]
+ * Usage: ir-ops-bench [--reps R] [--only SUBSTRING] [--min]
+ * (--min reports the fastest rep instead of the median: steadier on a shared, busy machine)
  */
 #include <algorithm>
 #include <chrono>
@@ -62,14 +63,17 @@ struct Case {
 int main(int argc, char** argv) {
   int reps = 9;
   std::string only;
+  bool fastest = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) {
       reps = std::stoi(argv[++i]);
+    } else if (arg == "--min") {
+      fastest = true;
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else {
-      std::cerr << "usage: ir-ops-bench [--reps R] [--only SUBSTRING]\n";
+      std::cerr << "usage: ir-ops-bench [--reps R] [--only SUBSTRING] [--min]\n";
       return 2;
     }
   }
@@ -146,7 +150,7 @@ int main(int argc, char** argv) {
         sess.Run({out}, feeds);
         times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       }
-      double ms = Median(times);
+      double ms = fastest ? *std::min_element(times.begin(), times.end()) : Median(times);
       std::fprintf(stderr, "%-44s %9.3f ms\n", k.name.c_str(), ms);
       json += (json.size() > 1 ? "," : "") + std::string("\"") + k.name + "\":" + std::to_string(ms);
     }

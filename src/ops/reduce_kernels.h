@@ -31,8 +31,11 @@ namespace ir {
 namespace op {
 namespace reduce {
 
-/*! \brief Elements per pairwise leaf when the inner dim is reduced. */
-constexpr int64_t kLeafElements = 256;
+/*!
+ * \brief Elements per pairwise leaf when the inner dim is reduced: 32 per lane, enough that
+ * a leaf's setup and final lane sum do not outweigh its loop.
+ */
+constexpr int64_t kLeafElements = 1024;
 /*! \brief Rows per pairwise leaf when the inner dim is kept. */
 constexpr int64_t kLeafRows = 16;
 /*! \brief Columns of one task when the inner dim is kept (bounds the pairwise stack buffers). */
