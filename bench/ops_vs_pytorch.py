@@ -34,6 +34,7 @@ def torch_cases():
     a, b = r(n), r(n)
     m, row, col = r(4096, 1024), r(1024), r(4096, 1)
     labels = (torch.arange(4096) * 7919) % 1024
+    small, batch = r(64 << 10), r(64, 1024)  # the sizes of a training step's small ops
     sq = r(2048, 2048)
     k1, k2 = r(1024, 1024), r(1024, 1024)
     x64 = r(64, 1024)
@@ -52,6 +53,9 @@ def torch_cases():
         "tanh 4M": lambda: torch.tanh(a),
         "sigmoid 4M": lambda: torch.sigmoid(a),
         "relu 4M": lambda: torch.relu(a),
+        "relu 64K": lambda: torch.relu(small),
+        "sigmoid 64K": lambda: torch.sigmoid(small),
+        "add broadcast 64x1024 + 1024": lambda: batch + row,
         "relu_grad 4M": lambda: torch.ops.aten.threshold_backward(a, b, 0),
         "sigmoid_grad 4M": lambda: torch.ops.aten.sigmoid_backward(a, b),
         "tanh_grad 4M": lambda: torch.ops.aten.tanh_backward(a, b),
