@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/op.h"
@@ -197,6 +198,42 @@ TEST(SimdKernelTest, FloatDivisionAndPowerKeepIeeeSpecialValues) {
     ExpectSame(RunOp("power", {}, {Array(Shape{n}, dtype, b), Array(Shape{n}, dtype, a)})[0], pow, 1e-5);
     ExpectSame(RunOp("rdivide_scalar", {{"scalar", "2"}}, {Array(Shape{n}, dtype, a)})[0], rdiv, Tolerance(dtype));
   }
+}
+
+/*! \brief a / b truncated, 0 for b == 0, wrapping for the most negative a over -1. */
+template <typename T>
+T Divide(T a, T b) {
+  if (b == 0) return 0;
+  return b == -1 ? static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a)) : static_cast<T>(a / b);
+}
+
+TEST(SimdKernelTest, IntegerDivisionNeverTrapsInVectorLoops) {
+  // Zero and -1 divisors and the most negative dividend inside long arrays: a vectorized loop
+  // that divided speculatively would trap or give other values.
+  auto check = [](auto tag) {
+    using T = decltype(tag);
+    const int64_t n = 1003;
+    std::vector<T> a(n), b(n);
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = i % 11 == 0 ? std::numeric_limits<T>::lowest() : static_cast<T>(i * 7919 % 201 - 100);
+      b[i] = static_cast<T>(i % 5 - 2);  // -2, -1, 0, 1, 2
+    }
+    std::vector<double> div(n), floor_div(n), floor_mod(n);
+    for (int64_t i = 0; i < n; ++i) {
+      T q = Divide(a[i], b[i]), r = static_cast<T>(b[i] == 0 || b[i] == -1 ? 0 : a[i] % b[i]);
+      bool fix = r != 0 && ((r < 0) != (b[i] < 0));
+      div[i] = q;
+      floor_div[i] = fix ? q - 1 : q;
+      floor_mod[i] = fix ? r + b[i] : r;
+    }
+    NDArray x = NDArray::FromVector<T>(Shape{n}, a), y = NDArray::FromVector<T>(Shape{n}, b);
+    ExpectSame(RunOp("divide", {}, {x, y})[0], div, 0);
+    ExpectSame(RunOp("floor_divide", {}, {x, y})[0], floor_div, 0);
+    ExpectSame(RunOp("floor_mod", {}, {x, y})[0], floor_mod, 0);
+    ExpectSame(RunOp("divide_scalar", {{"scalar", "0"}}, {x})[0], std::vector<double>(n, 0.0), 0);
+  };
+  check(int32_t{});
+  check(int64_t{});
 }
 
 TEST(SimdKernelTest, ScalarOpsMatchScalarLoops) {
