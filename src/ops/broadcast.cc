@@ -8,6 +8,7 @@
  * with collapse_sum_like.
  */
 #include "ops/binary_functors.h"
+#include "ops/simd.h"
 
 namespace ir {
 namespace op {
@@ -24,7 +25,15 @@ void BinaryCompute(const OpContext&, const NodeAttrs&, const std::vector<NDArray
   binary::DispatchOperand<F::kKind>(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     using R = decltype(F::Map(T{}, T{}));
-    BroadcastBinary<T, T, R>(in[0], in[1], out[0], [](T a, T b) { return F::Map(a, b); });
+    const T* a = in[0].data<T>();
+    const T* b = in[1].data<T>();
+    R* y = out[0].data<R>();
+    BroadcastSpans walk(in[0].shape(), in[1].shape(), out[0].shape());
+    ParallelFor(out[0].Size(), [&](int64_t begin, int64_t end) {
+      walk.ForEach(begin, end, [&](int64_t at, int64_t ia, int64_t sa, int64_t ib, int64_t sb, int64_t len) {
+        simd::MapSpan<F>(len, y + at, a + ia, sa, b + ib, sb);
+      });
+    });
   });
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "ops/op_common.h"
+#include "ops/simd.h"
 
 namespace ir {
 namespace op {
@@ -46,9 +47,8 @@ void ElemwiseCompute(const std::vector<NDArray>& in, const NDArray& out, std::in
     using T = decltype(tag);
     const T* src[] = {in[I].data<T>()...};
     T* dst = out.data<T>();
-    ParallelFor(out.Size(), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) dst[i] = F::Map(src[I][i]...);
-    });
+    ParallelFor(out.Size(),
+                [&](int64_t begin, int64_t end) { simd::Map<F>(end - begin, dst + begin, (src[I] + begin)...); });
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
+#include "ops/simd.h"
 
 namespace ir {
 namespace op {
@@ -29,23 +30,51 @@ DMLC_REGISTER_PARAMETER(SoftmaxParam);
 
 // ---------------------------------------------------------------- kernels
 
+/*! \brief The maximum of x[0, n), n > 0 (a NaN may or may not win: its row becomes NaN anyway). */
+template <typename T>
+T RowMax(const T* x, int64_t n) {
+  return simd::LaneReduce(x, n, [](T a, T b) { return b > a ? b : a; });
+}
+
+/*! \brief The sum of e^(x[j] - m) over j < n; also stores the terms in e[j] when kStore (e may be x). */
+template <bool kStore, typename T>
+IR_SIMD_CLONES T ExpShiftedSum(const T* x, T m, T* e, int64_t n) {
+  T s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t j = 0; j < n; ++j) {
+    T term = std::exp(x[j] - m);
+    if constexpr (kStore) e[j] = term;
+    s += term;
+  }
+  return s;
+}
+
+/*! \brief y[j] *= scale for j < n. */
+template <typename T>
+IR_SIMD_CLONES void Scale(T* y, T scale, int64_t n) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] *= scale;
+}
+
+/*! \brief y[j] = (x[j] - a) - b for j < n: (x - m) - log s, which does not round at the magnitude of m. */
+template <typename T>
+IR_SIMD_CLONES void SubtractTwice(const T* x, T a, T b, T* y, int64_t n) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - a) - b;
+}
+
 /*!
  * \brief softmax (or log_softmax when kLog) of `n` contiguous values: y = e^(x - m) / s or
- * x - m - log s, with m the maximum and s = sum e^(x - m). y may alias x.
+ * (x - m) - log s, with m the maximum and s = sum e^(x - m). y may alias x. Each pass reads the
+ * row from cache: max, exp (into y for softmax) and sum, then scale or shift.
  */
 template <bool kLog, typename T>
 void SoftmaxRow(const T* x, T* y, int64_t n) {
-  T m = *std::max_element(x, x + n);
-  T s = 0;
+  T m = RowMax(x, n);
   if (kLog) {
-    // (x - m) - log s, not x - (m + log s): the latter rounds at the magnitude of m.
-    for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
-    T log_s = std::log(s);
-    for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - m) - log_s;
+    SubtractTwice(x, m, std::log(ExpShiftedSum<false>(x, m, y, n)), y, n);
   } else {
-    for (int64_t j = 0; j < n; ++j) s += (y[j] = std::exp(x[j] - m));
-    T inv = T(1) / s;
-    for (int64_t j = 0; j < n; ++j) y[j] *= inv;
+    Scale(y, T(1) / ExpShiftedSum<true>(x, m, y, n), n);
   }
 }
 
@@ -54,7 +83,7 @@ void SoftmaxRow(const T* x, T* y, int64_t n) {
  * across the inner dimension. `m` and `s` are scratch buffers of `inner` values.
  */
 template <bool kLog, typename T>
-void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) {
+IR_SIMD_CLONES void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) {
   std::copy(x, x + inner, m);
   for (int64_t j = 1; j < n; ++j) {
     for (int64_t k = 0; k < inner; ++k) m[k] = std::max(m[k], x[j * inner + k]);
@@ -171,22 +200,40 @@ bool CrossEntropyType(const NodeAttrs& attrs, std::vector<DType>* in, std::vecto
 }
 
 /*!
+ * \brief Dense labels: bp[j] = bp[j] * inv - p[j] turns bp = e^(x - m) into softmax - p; returns
+ * the loss -sum_j p_j ((x_j - m) - log s).
+ */
+template <typename T>
+IR_SIMD_CLONES T DenseCrossEntropy(const T* x, const T* p, T m, T log_s, T inv, T* bp, int64_t n) {
+  T total = 0;
+#pragma omp simd reduction(+ : total)
+  for (int64_t j = 0; j < n; ++j) {
+    total -= p[j] * ((x[j] - m) - log_s);
+    bp[j] = bp[j] * inv - p[j];
+  }
+  return total;
+}
+
+/*!
  * \brief loss[i] and backprop[i, :] of one row of logits: with lse = log sum e^x,
  * loss = sum_j p_j (lse - x_j) and backprop = softmax(x) - p, p the row's label distribution.
  * `label` >= 0 selects a one-hot p, else p is `probs`.
  */
 template <typename T>
 void CrossEntropyRow(const T* x, const T* probs, int64_t label, int64_t n, T* loss, T* backprop) {
-  T m = *std::max_element(x, x + n), s = 0;
-  for (int64_t j = 0; j < n; ++j) s += std::exp(x[j] - m);
-  T log_s = std::log(s), total = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    T p = label >= 0 ? T(j == label) : probs[j];
-    T log_softmax = (x[j] - m) - log_s;
-    total -= p * log_softmax;
-    backprop[j] = std::exp(log_softmax) - p;
+  if (n == 0) {
+    *loss = 0;
+    return;
   }
-  *loss = total;
+  T m = RowMax(x, n), s = ExpShiftedSum<true>(x, m, backprop, n);
+  T log_s = std::log(s), inv = T(1) / s;
+  if (label >= 0) {
+    Scale(backprop, inv, n);
+    backprop[label] -= T(1);
+    *loss = -((x[label] - m) - log_s);
+  } else {
+    *loss = DenseCrossEntropy(x, probs, m, log_s, inv, backprop, n);
+  }
 }
 
 /*! \brief Sparse labels as int64, checked to lie in [0, classes) before any thread starts. */

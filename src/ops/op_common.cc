@@ -224,6 +224,24 @@ std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
   return strides;
 }
 
+BroadcastSpans::BroadcastSpans(const Shape& a, const Shape& b, const Shape& out)
+    : dims_{1}, sa_{0}, sb_{0} {  // a placeholder dimension for rank 0, replaced by the first real one
+  std::vector<int64_t> sa = BroadcastStrides(a, out), sb = BroadcastStrides(b, out);
+  for (int d = 0; d < out.ndim(); ++d) {
+    if (out[d] == 1) continue;
+    // Merge with the previous dimension when each operand's stride continues it.
+    bool continues = sa_.back() == sa[d] * out[d] && sb_.back() == sb[d] * out[d];
+    if (dims_.back() != 1 && !continues) {
+      dims_.push_back(1);
+      sa_.push_back(0);
+      sb_.push_back(0);
+    }
+    dims_.back() *= out[d];
+    sa_.back() = sa[d];
+    sb_.back() = sb[d];
+  }
+}
+
 NodeEntry GradNode(const std::string& op, const NodePtr& node, const std::string& suffix, std::vector<NodeEntry> inputs,
                    const std::map<std::string, std::string>& attrs) {
   return MakeNode(op, StrCat(node->attrs.name, "_grad_", suffix), std::move(inputs), attrs);

@@ -6,6 +6,7 @@
 #ifndef IR_OPS_OP_COMMON_H_
 #define IR_OPS_OP_COMMON_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -165,58 +166,48 @@ void ParallelFor(int64_t n, const F& body, int64_t grain = 1 << 15) {
 std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out);
 
 /*!
- * \brief out[i] = f(a[ia], b[ib]) with NumPy broadcasting of a and b to out's shape.
- * Fast paths: same shapes, scalar operands, and a contiguous inner dimension.
+ * \brief Walks the output of a NumPy broadcast of operands a and b in contiguous spans, along
+ * which each operand is either contiguous (step 1) or one repeated value (step 0), so the
+ * kernel of a span is a plain vector loop. Adjacent dimensions that both operands walk alike
+ * are merged first: same shapes are one span, [N, M] + [M] is N spans of M.
  */
-template <typename TA, typename TB, typename TO, typename F>
-void BroadcastBinary(const NDArray& a, const NDArray& b, const NDArray& out, const F& f) {
-  const TA* pa = static_cast<const TA*>(a.data());
-  const TB* pb = static_cast<const TB*>(b.data());
-  TO* po = static_cast<TO*>(out.data());
-  int64_t n = out.Size();
-  if (a.shape() == out.shape() && b.shape() == out.shape()) {
-    ParallelFor(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
-    });
-    return;
+class BroadcastSpans {
+ public:
+  BroadcastSpans(const Shape& a, const Shape& b, const Shape& out);
+  /*!
+   * \brief Calls span(out_offset, a_offset, a_step, b_offset, b_step, length) over the output
+   * elements [begin, end), in order; one division per call, none per span.
+   */
+  template <typename F>
+  void ForEach(int64_t begin, int64_t end, const F& span) const {
+    const int outer = static_cast<int>(dims_.size()) - 1;
+    const int64_t inner = dims_[outer], a_step = sa_[outer], b_step = sb_[outer];
+    int64_t col = begin % inner, ia = 0, ib = 0;
+    std::vector<int64_t> idx(outer);
+    for (int64_t d = outer - 1, rem = begin / inner; d >= 0; --d) {
+      idx[d] = rem % dims_[d];
+      rem /= dims_[d];
+      ia += idx[d] * sa_[d];
+      ib += idx[d] * sb_[d];
+    }
+    for (int64_t i = begin; i < end; col = 0) {
+      const int64_t len = std::min(inner - col, end - i);
+      span(i, ia + col * a_step, a_step, ib + col * b_step, b_step, len);
+      i += len;
+      for (int d = outer - 1; d >= 0; --d) {  // the next row: an odometer over the outer dimensions
+        ia += sa_[d];
+        ib += sb_[d];
+        if (++idx[d] < dims_[d]) break;
+        ia -= sa_[d] * dims_[d];
+        ib -= sb_[d] * dims_[d];
+        idx[d] = 0;
+      }
+    }
   }
-  if (b.Size() == 1 && a.shape() == out.shape()) {
-    TB vb = pb[0];
-    ParallelFor(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], vb);
-    });
-    return;
-  }
-  if (a.Size() == 1 && b.shape() == out.shape()) {
-    TA va = pa[0];
-    ParallelFor(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) po[i] = f(va, pb[i]);
-    });
-    return;
-  }
-  const Shape& os = out.shape();
-  int nd = os.ndim();
-  std::vector<int64_t> sa = BroadcastStrides(a.shape(), os), sb = BroadcastStrides(b.shape(), os);
-  int64_t inner = nd == 0 ? 1 : os[nd - 1];
-  int64_t ia_step = nd == 0 ? 0 : sa[nd - 1], ib_step = nd == 0 ? 0 : sb[nd - 1];
-  int64_t rows = inner == 0 ? 0 : n / inner;
-  ParallelFor(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          int64_t rem = r, ia = 0, ib = 0;
-          for (int d = nd - 2; d >= 0; --d) {
-            int64_t idx = rem % os[d];
-            rem /= os[d];
-            ia += idx * sa[d];
-            ib += idx * sb[d];
-          }
-          TO* row = po + r * inner;
-          for (int64_t j = 0; j < inner; ++j) row[j] = f(pa[ia + j * ia_step], pb[ib + j * ib_step]);
-        }
-      },
-      std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner, 1)));
-}
+
+ private:
+  std::vector<int64_t> dims_, sa_, sb_;  // merged output dimensions (at least one), operand strides
+};
 
 // ---------------------------------------------------------------- gradients
 

@@ -8,6 +8,7 @@
  * representable in it exactly when x is an integer or bool tensor.
  */
 #include "ops/binary_functors.h"
+#include "ops/simd.h"
 
 namespace ir {
 namespace op {
@@ -47,7 +48,11 @@ void ScalarCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<N
     R* y = out[0].data<R>();
     const T s = static_cast<T>(scalar);
     ParallelFor(out[0].Size(), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = kReversed ? F::Map(s, x[i]) : F::Map(x[i], s);
+      if (kReversed) {
+        simd::MapScalarVector<F>(end - begin, y + begin, s, x + begin);
+      } else {
+        simd::MapVectorScalar<F>(end - begin, y + begin, x + begin, s);
+      }
     });
   });
 }

@@ -1,0 +1,126 @@
+/*!
+ * \file simd.h
+ * \brief What the vectorized CPU kernels of the op library share: the vector variants of the
+ * libm functions, per-CPU clones of hot loops, and the loops of elementwise maps.
+ *
+ * libir is built for any x86-64 (no -march=native), and without -ffast-math (NaN and Inf keep
+ * their IEEE meaning). Loops still vectorize: the files of the kernels are compiled with
+ * -fno-math-errno -fno-trapping-math (CMakeLists.txt), every loop here is `#pragma omp simd`,
+ * and glibc's libmvec supplies expf, tanhf, logf... for 4, 8 or 16 lanes once the functions are
+ * declared `declare simd` (glibc's math.h declares them so only under -ffast-math). IR_SIMD_CLONES
+ * compiles a loop for AVX-512, AVX2 and baseline x86-64; the loader picks the one the CPU runs.
+ */
+#ifndef IR_OPS_SIMD_H_
+#define IR_OPS_SIMD_H_
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+// The functions libmvec (glibc >= 2.35) has vector variants of, for every x86-64 ISA level.
+extern "C" {
+#pragma omp declare simd notinbranch
+float expf(float) noexcept;
+#pragma omp declare simd notinbranch
+double exp(double) noexcept;
+#pragma omp declare simd notinbranch
+float logf(float) noexcept;
+#pragma omp declare simd notinbranch
+double log(double) noexcept;
+#pragma omp declare simd notinbranch
+float log1pf(float) noexcept;
+#pragma omp declare simd notinbranch
+double log1p(double) noexcept;
+#pragma omp declare simd notinbranch
+float expm1f(float) noexcept;
+#pragma omp declare simd notinbranch
+double expm1(double) noexcept;
+#pragma omp declare simd notinbranch
+float tanhf(float) noexcept;
+#pragma omp declare simd notinbranch
+double tanh(double) noexcept;
+#pragma omp declare simd notinbranch
+float sinf(float) noexcept;
+#pragma omp declare simd notinbranch
+double sin(double) noexcept;
+#pragma omp declare simd notinbranch
+float cosf(float) noexcept;
+#pragma omp declare simd notinbranch
+double cos(double) noexcept;
+#pragma omp declare simd notinbranch
+float powf(float, float) noexcept;
+#pragma omp declare simd notinbranch
+double pow(double, double) noexcept;
+}
+/*! \brief Compiles a function for AVX-512, AVX2 and baseline x86-64, chosen when libir loads. */
+#define IR_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define IR_SIMD_CLONES
+#endif
+
+namespace ir {
+namespace op {
+namespace simd {
+
+/*! \brief y[i] = F::Map(x0[i], x1[i], ...) for i < n; y may alias an x. */
+template <typename F, typename R, typename... T>
+IR_SIMD_CLONES void Map(int64_t n, R* y, const T*... x) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = F::Map(x[i]...);
+}
+
+/*! \brief y[i] = F::Map(a[i], b) for i < n: a vector and a scalar operand. */
+template <typename F, typename R, typename T>
+IR_SIMD_CLONES void MapVectorScalar(int64_t n, R* y, const T* a, T b) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = F::Map(a[i], b);
+}
+
+/*! \brief y[i] = F::Map(a, b[i]) for i < n: a scalar and a vector operand. */
+template <typename F, typename R, typename T>
+IR_SIMD_CLONES void MapScalarVector(int64_t n, R* y, T a, const T* b) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = F::Map(a, b[i]);
+}
+
+/*!
+ * \brief x[0] combined with x[1], ..., x[n - 1] (n > 0) by an associative `combine`, in
+ * independent lanes that vectorize (an `omp simd` reduction of max does not: NaN).
+ */
+template <typename T, typename Combine>
+IR_SIMD_CLONES T LaneReduce(const T* x, int64_t n, const Combine& combine) {
+  constexpr int kLanes = 32;
+  T lane[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane[l] = x[0];
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane[l] = combine(lane[l], x[j + l]);
+  }
+  for (; j < n; ++j) lane[0] = combine(lane[0], x[j]);
+  for (int l = 1; l < kLanes; ++l) lane[0] = combine(lane[0], lane[l]);
+  return lane[0];
+}
+
+/*!
+ * \brief y[i] = F::Map(a[i * sa], b[i * sb]) for i < n where each step is 0 (a broadcast
+ * scalar) or 1 (contiguous), picking the loop without strides.
+ */
+template <typename F, typename R, typename T>
+void MapSpan(int64_t n, R* y, const T* a, int64_t sa, const T* b, int64_t sb) {
+  if (sa != 0 && sb != 0) {
+    Map<F>(n, y, a, b);
+  } else if (sa != 0) {
+    MapVectorScalar<F>(n, y, a, b[0]);
+  } else if (sb != 0) {
+    MapScalarVector<F>(n, y, a[0], b);
+  } else {
+    const R value = F::Map(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) y[i] = value;
+  }
+}
+
+}  // namespace simd
+}  // namespace op
+}  // namespace ir
+
+#endif  // IR_OPS_SIMD_H_
