@@ -18,7 +18,7 @@ if $py -c "import torch" 2>/dev/null; then
   echo "== fused workloads vs PyTorch =="
   $py bench/fusion_vs_pytorch.py --build "$build" --json "$out/fusion_vs_pytorch.json" || status=$?
   echo "== single ops vs PyTorch =="
-  $py bench/ops_vs_pytorch.py --json "$out/ops_vs_pytorch.json" || status=$?
+  $py bench/ops_vs_pytorch.py --build "$build" --json "$out/ops_vs_pytorch.json" || status=$?
   echo "== training steps vs PyTorch =="
   $py bench/train_vs_pytorch.py --build "$build" --json "$out/train_vs_pytorch.json" || status=$?
 else
