@@ -23,6 +23,8 @@ struct Group {
   Shape domain;
   /*! \brief A reduce group takes no more members. */
   bool closed = false;
+  /*! \brief Node id of the kOutEWiseFusable op whose output the members take as their epilogue, -1 if none. */
+  int anchor = -1;
 };
 
 /*! \brief The grouping decisions for one graph. */
@@ -59,6 +61,15 @@ std::vector<uint32_t> UnitOrder(const IndexedGraph& idx, const Plan& plan, std::
  * never turns a runnable graph into one that cannot be ordered.
  */
 void SplitCyclicGroups(const IndexedGraph& idx, Plan* plan);
+
+/*!
+ * \brief Anchors map groups to the kOutEWiseFusable node (matmul, conv2d) whose output 0 they
+ * read, over that output's domain (fusion_epilogue.cc): the group becomes an "epilogue" group
+ * (the anchor's output stays a group output when read elsewhere) when the merged group keeps
+ * `fmax` inputs (the anchor's counted) and `max_size` members, writes no variable, and the
+ * plan stays acyclic.
+ */
+void AnchorEpilogues(const Graph& graph, int fmax, int max_size, Plan* plan);
 
 /*! \brief One entry of the "fusion_groups" attribute (JSON-able). */
 struct GroupRecord {
