@@ -154,8 +154,8 @@ bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   std::vector<NDArray> anchor_in = Pick(inputs, e.anchor_inputs);
   const NDArray& acc = outputs.at(e.anchor_output >= 0 ? e.anchor_output : e.in_place_output);
   if (AnchorType(e, anchor_in) != acc.dtype()) return false;
-  for (const NDArray& in : anchor_in) {
-    if (in.storage() == acc.storage()) return false;  // the anchor may not write over its inputs
+  for (const NDArray& in : inputs) {
+    if (in.storage() == acc.storage()) return false;  // the anchor may not write over any input
   }
   std::vector<NDArray> epilogue_in = Pick(inputs, e.extra_inputs);
   epilogue_in.insert(epilogue_in.begin(), acc);
