@@ -25,6 +25,11 @@ struct Group {
   bool closed = false;
   /*! \brief Node id of the kOutEWiseFusable op whose output the members take as their epilogue, -1 if none. */
   int anchor = -1;
+  /*!
+   * \brief Members that pass their input 0 through unchanged (a reduction whose output has its
+   * input's shape, as collapse_sum_like of a matmul gradient): the subgraph reads the input instead.
+   */
+  std::vector<uint32_t> identities = {};
 };
 
 /*! \brief The grouping decisions for one graph. */
@@ -87,6 +92,12 @@ struct GroupRecord {
  * "dtype" for its entries and appends one GroupRecord per fused node to `records`.
  */
 Graph RewriteFusedGraph(const Graph& graph, const Plan& plan, std::vector<GroupRecord>* records);
+
+/*!
+ * \brief The group's inputs: ExternalInputs of its members, where an identity reads its input 0
+ * only (a collapse_sum_like's `like` gives a shape, no values).
+ */
+std::vector<uint32_t> GroupInputs(const IndexedGraph& idx, const Group& group, const std::vector<bool>& foldable);
 
 /*! \brief Entry ids `members` read that are produced outside them (foldable nodes excluded), in order. */
 std::vector<uint32_t> ExternalInputs(const IndexedGraph& idx, const std::vector<uint32_t>& members,

@@ -94,6 +94,25 @@ TEST(FusionEpilogueTest, ReluGradOfAMatmulGradientIsAnEpilogue) {
   ExpectSameResults(graph, feeds);
 }
 
+TEST(FusionEpilogueTest, ReductionsThatSumNothingArePassedThrough) {
+  // The gradient graph's form: collapse_sum_like(dy . w^T, x) sums nothing for 2-D operands.
+  NodeEntry dx = Apply("matmul", "dx", {Var("r"), Var("w")}, {{"transpose_b", "true"}});
+  NodeEntry sum = Apply("collapse_sum_like", "dx_sum", {dx, Var("like")});
+  NodeEntry out = Apply("relu_grad", "drelu", {sum, Var("x")});
+  std::map<std::string, NDArray> feeds = {{"r", RandomArray(Shape{6, 12}, DType::kFloat32, 1)},
+                                          {"w", RandomArray(Shape{20, 12}, DType::kFloat32, 2)},
+                                          {"like", RandomArray(Shape{6, 20}, DType::kFloat32, 3)},
+                                          {"x", RandomArray(Shape{6, 20}, DType::kFloat32, 4)}};
+  Graph graph = InferFromFeeds({out, sum}, feeds);
+  Graph fused = Fuse(graph);
+  ASSERT_EQ(Groups(fused).size(), 1u);
+  EXPECT_EQ(Groups(fused)[0].kind, "epilogue");
+  EXPECT_EQ(Groups(fused)[0].members, (std::vector<std::string>{"dx", "dx_sum", "drelu"}));
+  EXPECT_EQ(Groups(fused)[0].inputs, (std::vector<std::string>{"r", "w", "x"})) << "like gives a shape only";
+  EXPECT_EQ(Groups(fused)[0].outputs, (std::vector<std::string>{"dx_sum", "drelu"}));
+  ExpectSameResults(graph, feeds);
+}
+
 TEST(FusionEpilogueTest, Float64RunsTheGeneratedEpilogue) {
   NodeEntry mm = Apply("matmul", "mm", {Var("x"), Var("w")});
   NodeEntry out = Apply("tanh", "act", {Apply("bias_add", "biased", {mm, Var("b")})});
