@@ -175,6 +175,13 @@ namespace codegen {
  * ops (the "_fused" runner) use it and may not include codegen internals.
  */
 FCompute CpuKernelOf(const Op* op);
+/*!
+ * \brief Runs the generated kernel of a node on `target` ("cpu", "opencl", ...): an elementwise
+ * or reduction node, or a "_fused" map/reduce node (its whole group as one kernel); kernels are
+ * compiled once per attributes, dtypes and shapes. False, running nothing, when there is none.
+ */
+bool RunGeneratedKernel(const std::string& target, const OpContext& ctx, const NodeAttrs& attrs,
+                        const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs);
 }  // namespace codegen
 
 }  // namespace ir

@@ -20,8 +20,35 @@
 
 namespace ir {
 
+/*!
+ * \brief An "epilogue" group split for running: the anchor (a kOutEWiseFusable node such as
+ * matmul or conv2d) and its elementwise epilogue as a "_fused" map node of its own whose input
+ * 0 is the anchor's value. Derived from the subgraph when the fused node is parsed.
+ */
+struct FusedEpilogue {
+  /*! \brief The anchor node's attributes and the group inputs it reads, in order. */
+  NodeAttrs anchor;
+  std::vector<int> anchor_inputs;
+  /*! \brief Group output holding the anchor's value (read outside the group), or -1. */
+  int anchor_output = -1;
+  /*! \brief The epilogue: "_fused" map node over in0 (the anchor's value) and in1, in2, ... */
+  NodeAttrs epilogue;
+  /*! \brief Group input of each epilogue input after in0. */
+  std::vector<int> extra_inputs;
+  /*! \brief Group output of each epilogue output. */
+  std::vector<int> outputs;
+  /*!
+   * \brief Group output the epilogue writes over the anchor's value in place (the epilogue's
+   * output 0 then aliases its in0), or -1 when the anchor's value is a group output itself.
+   */
+  int in_place_output = -1;
+};
+
 struct FusedGroup {
-  /*! \brief "map" (elementwise/broadcast over one domain) or "reduce" (prologue + reduction). */
+  /*!
+   * \brief "map" (elementwise/broadcast over one domain), "reduce" (prologue + reduction) or
+   * "epilogue" (a kOutEWiseFusable anchor and map members over its output's domain).
+   */
   std::string kind = "map";
   /*! \brief The members; variables are the group inputs in input order. */
   Graph subgraph;
@@ -37,6 +64,8 @@ struct FusedGroup {
    * may initialize such a variable.
    */
   std::vector<int> overwritten_inputs;
+  /*! \brief Kind "epilogue" only: the anchor and the epilogue (derived, not saved). */
+  std::shared_ptr<const FusedEpilogue> epilogue;
 
   /*! \brief Node attributes of a "_fused" node holding this group. */
   std::map<std::string, std::string> ToAttrs() const;

@@ -14,8 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "ir/ast.h"
 #include "ir/base.h"
 #include "ir/node.h"
+#include "ir/op_kernel.h"
 
 namespace ir {
 
@@ -111,6 +113,17 @@ using TOpPattern = int;
 using TReduceKind = std::string;
 
 const char* OpPatternName(int pattern);
+
+/*!
+ * \brief "FComputeEpilogue": runs a kOutEWiseFusable op on the CPU with an elementwise epilogue
+ * folded into its kernel (oneDNN post-ops, say): output = epilogue(op(inputs)). `epilogue` is
+ * an expression over ast::Var "in0" (the op's result, element by element) and "in1", "in2", ...
+ * (the arrays `extra`, broadcast to the output's shape). Returns false, writing nothing, when it
+ * cannot take this epilogue; the caller then runs the op and the epilogue as a generated kernel.
+ */
+using FComputeEpilogue =
+    std::function<bool(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                       const ast::Expr& epilogue, const std::vector<NDArray>& extra, const NDArray& output)>;
 
 /*!
  * \brief "FReduceAxes": the axes a kCommReduce op reduces for an input of rank `ndim`

@@ -15,6 +15,7 @@
 #include "ir/device_kernel.h"
 #include "ir/fusion.h"
 #include "ir/graph_io.h"
+#include "ops/fused_epilogue.h"
 #include "ops/op_common.h"
 
 namespace ir {
@@ -81,7 +82,7 @@ void ParseFused(NodeAttrs* attrs) {
     return it->second;
   };
   group->kind = get("kind");
-  IR_CHECK(group->kind == "map" || group->kind == "reduce")
+  IR_CHECK(group->kind == "map" || group->kind == "reduce" || group->kind == "epilogue")
       << NodeDesc(*attrs) << ": unknown kind '" << group->kind << "'";
   group->subgraph = LoadJSON(get("subgraph"));
   const IndexedGraph& idx = group->subgraph.indexed_graph();
@@ -112,6 +113,7 @@ void ParseFused(NodeAttrs* attrs) {
         << NodeDesc(*attrs) << ": overwritten input " << k << " is not a mutated input";
     group->overwritten_inputs.push_back(k);
   }
+  if (group->kind == "epilogue") group->epilogue = DeriveEpilogue(*attrs, *group);
   attrs->parsed = std::shared_ptr<const FusedGroup>(group);
 }
 
@@ -139,12 +141,23 @@ std::vector<Value> WalkMembers(const FusedGroup& group, const std::vector<Value>
   return out;
 }
 
+// What a member's outputs start from before its own inference (DType() is float32, not unknown).
+template <typename Value>
+Value Unknown() {
+  return Value();
+}
+template <>
+DType Unknown<DType>() {
+  return DType::kUnknown;
+}
+
 template <typename Value, typename FInfer>
 bool InferThrough(const std::string& key, const NodeAttrs& attrs, std::vector<Value>* in, std::vector<Value>* out) {
   const FusedGroup& group = GetFusedGroup(attrs);
   const auto& infer = Op::GetAttr<FInfer>(key);
   std::vector<Value> results =
       WalkMembers<Value>(group, *in, [&](const Node* node, std::vector<Value> values, std::vector<Value>* outs) {
+        outs->assign(outs->size(), Unknown<Value>());
         infer[node->op()](node->attrs, &values, outs);
       });
   for (size_t i = 0; i < results.size(); ++i) (*out)[i] = results[i];
@@ -183,6 +196,7 @@ void RunMembers(const NodeAttrs& attrs, Device device, const std::vector<NDArray
 
 void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                   const std::vector<NDArray>& outputs) {
+  if (GetFusedGroup(attrs).epilogue && RunEpilogueGroup(ctx, attrs, inputs, outputs, nullptr)) return;
   RunMembers(attrs, Device::CPU(), inputs, outputs,
              [&](const Node* node, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
                FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
@@ -195,6 +209,7 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
 /*! \brief On an accelerator, each member runs as the executor would run it alone on the device. */
 void FusedDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                        const std::vector<NDArray>& outputs) {
+  if (GetFusedGroup(attrs).epilogue && RunEpilogueGroup(dev.op_context(), attrs, inputs, outputs, &dev)) return;
   RunMembers(attrs, dev.op_context().device, inputs, outputs,
              [&](const Node* node, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
                dev.RunNode(node->attrs, in, out);

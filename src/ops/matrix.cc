@@ -7,10 +7,12 @@
  * loop runs along a contiguous row of B and C (vectorizable).
  */
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "ops/dnnl_post_ops.h"
 #include "ops/dnnl_utils.h"
 #include "ops/matrix.h"
 #include "ops/reduce_kernels.h"
@@ -150,22 +152,27 @@ std::vector<int64_t> Concat(std::vector<int64_t> dims, std::initializer_list<int
   return dims;
 }
 
-void DnnlMatmul(const MatmulProblem& g, const float* a, const float* b, float* c) {
+/*! \brief C = op(A) op(B) with oneDNN, then `post`'s epilogue (if given) folded into the primitive. */
+void DnnlMatmul(const MatmulProblem& g, const float* a, const float* b, float* c,
+                const dnnl_utils::PostOps* post = nullptr) {
   using namespace dnnl_utils;
   std::vector<int64_t> dims_a = Concat(g.batch_a, {g.m, g.k}), dims_b = Concat(g.batch_b, {g.k, g.n});
   dnnl::memory::desc desc_a = Desc(dims_a, DType::kFloat32, OperandStrides(g.batch_a, g.m * g.k, g.m, g.k, g.ta));
   dnnl::memory::desc desc_b = Desc(dims_b, DType::kFloat32, OperandStrides(g.batch_b, g.k * g.n, g.k, g.n, g.tb));
   dnnl::memory::desc desc_c = Desc(Concat(g.batch_c, {g.m, g.n}), DType::kFloat32);
-  PrimitiveKey key = PrimitiveKey("matmul_f32").Add(dims_a).Add(dims_b).Add(g.ta).Add(g.tb);
+  PrimitiveKey key = PrimitiveKey(post ? "matmul_f32_post" : "matmul_f32").Add(dims_a).Add(dims_b).Add(g.ta).Add(g.tb);
+  if (post) post->AddTo(&key);
   CachedPrimitive prim = PrimitiveCache::Global().GetOrCreate(key, [&] {
     return Guard("matmul", [&] {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(desc_a, desc_b, desc_c), DefaultAttr(), Engine());
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(desc_a, desc_b, desc_c), post ? post->Attr() : DefaultAttr(),
+                                      Engine());
       return MakeCached<dnnl::matmul>(pd);
     });
   });
-  Execute(
-      "matmul", prim,
-      {{DNNL_ARG_SRC, Memory(desc_a, a)}, {DNNL_ARG_WEIGHTS, Memory(desc_b, b)}, {DNNL_ARG_DST, Memory(desc_c, c)}});
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, Memory(desc_a, a)}, {DNNL_ARG_WEIGHTS, Memory(desc_b, b)}, {DNNL_ARG_DST, Memory(desc_c, c)}};
+  if (post) post->AddArgs(&args);
+  Execute("matmul", prim, std::move(args));
 }
 
 /*! \brief Index of the operand matrix (over `dims`, 1 = broadcast) used by each C matrix. */
@@ -247,6 +254,26 @@ void MatmulCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<N
       BlockedMatmul<T>(g, in[0].data<T>(), in[1].data<T>(), c.data<T>());
     }
   });
+}
+
+/*!
+ * \brief matmul with an epilogue as oneDNN post-ops (float32, batch dims unmerged so that the
+ * operands of binary steps keep the output's axes); false when the epilogue is no post-op chain.
+ */
+bool MatmulEpilogue(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const ast::Expr& epilogue,
+                    const std::vector<NDArray>& extra, const NDArray& out) {
+  MatmulProblem g = MakeProblem(in[0].shape(), in[1].shape(), dmlc::get<MatmulParam>(attrs.parsed));
+  int nd = out.shape().ndim();
+  if (out.dtype() != DType::kFloat32 || out.Size() == 0 || g.k == 0 || static_cast<int>(g.batch_c.size()) + 2 != nd ||
+      nd > DNNL_MAX_NDIMS) {
+    return false;
+  }
+  std::vector<int> order(nd);
+  std::iota(order.begin(), order.end(), 0);
+  dnnl_utils::PostOps post;
+  if (!post.Translate(epilogue, extra, out.shape(), order)) return false;
+  DnnlMatmul(g, in[0].data<float>(), in[1].data<float>(), out.data<float>(), &post);
+  return true;
 }
 
 /*! \brief dA = dY op(B)^T and dB = op(A)^T dY by the transpose flags, summed over broadcast batch dims. */
@@ -380,6 +407,7 @@ IR_REGISTER_OP(matmul)
     .set_attr<FInferShape>("FInferShape", MatmulShape)
     .set_attr<FInferType>("FInferType", NumericType)
     .set_attr<FCompute>("FCompute", MatmulCompute)
+    .set_attr<FComputeEpilogue>("FComputeEpilogue", MatmulEpilogue)
     .set_attr<FDeviceKernel>("FDeviceKernel", MatmulDevice)
     .set_attr<FGradient>("FGradient", MatmulGradient)
     .set_attr<TOpPattern>("TOpPattern", kOutEWiseFusable);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/dnnl_post_ops.h"
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
@@ -148,12 +149,13 @@ dnnl::convolution_forward::desc ForwardDesc(const Geometry& g, dnnl::prop_kind k
                                          d.pad_r);
 }
 
-dnnl_utils::CachedPrimitive CreateConvPrimitive(ConvPass pass, const Geometry& g) {
+/*! \brief The pass's primitive; the forward one folds `post`'s epilogue in when given. */
+dnnl_utils::CachedPrimitive CreateConvPrimitive(ConvPass pass, const Geometry& g, const dnnl_utils::PostOps* post) {
   using dnnl_utils::DefaultAttr;
   using dnnl_utils::Engine;
   if (pass == kForward) {
-    dnnl::convolution_forward::primitive_desc pd(ForwardDesc(g, dnnl::prop_kind::forward_inference), DefaultAttr(),
-                                                 Engine());
+    dnnl::convolution_forward::primitive_desc pd(ForwardDesc(g, dnnl::prop_kind::forward_inference),
+                                                 post ? post->Attr() : DefaultAttr(), Engine());
     return dnnl_utils::MakeCached<dnnl::convolution_forward>(pd);
   }
   DnnlWindow d(g);
@@ -174,15 +176,21 @@ dnnl_utils::CachedPrimitive CreateConvPrimitive(ConvPass pass, const Geometry& g
 
 const char* const kPassNames[] = {"conv2d_forward", "conv2d_backward_data", "conv2d_backward_weights"};
 
-/*! \brief Cache key of a pass's primitive (or, with `suffix`, of its weight reorders). */
-dnnl_utils::PrimitiveKey ConvKey(ConvPass pass, const Geometry& g, const std::string& suffix = "") {
-  return dnnl_utils::PrimitiveKey(kPassNames[pass] + suffix).Add(g.Numbers());
+/*! \brief Cache key of a pass's primitive (or, with `suffix`, of its weight reorders), with its post-ops. */
+dnnl_utils::PrimitiveKey ConvKey(ConvPass pass, const Geometry& g, const std::string& suffix = "",
+                                 const dnnl_utils::PostOps* post = nullptr) {
+  dnnl_utils::PrimitiveKey key(kPassNames[pass] + suffix + (post ? "_post" : ""));
+  key.Add(g.Numbers());
+  if (post) post->AddTo(&key);
+  return key;
 }
 
-void DnnlConv(const NodeAttrs& attrs, ConvPass pass, const Geometry& g, const ConvTensors& t) {
+void DnnlConv(const NodeAttrs& attrs, ConvPass pass, const Geometry& g, const ConvTensors& t,
+              const dnnl_utils::PostOps* post = nullptr) {
   std::string what = NodeDesc(attrs);
-  dnnl_utils::CachedPrimitive prim = dnnl_utils::PrimitiveCache::Global().GetOrCreate(
-      ConvKey(pass, g), [&] { return dnnl_utils::Guard(what, [&] { return CreateConvPrimitive(pass, g); }); });
+  dnnl_utils::CachedPrimitive prim = dnnl_utils::PrimitiveCache::Global().GetOrCreate(ConvKey(pass, g, "", post), [&] {
+    return dnnl_utils::Guard(what, [&] { return CreateConvPrimitive(pass, g, post); });
+  });
   dnnl::memory data = dnnl_utils::Memory(ActivationDesc(g, false), t.data.data());
   dnnl::memory output = dnnl_utils::Memory(ActivationDesc(g, true), t.output.data());
   dnnl::memory hwio = dnnl_utils::Memory(WeightDesc(g), t.weight.data());
@@ -191,9 +199,12 @@ void DnnlConv(const NodeAttrs& attrs, ConvPass pass, const Geometry& g, const Co
   bool reorder = chosen != hwio.get_desc();
   dnnl::memory weight =
       reorder ? dnnl_utils::Guard(what, [&] { return dnnl::memory(chosen, dnnl_utils::Engine()); }) : hwio;
-  if (reorder && pass != kBackwardWeights) nn::Reorder(what, ConvKey(pass, g, "_weights_in"), hwio, weight);
+  if (reorder && pass != kBackwardWeights) nn::Reorder(what, ConvKey(pass, g, "_weights_in", post), hwio, weight);
   if (pass == kForward) {
-    dnnl_utils::Execute(what, prim, {{DNNL_ARG_SRC, data}, {DNNL_ARG_WEIGHTS, weight}, {DNNL_ARG_DST, output}});
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, data}, {DNNL_ARG_WEIGHTS, weight}, {DNNL_ARG_DST, output}};
+    if (post) post->AddArgs(&args);
+    dnnl_utils::Execute(what, prim, std::move(args));
   } else if (pass == kBackwardData) {
     dnnl_utils::Execute(what, prim,
                         {{DNNL_ARG_DIFF_SRC, data}, {DNNL_ARG_WEIGHTS, weight}, {DNNL_ARG_DIFF_DST, output}});
@@ -397,6 +408,20 @@ void ConvCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDA
   }
 }
 
+/*! \brief conv2d with an epilogue as oneDNN post-ops (float32); false when the epilogue is no post-op chain. */
+bool ConvEpilogue(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const ast::Expr& epilogue,
+                  const std::vector<NDArray>& extra, const NDArray& out) {
+  ConvTensors t = TensorsOf<kForward>(in, {out});
+  if (!dnnl_utils::Supports(out.dtype()) || t.data.Size() == 0 || t.weight.Size() == 0 || out.Size() == 0) return false;
+  Geometry g = GeometryOf(attrs, t);
+  // oneDNN's logical destination is (N, C, H, W) whatever the layout.
+  std::vector<int> order = g.layout == nn::Layout::kNHWC ? std::vector<int>{0, 3, 1, 2} : std::vector<int>{0, 1, 2, 3};
+  dnnl_utils::PostOps post;
+  if (!post.Translate(epilogue, extra, out.shape(), order)) return false;
+  DnnlConv(attrs, kForward, g, t, &post);
+  return true;
+}
+
 template <ConvPass kPass>
 void ConvDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                       const std::vector<NDArray>& out) {
@@ -442,6 +467,7 @@ IR_REGISTER_OP(conv2d)
     .apply(ConvOp)
     .set_attr<FInferShape>("FInferShape", Conv2DShape)
     .set_attr<FCompute>("FCompute", ConvCompute<kForward>)
+    .set_attr<FComputeEpilogue>("FComputeEpilogue", ConvEpilogue)
     .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kForward>)
     .set_attr<FGradient>("FGradient", Conv2DGradient)
     .set_attr<TOpPattern>("TOpPattern", kOutEWiseFusable);

@@ -43,7 +43,8 @@ IR_REGISTER_PASS(CodeGen)
       std::set<std::string> seen;
       for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
         const Node* node = idx[nid].source;
-        if (node->op() != fused_op) continue;
+        // An epilogue group's _fused kernel runs its anchor op, then the epilogue's own kernel.
+        if (node->op() != fused_op || GetFusedGroup(node->attrs).epilogue) continue;
         std::vector<Shape> in_shapes;
         std::vector<DType> in_types;
         for (const auto& e : idx[nid].inputs) {

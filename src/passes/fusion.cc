@@ -34,8 +34,9 @@ IR_REGISTER_GRAPH_ATTR("fusion_log")
 
 IR_REGISTER_PASS(Fusion)
     .describe(
-        "Groups elementwise/broadcast chains (diamonds included) and reduction prologues into "
-        "_fused nodes with at most fusion.fmax unique array inputs each.")
+        "Groups elementwise/broadcast chains (diamonds included), reduction prologues and "
+        "epilogues of matmul/conv-like ops into _fused nodes with at most fusion.fmax unique "
+        "array inputs each.")
     .set_change_graph(true)
     .depend_graph_attr("shape")
     .depend_graph_attr("dtype")
@@ -51,6 +52,7 @@ IR_REGISTER_PASS(Fusion)
       IR_CHECK(fmax >= 1) << "fusion.fmax must be at least 1, got " << fmax;
       IR_CHECK(max_size >= 1) << "fusion.max_group_size must be at least 1, got " << max_size;
       fusion::Plan plan = fusion::PlanFusion(graph, fmax, max_size);
+      fusion::AnchorEpilogues(graph, fmax, max_size, &plan);
       std::vector<fusion::GroupRecord> records;
       Graph fused = fusion::RewriteFusedGraph(graph, plan, &records);
       fused.SetAttr("fusion_groups", std::move(records));

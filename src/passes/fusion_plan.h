@@ -23,6 +23,13 @@ struct Group {
   Shape domain;
   /*! \brief A reduce group takes no more members. */
   bool closed = false;
+  /*! \brief Node id of the kOutEWiseFusable op whose output the members take as their epilogue, -1 if none. */
+  int anchor = -1;
+  /*!
+   * \brief Members that pass their input 0 through unchanged (a reduction whose output has its
+   * input's shape, as collapse_sum_like of a matmul gradient): the subgraph reads the input instead.
+   */
+  std::vector<uint32_t> identities = {};
 };
 
 /*! \brief The grouping decisions for one graph. */
@@ -60,6 +67,15 @@ std::vector<uint32_t> UnitOrder(const IndexedGraph& idx, const Plan& plan, std::
  */
 void SplitCyclicGroups(const IndexedGraph& idx, Plan* plan);
 
+/*!
+ * \brief Anchors map groups to the kOutEWiseFusable node (matmul, conv2d) whose output 0 they
+ * read, over that output's domain (fusion_epilogue.cc): the group becomes an "epilogue" group
+ * (the anchor's output stays a group output when read elsewhere) when the merged group keeps
+ * `fmax` inputs (the anchor's counted) and `max_size` members, writes no variable, and the
+ * plan stays acyclic.
+ */
+void AnchorEpilogues(const Graph& graph, int fmax, int max_size, Plan* plan);
+
 /*! \brief One entry of the "fusion_groups" attribute (JSON-able). */
 struct GroupRecord {
   std::string node;
@@ -76,6 +92,12 @@ struct GroupRecord {
  * "dtype" for its entries and appends one GroupRecord per fused node to `records`.
  */
 Graph RewriteFusedGraph(const Graph& graph, const Plan& plan, std::vector<GroupRecord>* records);
+
+/*!
+ * \brief The group's inputs: ExternalInputs of its members, where an identity reads its input 0
+ * only (a collapse_sum_like's `like` gives a shape, no values).
+ */
+std::vector<uint32_t> GroupInputs(const IndexedGraph& idx, const Group& group, const std::vector<bool>& foldable);
 
 /*! \brief Entry ids `members` read that are produced outside them (foldable nodes excluded), in order. */
 std::vector<uint32_t> ExternalInputs(const IndexedGraph& idx, const std::vector<uint32_t>& members,

@@ -184,7 +184,7 @@ class Rewriter {
 void Rewriter::BuildGroup(int g) {
   const Group& group = plan_.groups[g];
   std::unordered_set<uint32_t> members(group.members.begin(), group.members.end());
-  std::vector<uint32_t> inputs = ExternalInputs(idx_, group.members, plan_.foldable);
+  std::vector<uint32_t> inputs = GroupInputs(idx_, group, plan_.foldable);
   std::unordered_map<uint32_t, int> input_position;
   GroupRecord record;
   FusedGroup fused;
@@ -218,6 +218,18 @@ void Rewriter::BuildGroup(int g) {
   std::unordered_map<uint32_t, int> aliased_input;  // old entry id -> mutated input position
   for (uint32_t nid : group.members) {
     const Node* old = idx_[nid].source;
+    if (std::find(group.identities.begin(), group.identities.end(), nid) != group.identities.end()) {
+      // It passes input 0 on: the subgraph reads that input's value instead.
+      uint32_t eid = idx_.entry_id(nid, 0);
+      sub_entry[eid] = sub_entry.at(idx_.entry_id(idx_[nid].inputs[0]));
+      for (uint32_t dep : idx_[nid].control_deps) {
+        if (!members.count(dep)) control_deps.push_back(NodeOf(dep));
+      }
+      record.members.push_back(old->attrs.name);
+      if (ReadOutside(eid, members) || ControlledFromOutside(nid, members))
+        outputs.push_back(Output{eid, sub_entry[eid], Label(IndexedGraph::Entry{nid, 0})});
+      continue;
+    }
     NodePtr node = CopyNode(old);
     for (const auto& e : idx_[nid].inputs) {
       uint32_t eid = idx_.entry_id(e);

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "codegen/epilogue_kernels.h"
 #include "cuda_test_util.h"
 #include "ir/op.h"
 #include "ir/pass.h"
@@ -44,6 +45,17 @@ TEST(CUDALeNetTest, FusedTrainingStepKernelsCompileAndAssemble) {
     ASSERT_NE(source.find("__global__"), std::string::npos) << "no fused kernels in the LeNet step";
     test::ExpectCompilesAndAssembles(source, StrCat("LeNet training step, F_max ", fmax));
   }
+}
+
+TEST(CUDALeNetTest, EpilogueKernelsOfTheTrainingStepCompileAndAssemble) {
+  // Epilogue groups (conv/matmul + bias + relu, relu_grad after a matmul gradient) compile
+  // their epilogue when they first run; each is one in-place map kernel.
+  test::LeNet net = test::BuildLeNet(64);
+  Graph graph = test::InferFromFeeds(net.outputs, net.feeds);
+  graph.SetAttr("target", std::string("cuda"));
+  std::vector<Kernel> kernels = codegen::EpilogueKernels(ApplyPasses(graph, {"Fusion"}));
+  ASSERT_GE(kernels.size(), 4u) << "both convolutions and both dense layers anchor an epilogue";
+  test::ExpectCompilesAndAssembles(KernelPrinter::Get("cuda").Print(kernels), "LeNet epilogue kernels");
 }
 
 }  // namespace

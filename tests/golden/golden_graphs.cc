@@ -223,6 +223,29 @@ GoldenGraph ConvNet() {
   return b.Finish(outputs);
 }
 
+/*!
+ * \brief (e') Epilogues of matmul: bias, relu and a residual add (the anchor's value written in
+ * place), and a dense layer's training gradients (relu_grad after the matmul gradient, the
+ * forward matmul's value kept for the tanh's gradient).
+ */
+void AddEpilogues(std::vector<GoldenGraph>* graphs) {
+  {
+    Builder b("epilogue_dense_residual");
+    NodeEntry x = b.Input("x", Shape{8, 16}), w = b.Input("w", Shape{16, 16}), bias = b.Input("b", Shape{16});
+    NodeEntry h = b.Op("relu", {b.Op("bias_add", {b.Op("matmul", {x, w}), bias})});
+    graphs->push_back(b.Finish({b.Op("add", {b.Op("matmul", {h, w}), x})}));
+  }
+  {
+    Builder b("epilogue_dense_train");
+    NodeEntry x = b.Input("x", Shape{8, 12}), w1 = b.Input("w1", Shape{12, 6}), w2 = b.Input("w2", Shape{6, 3});
+    NodeEntry h = b.Op("relu", {b.Op("matmul", {x, w1})});
+    NodeEntry loss = b.Op("mean", {b.Op("tanh", {b.Op("matmul", {h, w2})})});
+    std::vector<NodeEntry> outputs{loss};
+    for (const NodeEntry& g : Gradients({loss}, {w1, w2})) outputs.push_back(g);
+    graphs->push_back(b.Finish(outputs));
+  }
+}
+
 /*! \brief A LeNet forward pass and loss: its loss, trained variables (w1, b1, ... w4, b4). */
 struct LeNet {
   NodeEntry loss;
@@ -321,6 +344,7 @@ std::vector<GoldenGraph> GoldenGraphs(std::vector<std::string>* skipped) {
   AddReductions(&graphs);
   AddSoftmax(&graphs);
   graphs.push_back(ConvNet());
+  AddEpilogues(&graphs);
   graphs.push_back(LeNetSGD());
   graphs.push_back(LeNetAdam());
   return graphs;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/epilogue_kernels.h"
 #include "golden/golden_graphs.h"
 #include "ir/codegen.h"
 #include "ir/device_kernel.h"
@@ -59,12 +60,17 @@ struct Corpus {
   std::vector<std::string> unrendered;
 };
 
-/*! \brief The translation unit CodeGen prints for `graph` on `target` after Fusion (default F_max). */
-std::string RenderGraph(const GoldenGraph& golden, const std::string& target) {
+/*!
+ * \brief The translation unit CodeGen prints for `graph` on `target` after Fusion (default F_max);
+ * `epilogues` gets the unit of its epilogue kernels ("" when none), which run as their own unit.
+ */
+std::string RenderGraph(const GoldenGraph& golden, const std::string& target, std::string* epilogues) {
   Graph graph = WithInputs(golden);
   graph.SetAttr("target", target);
   Graph compiled = ApplyPasses(graph, {"InferShape", "InferType", "Fusion", "CodeGen"});
   std::string text = compiled.GetAttr<std::string>("kernel_source");
+  std::vector<Kernel> kernels = codegen::EpilogueKernels(compiled);
+  *epilogues = kernels.empty() ? "" : KernelPrinter::Get(target).Print(kernels);
   const auto& log = compiled.GetAttr<std::vector<std::string>>("codegen_log");
   if (!log.empty()) {
     text += "/* CodeGen left fused nodes unfused:\n";
@@ -106,7 +112,10 @@ Corpus Render() {
     for (const GoldenGraph& graph : GoldenGraphs(&skipped)) {
       std::string file = StrCat(graph.name, ".", target.name, ".", target.ext);
       try {
-        corpus.files[file] = RenderGraph(graph, target.name);
+        std::string epilogues;
+        corpus.files[file] = RenderGraph(graph, target.name, &epilogues);
+        if (!epilogues.empty())
+          corpus.files[StrCat(graph.name, ".epilogues.", target.name, ".", target.ext)] = epilogues;
       } catch (const Error& err) {
         if (!graph.enumerated) throw Error(StrCat("graph '", graph.name, "' on ", target.name, ": ", err.what()));
         std::string why = err.what();

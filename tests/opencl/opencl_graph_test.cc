@@ -10,6 +10,7 @@
 #include "opencl/opencl_test_util.h"
 #include "ops/op_harness.h"
 #include "ops/random_graph.h"
+#include "passes/fusion_plan.h"
 #include "runtime/device/kernel_selection.h"
 #include "test_util.h"
 
@@ -82,6 +83,36 @@ TEST(OpenCLGraphTest, FusedRandomGraphsMatchUnfusedCpu) {
     EXPECT_EQ(device.last_stats().host_fallbacks, 0u);
     EXPECT_FALSE(device.last_graph().GetAttr<std::string>("kernel_source").empty()) << "nothing was fused";
   }
+}
+
+TEST(OpenCLGraphTest, EpiloguesOfMatmulAndConvMatchUnfusedCpu) {
+  IR_REQUIRE_OPENCL();
+  // A dense layer forward (bias, relu), its relu gradient, a residual sigmoid, a conv layer.
+  NodeEntry x = Placeholder("x"), w = Placeholder("w"), b = Placeholder("b"), g = Placeholder("g");
+  NodeEntry h = MakeNode("relu", "h", {MakeNode("bias_add", "hb", {MakeNode("matmul", "mm", {x, w}), b})});
+  NodeEntry dx = MakeNode("matmul", "dx", {g, w}, {{"transpose_b", "true"}});
+  NodeEntry dh = MakeNode("relu_grad", "dh", {dx, x});
+  NodeEntry mm2 = MakeNode("matmul", "mm2", {x, w});
+  NodeEntry res = MakeNode("sigmoid", "res", {MakeNode("add", "sum", {mm2, g})});
+  NodeEntry img = Placeholder("img"), k = Placeholder("k");
+  NodeEntry conv = MakeNode("conv2d", "conv", {img, k}, {{"padding", "SAME"}});
+  NodeEntry act = MakeNode("relu", "act", {MakeNode("bias_add", "cb", {conv, b})});
+  Feeds feeds{{"x", test::RandomArray({5, 12}, DType::kFloat32, 1)},
+              {"w", test::RandomArray({12, 7}, DType::kFloat32, 2)},
+              {"b", test::RandomArray({7}, DType::kFloat32, 3)},
+              {"g", test::RandomArray({5, 7}, DType::kFloat32, 4)},
+              {"img", test::RandomArray({2, 6, 5, 3}, DType::kFloat32, 5)},
+              {"k", test::RandomArray({3, 3, 3, 7}, DType::kFloat32, 6)}};
+  Session device(Options("opencl", true));
+  std::vector<NodeEntry> fetches = {h, dh, res, mm2, act};
+  RunStats stats = ExpectSameAsCpu(fetches, feeds, Options("opencl", true), 1e-4);
+  EXPECT_EQ(stats.host_fallbacks, 0u);
+  device.Run(fetches, feeds);
+  size_t epilogues = 0;
+  for (const auto& record : device.last_graph().GetAttr<std::vector<fusion::GroupRecord>>("fusion_groups")) {
+    epilogues += record.kind == "epilogue";
+  }
+  EXPECT_EQ(epilogues, 4u) << "mm, dx, mm2 (kept as an output) and conv each anchor their epilogue";
 }
 
 }  // namespace

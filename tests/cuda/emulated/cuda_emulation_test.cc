@@ -149,6 +149,24 @@ TEST_F(CUDAEmulationTest, MatmulWithTransposesAndBatches) {
                   {{"ia", Ints(Shape{5, 6}, DType::kInt32, 9)}, {"ib", Ints(Shape{6, 3}, DType::kInt32, 5)}});
 }
 
+TEST_F(CUDAEmulationTest, MatmulAndConvEpilogues) {
+  // Fused, each matmul/conv2d runs its device kernel and then its epilogue's generated kernel.
+  NodeEntry x = Var("x"), w = Var("w"), b = Var("b"), g = Var("g"), img = Var("img"), k = Var("k");
+  NodeEntry h = Apply("relu", "h", {Apply("bias_add", "hb", {Apply("matmul", "mm", {x, w}), b})});
+  NodeEntry dh = Apply("relu_grad", "dh", {Apply("matmul", "dx", {g, w}, {{"transpose_b", "true"}}), x});
+  NodeEntry conv = Apply("conv2d", "conv", {img, k}, {{"padding", "SAME"}});
+  NodeEntry act = Apply("tanh", "act", {Apply("add", "cr", {Apply("bias_add", "cb", {conv, b}), Var("r")})});
+  ExpectSameAsCPU({h, dh, act},
+                  Random({{"x", Shape{5, 12}},
+                          {"w", Shape{12, 7}},
+                          {"b", Shape{7}},
+                          {"g", Shape{5, 7}},
+                          {"img", Shape{2, 6, 5, 3}},
+                          {"k", Shape{3, 3, 3, 7}},
+                          {"r", Shape{2, 6, 5, 7}}}),
+                  {}, 1e-4);
+}
+
 /*! \brief A convolution or pooling, its data input shaped for `format`. */
 struct WindowCase {
   std::string format;

@@ -35,23 +35,6 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_63921a346183_body(const float* in0, const float* in1, float* out0) {
-  for (int64_t i0 = 0; i0 < 128; ++i0) {
-    #pragma omp simd
-    for (int64_t i1 = 0; i1 < 4; ++i1) {
-      const float t0 = in0[((i0 * ((int64_t)4)) + i1)];
-      const float t1 = in1[i1];
-      const float t2 = (t0 + t1);
-      const float t3 = ((t2 > 0.0f) ? t2 : 0.0f);
-      out0[(i0 * 4 + i1)] = t3;
-    }
-  }
-}
-
-void fused_63921a346183(void* const* args) {
-  fused_63921a346183_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
 static void fused_f9c94a5871ce_body(const float* restrict in0, float* restrict out0, float* restrict out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;

@@ -9,24 +9,6 @@ typedef unsigned long ulong;
 #define NAN __int_as_float(0x7fffffff)
 #endif
 
-// ir-launch fused_63921a346183 2 256
-extern "C" __global__ __launch_bounds__(256) void fused_63921a346183(const float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 512; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i1 = rest % 4;
-    rest /= 4;
-    const long i0 = rest;
-    const float t0 = in0[((i0 * ((long)4)) + i1)];
-    const float t1 = in1[i1];
-    const float t2 = (t0 + t1);
-    const float t3 = ((t2 > 0.0f) ? t2 : 0.0f);
-    out0[idx] = t3;
-  }
-}
-
 // ir-launch fused_f9c94a5871ce 1 256
 extern "C" __global__ __launch_bounds__(256) void fused_f9c94a5871ce(const float* in0, const long in0_offset, float* out0, const long out0_offset, float* out1, const long out1_offset) {
   in0 += in0_offset;

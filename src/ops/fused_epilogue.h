@@ -1,0 +1,34 @@
+/*!
+ * \file fused_epilogue.h
+ * \brief Running an "epilogue" fused group: its anchor (matmul, conv2d) and the elementwise
+ * epilogue, folded into the anchor's kernel where the op can (FComputeEpilogue), else as one
+ * generated map kernel over the anchor's output, in place.
+ */
+#ifndef IR_OPS_FUSED_EPILOGUE_H_
+#define IR_OPS_FUSED_EPILOGUE_H_
+
+#include <memory>
+#include <vector>
+
+#include "ir/device_kernel.h"
+#include "ir/fusion.h"
+
+namespace ir {
+namespace op {
+
+/*! \brief Splits the subgraph of an "epilogue" group into its anchor and epilogue (throws when malformed). */
+std::shared_ptr<const FusedEpilogue> DeriveEpilogue(const NodeAttrs& attrs, const FusedGroup& group);
+
+/*!
+ * \brief Runs the epilogue group of `attrs` on the CPU (`dev` null) or on `dev`'s device.
+ * Returns false, running nothing, when the anchor's value cannot be computed into an output
+ * (its dtype differs from the output the epilogue overwrites, or that output shares memory
+ * with an anchor input): the caller then runs the members one by one.
+ */
+bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                      const std::vector<NDArray>& outputs, DeviceKernelContext* dev);
+
+}  // namespace op
+}  // namespace ir
+
+#endif  // IR_OPS_FUSED_EPILOGUE_H_
