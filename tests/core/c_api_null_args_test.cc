@@ -307,6 +307,23 @@ std::vector<Call> CApiNullArgsTest::Table() {
          return rc;
        },
        {"fetches", "targets"}},
+      {"IRSessionRunBorrowed",
+       [&](Args& a) {
+         const char* names[] = {"x"};
+         int dtypes[] = {0}, ndims[] = {1};
+         int64_t shapes[] = {2};
+         float values[] = {1, 2};
+         void* data[] = {values};
+         uint32_t n = 0;
+         IRNDArrayHandle* outs = nullptr;
+         int rc =
+             IRSessionRunBorrowed(a("session", session_), a("fetches", y_), a("targets", y_), 1, a("feed_names", names),
+                                  a("feed_dtypes", dtypes), a("feed_ndims", ndims), a("feed_shapes", shapes),
+                                  a("feed_data", data), a("num_outputs", &n), a("outputs", &outs));
+         for (uint32_t i = 0; rc == 0 && i < n; ++i) IRNDArrayFree(outs[i]);
+         return rc;
+       },
+       {"fetches", "targets"}},
       {"IRSessionGetVariable",
        [&](Args& a) {
          IRNDArrayHandle out = nullptr;

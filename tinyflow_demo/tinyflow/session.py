@@ -25,17 +25,23 @@ def _get_session(session):
     return session
 
 
-def to_ndarray(value, dtype=None):
-    """A new IRNDArrayHandle holding a copy of `value` (converted to `dtype` when given)."""
+def _host_array(value, dtype=None):
+    """`value` as a C-contiguous, aligned NumPy array of `dtype` (its own when None): itself when it is one."""
     arr = np.asarray(value, dtype=None if dtype is None else dtype.as_numpy_dtype)
     if dtype is None:
-        dtype = _dtypes.as_dtype(arr.dtype)
-        arr = arr.astype(dtype.as_numpy_dtype, copy=False)
-    arr = np.require(arr, requirements="C")  # (ascontiguousarray would make a 0-d array 1-d)
+        arr = arr.astype(_dtypes.as_dtype(arr.dtype).as_numpy_dtype, copy=False)
+    if arr.flags.c_contiguous and arr.flags.aligned:
+        return arr
+    return np.require(arr, requirements=("C", "A"))  # (ascontiguousarray would make a 0-d array 1-d)
+
+
+def to_ndarray(value, dtype=None):
+    """A new IRNDArrayHandle holding a copy of `value` (converted to `dtype` when given)."""
+    arr = _host_array(value, dtype)
     shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
     handle = ctypes.c_void_p()
-    check_call(LIB.IRNDArrayCreate(shape, arr.ndim, dtype.enum, arr.ctypes.data_as(ctypes.c_void_p),
-                                   ctypes.byref(handle)))
+    check_call(LIB.IRNDArrayCreate(shape, arr.ndim, _dtypes.as_dtype(arr.dtype).enum,
+                                   arr.ctypes.data_as(ctypes.c_void_p), ctypes.byref(handle)))
     return handle
 
 
@@ -95,6 +101,24 @@ class _FetchPlan(object):
         return items if node[1] is list else node[1](items)
 
 
+class _RunPlan(object):
+    """What runs with the same fetches and feed keys share: fetch plan, handles, feed names and dtypes."""
+
+    def __init__(self, graph, fetch_plan, feed_keys):
+        self.fetches = fetch_plan
+        self.fetch_handle = fetch_plan.fetch_symbol.handle if fetch_plan.fetch_symbol else None
+        self.target_handle = fetch_plan.target_symbol.handle if fetch_plan.target_symbol else None
+        names, self.dtypes = [], []
+        for placeholder in feed_keys:
+            if isinstance(placeholder, str) and placeholder.split(":")[0] in graph._inputs:
+                placeholder = graph._inputs[placeholder.split(":")[0]]
+            names.append(_feed_name(placeholder))
+            self.dtypes.append(placeholder.dtype if isinstance(placeholder, Tensor) else None)
+        self.names = c_str_array(names)
+        self.any_untyped = any(d is None for d in self.dtypes)
+        self.enums = None if self.any_untyped else (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes])
+
+
 class Session(object):
     """A TF1-style session over IRSessionCreate; options become the session's options JSON.
 
@@ -124,34 +148,37 @@ class Session(object):
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self.handle is None:
             raise RuntimeError("Attempted to use a closed Session.")
-        key = _fetch_key(fetches)
-        plan = self._plans.get(key) if key is not None else None
-        if plan is None:
-            plan = _FetchPlan(fetches)
-            if key is not None:
-                self._plans[key] = (plan, fetches)  # keep the fetched objects alive with the key
-        else:
-            plan = plan[0]
-        names, arrays = [], []
-        try:
-            for placeholder, value in (feed_dict or {}).items():
-                if isinstance(placeholder, str) and placeholder.split(":")[0] in self.graph._inputs:
-                    placeholder = self.graph._inputs[placeholder.split(":")[0]]
-                names.append(_feed_name(placeholder))
-                dtype = placeholder.dtype if isinstance(placeholder, Tensor) else None
-                arrays.append(to_ndarray(value, dtype))
-            num_out = ctypes.c_uint32()
-            outs = ctypes.POINTER(ctypes.c_void_p)()
-            check_call(LIB.IRSessionRun(self.handle, plan.fetch_symbol.handle if plan.fetch_symbol else None,
-                                        plan.target_symbol.handle if plan.target_symbol else None, len(names),
-                                        c_str_array(names), (ctypes.c_void_p * len(arrays))(*arrays),
-                                        ctypes.byref(num_out), ctypes.byref(outs)))
-            handles = [outs[i] for i in range(num_out.value)]
-        finally:
-            for a in arrays:
-                LIB.IRNDArrayFree(a)
-        values = [from_ndarray(ctypes.c_void_p(h)) for h in handles]
-        return plan.build(values)
+        feed_dict = feed_dict or {}
+        plan = self._run_plan(fetches, feed_dict)
+        arrays = [_host_array(value, dtype) for value, dtype in zip(feed_dict.values(), plan.dtypes)]
+        n = len(arrays)
+        dims = [d for a in arrays for d in a.shape]
+        num_out = ctypes.c_uint32()
+        outs = ctypes.POINTER(ctypes.c_void_p)()
+        # The arrays stay referenced (and so alive) until the call returns: the run borrows them.
+        check_call(LIB.IRSessionRunBorrowed(
+            self.handle, plan.fetch_handle, plan.target_handle, n, plan.names,
+            (ctypes.c_int * n)(*[_dtypes.as_dtype(a.dtype).enum for a in arrays]) if plan.any_untyped else plan.enums,
+            (ctypes.c_int * n)(*[a.ndim for a in arrays]), (ctypes.c_int64 * len(dims))(*dims),
+            (ctypes.c_void_p * n)(*[a.ctypes.data for a in arrays]), ctypes.byref(num_out), ctypes.byref(outs)))
+        if num_out.value == 0:
+            return plan.fetches.build([])
+        handles = [outs[i] for i in range(num_out.value)]
+        return plan.fetches.build([from_ndarray(ctypes.c_void_p(h)) for h in handles])
+
+    def _run_plan(self, fetches, feed_dict):
+        """The _RunPlan of these fetches and feed keys, cached while every key is an object (not a name)."""
+        fetch_key = _fetch_key(fetches)
+        feed_keys = tuple(feed_dict)
+        cacheable = fetch_key is not None and not any(isinstance(k, str) for k in feed_keys)
+        key = (fetch_key, tuple(id(k) for k in feed_keys)) if cacheable else None
+        entry = self._plans.get(key) if cacheable else None
+        if entry is not None:
+            return entry[0]
+        plan = _RunPlan(self.graph, _FetchPlan(fetches), feed_keys)
+        if cacheable:
+            self._plans[key] = (plan, fetches, feed_keys)  # keeps the keyed objects alive (ids stay unique)
+        return plan
 
     def partial_run(self, *args, **kwargs):
         raise NotImplementedError("partial_run is not supported")
