@@ -115,8 +115,9 @@ class _RunPlan(object):
             names.append(_feed_name(placeholder))
             self.dtypes.append(placeholder.dtype if isinstance(placeholder, Tensor) else None)
         self.names = c_str_array(names)
-        self.any_untyped = any(d is None for d in self.dtypes)
-        self.enums = None if self.any_untyped else (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes])
+        # The feeds' dtype enums when every key fixes its dtype (else each run takes the values').
+        typed = all(d is not None for d in self.dtypes)
+        self.enums = (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes]) if typed else None
 
 
 class Session(object):
@@ -150,34 +151,36 @@ class Session(object):
             raise RuntimeError("Attempted to use a closed Session.")
         feed_dict = feed_dict or {}
         plan = self._run_plan(fetches, feed_dict)
-        arrays = [_host_array(value, dtype) for value, dtype in zip(feed_dict.values(), plan.dtypes)]
+        arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
+        for value, dtype in zip(feed_dict.values(), plan.dtypes):
+            arr = _host_array(value, dtype)
+            arrays.append(arr)
+            ndims.append(arr.ndim)
+            dims.extend(arr.shape)
+            data.append(arr.ctypes.data)
         n = len(arrays)
-        dims = [d for a in arrays for d in a.shape]
+        enums = plan.enums if plan.enums is not None else (ctypes.c_int * n)(*[_dtypes.as_dtype(a.dtype).enum
+                                                                                for a in arrays])
         num_out = ctypes.c_uint32()
         outs = ctypes.POINTER(ctypes.c_void_p)()
         # The arrays stay referenced (and so alive) until the call returns: the run borrows them.
-        check_call(LIB.IRSessionRunBorrowed(
-            self.handle, plan.fetch_handle, plan.target_handle, n, plan.names,
-            (ctypes.c_int * n)(*[_dtypes.as_dtype(a.dtype).enum for a in arrays]) if plan.any_untyped else plan.enums,
-            (ctypes.c_int * n)(*[a.ndim for a in arrays]), (ctypes.c_int64 * len(dims))(*dims),
-            (ctypes.c_void_p * n)(*[a.ctypes.data for a in arrays]), ctypes.byref(num_out), ctypes.byref(outs)))
+        check_call(LIB.IRSessionRunBorrowed(self.handle, plan.fetch_handle, plan.target_handle, n, plan.names, enums,
+                                            (ctypes.c_int * n)(*ndims), (ctypes.c_int64 * len(dims))(*dims),
+                                            (ctypes.c_void_p * n)(*data),
+                                            ctypes.byref(num_out), ctypes.byref(outs)))
         if num_out.value == 0:
-            return plan.fetches.build([])
-        handles = [outs[i] for i in range(num_out.value)]
-        return plan.fetches.build([from_ndarray(ctypes.c_void_p(h)) for h in handles])
+            return plan.fetches.build(())
+        return plan.fetches.build([from_ndarray(ctypes.c_void_p(outs[i])) for i in range(num_out.value)])
 
     def _run_plan(self, fetches, feed_dict):
         """The _RunPlan of these fetches and feed keys, cached while every key is an object (not a name)."""
-        fetch_key = _fetch_key(fetches)
-        feed_keys = tuple(feed_dict)
-        cacheable = fetch_key is not None and not any(isinstance(k, str) for k in feed_keys)
-        key = (fetch_key, tuple(id(k) for k in feed_keys)) if cacheable else None
-        entry = self._plans.get(key) if cacheable else None
+        key = (_fetch_key(fetches), tuple(map(id, feed_dict)))
+        entry = self._plans.get(key)
         if entry is not None:
             return entry[0]
-        plan = _RunPlan(self.graph, _FetchPlan(fetches), feed_keys)
-        if cacheable:
-            self._plans[key] = (plan, fetches, feed_keys)  # keeps the keyed objects alive (ids stay unique)
+        plan = _RunPlan(self.graph, _FetchPlan(fetches), feed_dict)
+        if key[0] is not None and not any(isinstance(k, str) for k in feed_dict):
+            self._plans[key] = (plan, fetches, tuple(feed_dict))  # keeps the keyed objects alive: ids stay unique
         return plan
 
     def partial_run(self, *args, **kwargs):
