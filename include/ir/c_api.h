@@ -117,6 +117,11 @@ IR_DLL int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void
 /*! \brief The array's shape; *shape stays valid while the handle lives. */
 IR_DLL int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape);
 IR_DLL int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype);
+/*!
+ * \brief Shape, dtype and host data of the array in one call: *shape and *data stay valid while
+ * the handle lives; *data is NULL when the array is not in host memory (use IRNDArraySyncCopyToCPU).
+ */
+IR_DLL int IRNDArrayGetData(IRNDArrayHandle array, int* ndim, const int64_t** shape, int* dtype, const void** data);
 /*! \brief Copies the elements into `dst`; `bytes` must be exactly the array's size in bytes. */
 IR_DLL int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes);
 IR_DLL int IRNDArrayFree(IRNDArrayHandle array);

@@ -208,6 +208,21 @@ int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype) {
   IR_API_END();
 }
 
+int IRNDArrayGetData(IRNDArrayHandle array, int* ndim, const int64_t** shape, int* dtype, const void** data) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(array);
+  IR_API_CHECK_NOT_NULL(ndim);
+  IR_API_CHECK_NOT_NULL(shape);
+  IR_API_CHECK_NOT_NULL(dtype);
+  IR_API_CHECK_NOT_NULL(data);
+  const NDArray& a = *AsArray(array);
+  *ndim = a.shape().ndim();
+  *shape = a.shape().dims().data();
+  *dtype = static_cast<int>(a.dtype());
+  *data = a.device() == ir::Device::CPU() ? a.data() : nullptr;
+  IR_API_END();
+}
+
 int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(array);

@@ -274,6 +274,12 @@ std::vector<Call> CApiNullArgsTest::Table() {
       {"IRNDArrayGetShape",
        [&](Args& a) { return IRNDArrayGetShape(a("array", array_), a("ndim", &i32), a("shape", &dims)); }},
       {"IRNDArrayGetDType", [&](Args& a) { return IRNDArrayGetDType(a("array", array_), a("dtype", &i32)); }},
+      {"IRNDArrayGetData",
+       [&](Args& a) {
+         const void* data = nullptr;
+         return IRNDArrayGetData(a("array", array_), a("ndim", &i32), a("shape", &dims), a("dtype", &i32),
+                                 a("data", &data));
+       }},
       {"IRNDArraySyncCopyToCPU",
        [&](Args& a) {
          float dst[2];

@@ -43,6 +43,15 @@ TEST(CAPIRuntimeTest, ArraysRoundTrip) {
   ASSERT_API(IRNDArrayGetDType(a, &dtype));
   EXPECT_EQ(dtype, 0);
   EXPECT_EQ(ToFloats(a, 6), std::vector<float>({1, 2, 3, 4, 5, 6}));
+  const void* data = nullptr;
+  ndim = 0;
+  dtype = -1;
+  ASSERT_API(IRNDArrayGetData(a, &ndim, &shape, &dtype, &data));
+  ASSERT_EQ(ndim, 2);
+  EXPECT_EQ(shape[1], 3);
+  EXPECT_EQ(dtype, 0);
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(static_cast<const float*>(data)[5], 6.0f);
   float small[2];
   EXPECT_EQ(IRNDArraySyncCopyToCPU(a, small, sizeof(small)), -1);
   EXPECT_NE(std::string(IRGetLastError()).find("has 24 bytes, the destination 8"), std::string::npos);

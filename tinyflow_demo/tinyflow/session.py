@@ -48,14 +48,17 @@ def to_ndarray(value, dtype=None):
 def from_ndarray(handle, free=True):
     """A NumPy copy of an IRNDArrayHandle (freed afterwards unless free=False)."""
     try:
-        ndim = ctypes.c_int()
+        ndim, dtype = ctypes.c_int(), ctypes.c_int()
         shape = ctypes.POINTER(ctypes.c_int64)()
-        check_call(LIB.IRNDArrayGetShape(handle, ctypes.byref(ndim), ctypes.byref(shape)))
-        dims = tuple(shape[i] for i in range(ndim.value))
-        dtype = ctypes.c_int()
-        check_call(LIB.IRNDArrayGetDType(handle, ctypes.byref(dtype)))
-        out = np.empty(dims, dtype=_dtypes.as_dtype(dtype.value).as_numpy_dtype)
-        check_call(LIB.IRNDArraySyncCopyToCPU(handle, out.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(out.nbytes)))
+        data = ctypes.c_void_p()
+        check_call(LIB.IRNDArrayGetData(handle, ctypes.byref(ndim), ctypes.byref(shape), ctypes.byref(dtype),
+                                        ctypes.byref(data)))
+        out = np.empty(tuple(shape[:ndim.value]), dtype=_dtypes.as_dtype(dtype.value).as_numpy_dtype)
+        if data.value is not None:
+            ctypes.memmove(out.ctypes.data, data.value, out.nbytes)
+        else:  # device memory
+            check_call(LIB.IRNDArraySyncCopyToCPU(handle, out.ctypes.data_as(ctypes.c_void_p),
+                                                  ctypes.c_size_t(out.nbytes)))
         return out[()] if out.ndim == 0 else out
     finally:
         if free:
