@@ -117,6 +117,11 @@ IR_DLL int IRNDArrayCreate(const int64_t* shape, int ndim, int dtype, const void
 /*! \brief The array's shape; *shape stays valid while the handle lives. */
 IR_DLL int IRNDArrayGetShape(IRNDArrayHandle array, int* ndim, const int64_t** shape);
 IR_DLL int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype);
+/*!
+ * \brief Shape, dtype and host data of the array in one call: *shape and *data stay valid while
+ * the handle lives; *data is NULL when the array is not in host memory (use IRNDArraySyncCopyToCPU).
+ */
+IR_DLL int IRNDArrayGetData(IRNDArrayHandle array, int* ndim, const int64_t** shape, int* dtype, const void** data);
 /*! \brief Copies the elements into `dst`; `bytes` must be exactly the array's size in bytes. */
 IR_DLL int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes);
 IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
@@ -136,6 +141,17 @@ IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
 IR_DLL int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets, uint32_t num_feeds,
                         const char** feed_names, IRNDArrayHandle* feed_values, uint32_t* num_outputs,
                         IRNDArrayHandle** outputs);
+/*!
+ * \brief IRSessionRun with feeds in host memory the caller owns, borrowed, not copied: feed i is
+ * `feed_ndims[i]` dims (the next ones in `feed_shapes`, all feeds' dims in order) of dtype
+ * `feed_dtypes[i]` at `feed_data[i]` (row-major, aligned to its element size). The run reads
+ * them and never writes them (an input an op updates is copied first); nothing keeps them
+ * after the call returns. A run without fetches copies nothing back.
+ */
+IR_DLL int IRSessionRunBorrowed(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets,
+                                uint32_t num_feeds, const char** feed_names, const int* feed_dtypes,
+                                const int* feed_ndims, const int64_t* feed_shapes, void* const* feed_data,
+                                uint32_t* num_outputs, IRNDArrayHandle** outputs);
 /*! \brief A copy of variable `name` in a new handle; *found is 0 (and *out NULL) when it has no value. */
 IR_DLL int IRSessionGetVariable(IRSessionHandle session, const char* name, IRNDArrayHandle* out, int* found);
 /*! \brief Sets variable `name` to a copy of `value`. */

@@ -89,6 +89,19 @@ class CompiledModule {
    * all on the module's device.
    */
   virtual void Launch(const std::string& name, const std::vector<NDArray>& args, const OpContext& ctx) = 0;
+  /*! \brief Runs one resolved kernel on args[0..n) (as Launch); valid while its module lives. */
+  using Launcher = std::function<void(const NDArray* const* args, size_t n, const OpContext& ctx)>;
+  /*!
+   * \brief Kernel `name` resolved once, so a launch does no lookup by name. The default calls
+   * Launch; a module may look the kernel up here and launch it directly.
+   */
+  virtual Launcher Resolve(const std::string& name) {
+    return [this, name](const NDArray* const* args, size_t n, const OpContext& ctx) {
+      std::vector<NDArray> list;
+      for (size_t i = 0; i < n; ++i) list.push_back(*args[i]);
+      Launch(name, list, ctx);
+    };
+  }
 };
 
 /*! \brief Turns source text into a CompiledModule for one target. */

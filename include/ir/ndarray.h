@@ -62,6 +62,8 @@ class DeviceAPI {
 class Storage {
  public:
   Storage(size_t bytes, Device device);
+  /*! \brief Memory the caller owns (never freed here); it must outlive every array using it. */
+  static std::shared_ptr<Storage> Borrow(void* data, size_t bytes, Device device);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -70,9 +72,11 @@ class Storage {
   Device device() const { return device_; }
 
  private:
+  Storage(void* data, size_t bytes, Device device) : handle_(data), bytes_(bytes), device_(device), owned_(false) {}
   void* handle_ = nullptr;
   size_t bytes_ = 0;
   Device device_;
+  bool owned_ = true;
 };
 
 /*! \brief C++ element type -> DType. */

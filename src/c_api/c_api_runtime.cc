@@ -127,16 +127,47 @@ std::vector<ir::NodePtr> HeadNodes(const ir::Symbol& sym) {
 }
 
 /*! \brief The feeds by name; a name given twice is an error (it would silently keep one value). */
-std::unordered_map<std::string, NDArray> CollectFeeds(uint32_t num_feeds, const char** names, IRNDArrayHandle* values) {
+std::unordered_map<std::string, NDArray> CollectFeeds(uint32_t num_feeds, const char** names,
+                                                      std::vector<NDArray> values) {
   std::unordered_map<std::string, NDArray> feeds;
-  std::unordered_map<std::string, uint32_t> position;
   for (uint32_t i = 0; i < num_feeds; ++i) {
-    auto inserted = position.emplace(names[i], i);
-    IR_CHECK(inserted.second) << "IRSessionRun: feed '" << names[i] << "' is given twice (feeds "
-                              << inserted.first->second << " and " << i << ")";
-    feeds.emplace(names[i], *AsArray(values[i]));
+    for (uint32_t j = 0; j < i; ++j) {
+      IR_CHECK(std::strcmp(names[i], names[j]) != 0)
+          << "IRSessionRun: feed '" << names[i] << "' is given twice (feeds " << j << " and " << i << ")";
+    }
+    feeds.emplace(names[i], std::move(values[i]));
   }
   return feeds;
+}
+
+/*! \brief A CPU array over the caller's `data` (not copied, not owned): feed `name` of a borrowed run. */
+NDArray BorrowedArray(const char* name, const int64_t* dims, int ndim, DType dtype, void* data) {
+  ir::Shape shape(std::vector<int64_t>(dims, dims + ndim));
+  for (int k = 0; k < ndim; ++k) IR_CHECK(dims[k] >= 0) << "feed '" << name << "': negative dimension in " << shape;
+  IR_CHECK(shape.FitsInt64()) << "feed '" << name << "': the size of shape " << shape << " overflows";
+  size_t bytes = static_cast<size_t>(shape.Bytes(dtype));
+  IR_CHECK(bytes == 0 || data != nullptr) << "feed '" << name << "' of " << bytes << " bytes has NULL data";
+  IR_CHECK(reinterpret_cast<uintptr_t>(data) % ir::DTypeSize(dtype) == 0)
+      << "feed '" << name << "': data is not aligned to its element size " << ir::DTypeSize(dtype);
+  static char empty[64];  // a zero-size feed still needs a valid pointer
+  void* base = bytes == 0 ? static_cast<void*>(empty) : data;
+  return NDArray::FromStorage(ir::Storage::Borrow(base, bytes, ir::Device::CPU()), 0, shape, dtype);
+}
+
+/*! \brief Runs `fetches` and `targets` with `feeds`; the outputs stay valid until the next call of this thread. */
+void RunSession(Session* session, IRSymbolHandle fetches, IRSymbolHandle targets,
+                const std::unordered_map<std::string, NDArray>& feeds, uint32_t* num_outputs,
+                IRNDArrayHandle** outputs) {
+  std::vector<ir::NodeEntry> fetch_entries;
+  if (fetches != nullptr) fetch_entries = static_cast<ir::Symbol*>(fetches)->outputs;
+  std::vector<ir::NodePtr> target_nodes;
+  if (targets != nullptr) target_nodes = HeadNodes(*static_cast<ir::Symbol*>(targets));
+  std::vector<NDArray> results = session->Run(fetch_entries, feeds, target_nodes);
+  static thread_local std::vector<IRNDArrayHandle> handles;
+  handles.clear();
+  for (NDArray& r : results) handles.push_back(new NDArray(std::move(r)));
+  *num_outputs = static_cast<uint32_t>(handles.size());
+  *outputs = handles.data();
 }
 
 }  // namespace
@@ -177,6 +208,21 @@ int IRNDArrayGetDType(IRNDArrayHandle array, int* dtype) {
   IR_API_END();
 }
 
+int IRNDArrayGetData(IRNDArrayHandle array, int* ndim, const int64_t** shape, int* dtype, const void** data) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(array);
+  IR_API_CHECK_NOT_NULL(ndim);
+  IR_API_CHECK_NOT_NULL(shape);
+  IR_API_CHECK_NOT_NULL(dtype);
+  IR_API_CHECK_NOT_NULL(data);
+  const NDArray& a = *AsArray(array);
+  *ndim = a.shape().ndim();
+  *shape = a.shape().dims().data();
+  *dtype = static_cast<int>(a.dtype());
+  *data = a.device() == ir::Device::CPU() ? a.data() : nullptr;
+  IR_API_END();
+}
+
 int IRNDArraySyncCopyToCPU(IRNDArrayHandle array, void* dst, size_t bytes) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(array);
@@ -212,17 +258,36 @@ int IRSessionRun(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle
   IR_API_CHECK_ARRAY(feed_values, num_feeds);
   IR_API_CHECK_NOT_NULL(num_outputs);
   IR_API_CHECK_NOT_NULL(outputs);
-  std::unordered_map<std::string, NDArray> feeds = CollectFeeds(num_feeds, feed_names, feed_values);
-  std::vector<ir::NodeEntry> fetch_entries;
-  if (fetches != nullptr) fetch_entries = static_cast<ir::Symbol*>(fetches)->outputs;
-  std::vector<ir::NodePtr> target_nodes;
-  if (targets != nullptr) target_nodes = HeadNodes(*static_cast<ir::Symbol*>(targets));
-  std::vector<NDArray> results = AsSession(session)->Run(fetch_entries, feeds, target_nodes);
-  static thread_local std::vector<IRNDArrayHandle> handles;
-  handles.clear();
-  for (NDArray& r : results) handles.push_back(new NDArray(std::move(r)));
-  *num_outputs = static_cast<uint32_t>(handles.size());
-  *outputs = handles.data();
+  std::vector<NDArray> values;
+  for (uint32_t i = 0; i < num_feeds; ++i) values.push_back(*AsArray(feed_values[i]));
+  RunSession(AsSession(session), fetches, targets, CollectFeeds(num_feeds, feed_names, std::move(values)), num_outputs,
+             outputs);
+  IR_API_END();
+}
+
+int IRSessionRunBorrowed(IRSessionHandle session, IRSymbolHandle fetches, IRSymbolHandle targets, uint32_t num_feeds,
+                         const char** feed_names, const int* feed_dtypes, const int* feed_ndims,
+                         const int64_t* feed_shapes, void* const* feed_data, uint32_t* num_outputs,
+                         IRNDArrayHandle** outputs) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(session);
+  IR_API_CHECK_ARRAY(feed_names, num_feeds);
+  IR_API_CHECK_NOT_NULL_IF(feed_dtypes, num_feeds);
+  IR_API_CHECK_NOT_NULL_IF(feed_ndims, num_feeds);
+  IR_API_CHECK_NOT_NULL_IF(feed_data, num_feeds);
+  IR_API_CHECK_NOT_NULL(num_outputs);
+  IR_API_CHECK_NOT_NULL(outputs);
+  std::vector<NDArray> values;
+  const int64_t* dims = feed_shapes;
+  for (uint32_t i = 0; i < num_feeds; ++i) {
+    IR_CHECK(feed_ndims[i] >= 0) << "IRSessionRunBorrowed: feed '" << feed_names[i] << "' has negative ndim "
+                                 << feed_ndims[i];
+    IR_API_CHECK_NOT_NULL_IF(feed_shapes, feed_ndims[i]);
+    values.push_back(BorrowedArray(feed_names[i], dims, feed_ndims[i], DTypeFromInt(feed_dtypes[i]), feed_data[i]));
+    dims += feed_ndims[i];
+  }
+  RunSession(AsSession(session), fetches, targets, CollectFeeds(num_feeds, feed_names, std::move(values)), num_outputs,
+             outputs);
   IR_API_END();
 }
 

@@ -15,6 +15,31 @@ namespace ir {
 
 namespace {
 using StatsMap = std::map<std::string, double>;
+
+/*!
+ * \brief The kernel of a fused node: kernel `name` of `module`, resolved once, on the node's
+ * inputs then its outputs that alias no input (the kernel's params).
+ */
+FCompute FusedKernel(std::shared_ptr<CompiledModule> module, const std::string& name, const FusedGroup& group,
+                     size_t num_inputs, uint32_t num_outputs) {
+  std::vector<uint32_t> written;
+  for (uint32_t j = 0; j < num_outputs; ++j) {
+    if (!group.IsAliasedOutput(static_cast<int>(j))) written.push_back(j);
+  }
+  size_t num_args = num_inputs + written.size();
+  CompiledModule::Launcher launch = module->Resolve(name);
+  return [module, launch, written, num_args](const OpContext& ctx, const NodeAttrs&, const std::vector<NDArray>& in,
+                                             const std::vector<NDArray>& out) {
+    IR_CHECK(in.size() + written.size() == num_args) << "fused kernel called with " << in.size() << " inputs";
+    constexpr size_t kInline = 64;  // no allocation per launch for kernels of up to 64 params
+    const NDArray* inline_args[kInline] = {};
+    std::vector<const NDArray*> heap_args(num_args > kInline ? num_args : 0);
+    const NDArray** args = num_args > kInline ? heap_args.data() : inline_args;
+    for (size_t i = 0; i < in.size(); ++i) args[i] = &in[i];
+    for (size_t k = 0; k < written.size(); ++k) args[in.size() + k] = &out[written[k]];
+    launch(args, num_args, ctx);
+  };
+}
 }  // namespace
 
 IR_REGISTER_GRAPH_ATTR("kernels")
@@ -49,16 +74,8 @@ IR_REGISTER_PASS(RTCGen)
         std::shared_ptr<CompiledModule> module = KernelCache::Global().GetOrCompile(target, source);
         for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
           if (names[nid].empty()) continue;
-          std::string name = names[nid];
-          kernels[nid] = [module, name](const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                                        const std::vector<NDArray>& out) {
-            const FusedGroup& group = GetFusedGroup(attrs);
-            std::vector<NDArray> args = in;
-            for (size_t j = 0; j < out.size(); ++j) {
-              if (!group.IsAliasedOutput(static_cast<int>(j))) args.push_back(out[j]);
-            }
-            module->Launch(name, args, ctx);
-          };
+          kernels[nid] = FusedKernel(module, names[nid], GetFusedGroup(idx[nid].source->attrs), idx[nid].inputs.size(),
+                                     idx.num_outputs(nid));
         }
       }
       KernelCacheStats stats = KernelCache::Global().stats();

@@ -133,10 +133,17 @@ std::vector<NDArray> ResolveInputs(const std::vector<GraphInput>& inputs,
   return values;
 }
 
-std::string InputSignature(const std::vector<NDArray>& values) {
-  std::string key;
+InputSignature SignatureOf(const std::vector<NDArray>& values) {
+  InputSignature key;
+  key.reserve(values.size() * 4);
   for (const NDArray& value : values) {
-    key += value.defined() ? StrCat(DTypeName(value.dtype()), value.shape().ToString(), ";") : "-;";
+    if (!value.defined()) {
+      key.push_back(-1);
+      continue;
+    }
+    key.push_back(static_cast<int64_t>(value.dtype()));
+    key.push_back(value.shape().ndim());
+    key.insert(key.end(), value.shape().dims().begin(), value.shape().dims().end());
   }
   return key;
 }

@@ -56,8 +56,11 @@ std::vector<NDArray> ResolveInputs(const std::vector<GraphInput>& inputs,
                                    const std::unordered_map<std::string, NDArray>& feeds, VariableStore* store,
                                    Device device);
 
-/*! \brief Shapes and dtypes of the resolved inputs, as a key for cached bound plans. */
-std::string InputSignature(const std::vector<NDArray>& values);
+/*! \brief Shapes and dtypes of resolved inputs: the key of a cached bound plan. */
+using InputSignature = std::vector<int64_t>;
+
+/*! \brief The signature of `values`: per value its dtype, rank and dims (-1 when undefined); no strings. */
+InputSignature SignatureOf(const std::vector<NDArray>& values);
 
 }  // namespace runtime
 }  // namespace ir

@@ -81,8 +81,12 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
   handle_ = DeviceAPI::Get(device)->Alloc(bytes);
 }
 
+std::shared_ptr<Storage> Storage::Borrow(void* data, size_t bytes, Device device) {
+  return std::shared_ptr<Storage>(new Storage(data, bytes, device));
+}
+
 Storage::~Storage() {
-  if (handle_ != nullptr) DeviceAPI::Get(device_)->Free(handle_);
+  if (owned_ && handle_ != nullptr) DeviceAPI::Get(device_)->Free(handle_);
 }
 
 NDArray::NDArray(const Shape& shape, DType dtype, Device device) : shape_(shape), dtype_(dtype) {

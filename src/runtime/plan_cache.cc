@@ -28,7 +28,7 @@ PlanCache::Lease::~Lease() {
 
 const BoundPlan& PlanCache::Lease::plan() const { return *slot_->plan; }
 
-PlanCache::Lease PlanCache::Checkout(const std::string& signature,
+PlanCache::Lease PlanCache::Checkout(const InputSignature& signature,
                                      const std::function<std::shared_ptr<BoundPlan>()>& bind, Device device) {
   std::shared_ptr<Slot> slot;
   {

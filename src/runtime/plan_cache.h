@@ -50,11 +50,12 @@ class PlanCache {
    * \brief The plan of `signature` with an idle Workspace (allocated on `device` when none is
    * idle); `bind` makes the plan on a miss. A failed bind is not cached: the next run retries.
    */
-  Lease Checkout(const std::string& signature, const std::function<std::shared_ptr<BoundPlan>()>& bind, Device device);
+  Lease Checkout(const InputSignature& signature, const std::function<std::shared_ptr<BoundPlan>()>& bind,
+                 Device device);
 
  private:
   std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Slot>> slots_;
+  std::map<InputSignature, std::shared_ptr<Slot>> slots_;
 };
 
 }  // namespace runtime

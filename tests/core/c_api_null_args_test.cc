@@ -274,6 +274,12 @@ std::vector<Call> CApiNullArgsTest::Table() {
       {"IRNDArrayGetShape",
        [&](Args& a) { return IRNDArrayGetShape(a("array", array_), a("ndim", &i32), a("shape", &dims)); }},
       {"IRNDArrayGetDType", [&](Args& a) { return IRNDArrayGetDType(a("array", array_), a("dtype", &i32)); }},
+      {"IRNDArrayGetData",
+       [&](Args& a) {
+         const void* data = nullptr;
+         return IRNDArrayGetData(a("array", array_), a("ndim", &i32), a("shape", &dims), a("dtype", &i32),
+                                 a("data", &data));
+       }},
       {"IRNDArraySyncCopyToCPU",
        [&](Args& a) {
          float dst[2];
@@ -303,6 +309,23 @@ std::vector<Call> CApiNullArgsTest::Table() {
          IRNDArrayHandle* outs = nullptr;
          int rc = IRSessionRun(a("session", session_), a("fetches", y_), a("targets", y_), 1, a("feed_names", names),
                                a("feed_values", &array_), a("num_outputs", &n), a("outputs", &outs));
+         for (uint32_t i = 0; rc == 0 && i < n; ++i) IRNDArrayFree(outs[i]);
+         return rc;
+       },
+       {"fetches", "targets"}},
+      {"IRSessionRunBorrowed",
+       [&](Args& a) {
+         const char* names[] = {"x"};
+         int dtypes[] = {0}, ndims[] = {1};
+         int64_t shapes[] = {2};
+         float values[] = {1, 2};
+         void* data[] = {values};
+         uint32_t n = 0;
+         IRNDArrayHandle* outs = nullptr;
+         int rc =
+             IRSessionRunBorrowed(a("session", session_), a("fetches", y_), a("targets", y_), 1, a("feed_names", names),
+                                  a("feed_dtypes", dtypes), a("feed_ndims", ndims), a("feed_shapes", shapes),
+                                  a("feed_data", data), a("num_outputs", &n), a("outputs", &outs));
          for (uint32_t i = 0; rc == 0 && i < n; ++i) IRNDArrayFree(outs[i]);
          return rc;
        },

@@ -43,6 +43,15 @@ TEST(CAPIRuntimeTest, ArraysRoundTrip) {
   ASSERT_API(IRNDArrayGetDType(a, &dtype));
   EXPECT_EQ(dtype, 0);
   EXPECT_EQ(ToFloats(a, 6), std::vector<float>({1, 2, 3, 4, 5, 6}));
+  const void* data = nullptr;
+  ndim = 0;
+  dtype = -1;
+  ASSERT_API(IRNDArrayGetData(a, &ndim, &shape, &dtype, &data));
+  ASSERT_EQ(ndim, 2);
+  EXPECT_EQ(shape[1], 3);
+  EXPECT_EQ(dtype, 0);
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(static_cast<const float*>(data)[5], 6.0f);
   float small[2];
   EXPECT_EQ(IRNDArraySyncCopyToCPU(a, small, sizeof(small)), -1);
   EXPECT_NE(std::string(IRGetLastError()).find("has 24 bytes, the destination 8"), std::string::npos);
@@ -139,3 +148,41 @@ TEST(CAPIRuntimeTest, BadOptionsAreReported) {
 }
 
 }  // namespace
+
+TEST(CAPIRuntimeTest, BorrowedFeedsAreReadNeverWrittenAndNotKept) {
+  IRSessionHandle sess = nullptr;
+  ASSERT_API(IRSessionCreate("{\"fusion\": false}", &sess));
+  IRSymbolHandle w = nullptr, x = nullptr;
+  ASSERT_API(IRSymbolCreateVariable("W", &w));
+  ASSERT_API(IRSymbolCreateVariable("x", &x));
+  IRSymbolHandle step = Apply("assign_add", "step", {w, x});  // mutates W: a fed W is copied first
+  const char* names[] = {"W", "x"};
+  int dtypes[] = {0, 0}, ndims[] = {1, 1};
+  int64_t shapes[] = {2, 2};
+  float fed_w[] = {1, 2}, fed_x[] = {10, 20};
+  void* data[] = {fed_w, fed_x};
+  uint32_t num_out = 0;
+  IRNDArrayHandle* outs = nullptr;
+  ASSERT_API(IRSessionRunBorrowed(sess, step, nullptr, 2, names, dtypes, ndims, shapes, data, &num_out, &outs));
+  ASSERT_EQ(num_out, 1u);
+  EXPECT_EQ(ToFloats(outs[0], 2), std::vector<float>({11, 22}));
+  IRNDArrayFree(outs[0]);
+  EXPECT_EQ(std::vector<float>(fed_w, fed_w + 2), std::vector<float>({1, 2})) << "the fed W was written";
+  fed_x[0] = 100;  // the next run reads the memory again: nothing cached
+  ASSERT_API(IRSessionRunBorrowed(sess, step, nullptr, 2, names, dtypes, ndims, shapes, data, &num_out, &outs));
+  EXPECT_EQ(ToFloats(outs[0], 2), std::vector<float>({101, 22}));
+  IRNDArrayFree(outs[0]);
+
+  char bytes[16] = {};
+  void* misaligned[] = {fed_w, bytes + 1};
+  EXPECT_EQ(IRSessionRunBorrowed(sess, step, nullptr, 2, names, dtypes, ndims, shapes, misaligned, &num_out, &outs),
+            -1);
+  EXPECT_NE(std::string(IRGetLastError()).find("feed 'x': data is not aligned"), std::string::npos) << IRGetLastError();
+  int64_t wrong[] = {2, 3};
+  float three[] = {1, 2, 3};
+  void* wrong_data[] = {fed_w, three};
+  EXPECT_EQ(IRSessionRunBorrowed(sess, step, nullptr, 2, names, dtypes, ndims, wrong, wrong_data, &num_out, &outs), -1);
+  EXPECT_NE(std::string(IRGetLastError()).find("[2]"), std::string::npos) << IRGetLastError();
+  for (IRSymbolHandle s : {w, x, step}) IRSymbolFree(s);
+  ASSERT_API(IRSessionFree(sess));
+}

@@ -25,31 +25,40 @@ def _get_session(session):
     return session
 
 
-def to_ndarray(value, dtype=None):
-    """A new IRNDArrayHandle holding a copy of `value` (converted to `dtype` when given)."""
+def _host_array(value, dtype=None):
+    """`value` as a C-contiguous, aligned NumPy array of `dtype` (its own when None): itself when it is one."""
     arr = np.asarray(value, dtype=None if dtype is None else dtype.as_numpy_dtype)
     if dtype is None:
-        dtype = _dtypes.as_dtype(arr.dtype)
-        arr = arr.astype(dtype.as_numpy_dtype, copy=False)
-    arr = np.require(arr, requirements="C")  # (ascontiguousarray would make a 0-d array 1-d)
+        arr = arr.astype(_dtypes.as_dtype(arr.dtype).as_numpy_dtype, copy=False)
+    if arr.flags.c_contiguous and arr.flags.aligned:
+        return arr
+    return np.require(arr, requirements=("C", "A"))  # (ascontiguousarray would make a 0-d array 1-d)
+
+
+def to_ndarray(value, dtype=None):
+    """A new IRNDArrayHandle holding a copy of `value` (converted to `dtype` when given)."""
+    arr = _host_array(value, dtype)
     shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
     handle = ctypes.c_void_p()
-    check_call(LIB.IRNDArrayCreate(shape, arr.ndim, dtype.enum, arr.ctypes.data_as(ctypes.c_void_p),
-                                   ctypes.byref(handle)))
+    check_call(LIB.IRNDArrayCreate(shape, arr.ndim, _dtypes.as_dtype(arr.dtype).enum,
+                                   arr.ctypes.data_as(ctypes.c_void_p), ctypes.byref(handle)))
     return handle
 
 
 def from_ndarray(handle, free=True):
     """A NumPy copy of an IRNDArrayHandle (freed afterwards unless free=False)."""
     try:
-        ndim = ctypes.c_int()
+        ndim, dtype = ctypes.c_int(), ctypes.c_int()
         shape = ctypes.POINTER(ctypes.c_int64)()
-        check_call(LIB.IRNDArrayGetShape(handle, ctypes.byref(ndim), ctypes.byref(shape)))
-        dims = tuple(shape[i] for i in range(ndim.value))
-        dtype = ctypes.c_int()
-        check_call(LIB.IRNDArrayGetDType(handle, ctypes.byref(dtype)))
-        out = np.empty(dims, dtype=_dtypes.as_dtype(dtype.value).as_numpy_dtype)
-        check_call(LIB.IRNDArraySyncCopyToCPU(handle, out.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(out.nbytes)))
+        data = ctypes.c_void_p()
+        check_call(LIB.IRNDArrayGetData(handle, ctypes.byref(ndim), ctypes.byref(shape), ctypes.byref(dtype),
+                                        ctypes.byref(data)))
+        out = np.empty(tuple(shape[:ndim.value]), dtype=_dtypes.as_dtype(dtype.value).as_numpy_dtype)
+        if data.value is not None:
+            ctypes.memmove(out.ctypes.data, data.value, out.nbytes)
+        else:  # device memory
+            check_call(LIB.IRNDArraySyncCopyToCPU(handle, out.ctypes.data_as(ctypes.c_void_p),
+                                                  ctypes.c_size_t(out.nbytes)))
         return out[()] if out.ndim == 0 else out
     finally:
         if free:
@@ -95,6 +104,25 @@ class _FetchPlan(object):
         return items if node[1] is list else node[1](items)
 
 
+class _RunPlan(object):
+    """What runs with the same fetches and feed keys share: fetch plan, handles, feed names and dtypes."""
+
+    def __init__(self, graph, fetch_plan, feed_keys):
+        self.fetches = fetch_plan
+        self.fetch_handle = fetch_plan.fetch_symbol.handle if fetch_plan.fetch_symbol else None
+        self.target_handle = fetch_plan.target_symbol.handle if fetch_plan.target_symbol else None
+        names, self.dtypes = [], []
+        for placeholder in feed_keys:
+            if isinstance(placeholder, str) and placeholder.split(":")[0] in graph._inputs:
+                placeholder = graph._inputs[placeholder.split(":")[0]]
+            names.append(_feed_name(placeholder))
+            self.dtypes.append(placeholder.dtype if isinstance(placeholder, Tensor) else None)
+        self.names = c_str_array(names)
+        # The feeds' dtype enums when every key fixes its dtype (else each run takes the values').
+        typed = all(d is not None for d in self.dtypes)
+        self.enums = (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes]) if typed else None
+
+
 class Session(object):
     """A TF1-style session over IRSessionCreate; options become the session's options JSON.
 
@@ -124,34 +152,39 @@ class Session(object):
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self.handle is None:
             raise RuntimeError("Attempted to use a closed Session.")
-        key = _fetch_key(fetches)
-        plan = self._plans.get(key) if key is not None else None
-        if plan is None:
-            plan = _FetchPlan(fetches)
-            if key is not None:
-                self._plans[key] = (plan, fetches)  # keep the fetched objects alive with the key
-        else:
-            plan = plan[0]
-        names, arrays = [], []
-        try:
-            for placeholder, value in (feed_dict or {}).items():
-                if isinstance(placeholder, str) and placeholder.split(":")[0] in self.graph._inputs:
-                    placeholder = self.graph._inputs[placeholder.split(":")[0]]
-                names.append(_feed_name(placeholder))
-                dtype = placeholder.dtype if isinstance(placeholder, Tensor) else None
-                arrays.append(to_ndarray(value, dtype))
-            num_out = ctypes.c_uint32()
-            outs = ctypes.POINTER(ctypes.c_void_p)()
-            check_call(LIB.IRSessionRun(self.handle, plan.fetch_symbol.handle if plan.fetch_symbol else None,
-                                        plan.target_symbol.handle if plan.target_symbol else None, len(names),
-                                        c_str_array(names), (ctypes.c_void_p * len(arrays))(*arrays),
-                                        ctypes.byref(num_out), ctypes.byref(outs)))
-            handles = [outs[i] for i in range(num_out.value)]
-        finally:
-            for a in arrays:
-                LIB.IRNDArrayFree(a)
-        values = [from_ndarray(ctypes.c_void_p(h)) for h in handles]
-        return plan.build(values)
+        feed_dict = feed_dict or {}
+        plan = self._run_plan(fetches, feed_dict)
+        arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
+        for value, dtype in zip(feed_dict.values(), plan.dtypes):
+            arr = _host_array(value, dtype)
+            arrays.append(arr)
+            ndims.append(arr.ndim)
+            dims.extend(arr.shape)
+            data.append(arr.ctypes.data)
+        n = len(arrays)
+        enums = plan.enums if plan.enums is not None else (ctypes.c_int * n)(*[_dtypes.as_dtype(a.dtype).enum
+                                                                                for a in arrays])
+        num_out = ctypes.c_uint32()
+        outs = ctypes.POINTER(ctypes.c_void_p)()
+        # The arrays stay referenced (and so alive) until the call returns: the run borrows them.
+        check_call(LIB.IRSessionRunBorrowed(self.handle, plan.fetch_handle, plan.target_handle, n, plan.names, enums,
+                                            (ctypes.c_int * n)(*ndims), (ctypes.c_int64 * len(dims))(*dims),
+                                            (ctypes.c_void_p * n)(*data),
+                                            ctypes.byref(num_out), ctypes.byref(outs)))
+        if num_out.value == 0:
+            return plan.fetches.build(())
+        return plan.fetches.build([from_ndarray(ctypes.c_void_p(outs[i])) for i in range(num_out.value)])
+
+    def _run_plan(self, fetches, feed_dict):
+        """The _RunPlan of these fetches and feed keys, cached while every key is an object (not a name)."""
+        key = (_fetch_key(fetches), tuple(map(id, feed_dict)))
+        entry = self._plans.get(key)
+        if entry is not None:
+            return entry[0]
+        plan = _RunPlan(self.graph, _FetchPlan(fetches), feed_dict)
+        if key[0] is not None and not any(isinstance(k, str) for k in feed_dict):
+            self._plans[key] = (plan, fetches, tuple(feed_dict))  # keeps the keyed objects alive: ids stay unique
+        return plan
 
     def partial_run(self, *args, **kwargs):
         raise NotImplementedError("partial_run is not supported")

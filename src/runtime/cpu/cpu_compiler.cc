@@ -21,7 +21,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <unordered_map>
 
 #include "core/subprocess.h"
 #include "ir/codegen.h"
@@ -101,28 +100,28 @@ class TempDir {
 class CPUModule final : public CompiledModule {
  public:
   explicit CPUModule(void* handle) : handle_(handle) {}
-  void Launch(const std::string& name, const std::vector<NDArray>& args, const OpContext&) override {
+  void Launch(const std::string& name, const std::vector<NDArray>& args, const OpContext& ctx) override {
+    std::vector<const NDArray*> pointers;
+    for (const NDArray& arg : args) pointers.push_back(&arg);
+    Resolve(name)(pointers.data(), pointers.size(), ctx);
+  }
+  Launcher Resolve(const std::string& name) override {
     using Entry = void (*)(void* const*);
-    Entry entry;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = entries_.find(name);
-      if (it == entries_.end()) {
-        void* symbol = dlsym(handle_, name.c_str());
-        IR_CHECK(symbol != nullptr) << "compiled module has no kernel '" << name << "'";
-        it = entries_.emplace(name, reinterpret_cast<Entry>(symbol)).first;
-      }
-      entry = it->second;
-    }
-    std::vector<void*> pointers;
-    for (const NDArray& arg : args) pointers.push_back(arg.data());
-    entry(pointers.data());
+    void* symbol = dlsym(handle_, name.c_str());
+    IR_CHECK(symbol != nullptr) << "compiled module has no kernel '" << name << "'";
+    Entry entry = reinterpret_cast<Entry>(symbol);
+    return [entry](const NDArray* const* args, size_t n, const OpContext&) {
+      constexpr size_t kInline = 64;  // kernels have up to F_max inputs plus outputs: no allocation per launch
+      void* inline_pointers[kInline] = {};
+      std::vector<void*> heap_pointers(n > kInline ? n : 0);
+      void** pointers = n > kInline ? heap_pointers.data() : inline_pointers;
+      for (size_t i = 0; i < n; ++i) pointers[i] = args[i]->data();
+      entry(pointers);
+    };
   }
 
  private:
   void* handle_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, void (*)(void* const*)> entries_;
 };
 
 class CPUCompiler final : public KernelCompiler {
