@@ -75,6 +75,13 @@ class CPrinter final : public CFamilyPrinter {
   std::string Print(const std::vector<Kernel>& kernels) const override {
     std::ostringstream os;
     os << kPrelude;
+    // Row scratch is allocated per thread: only units with such kernels need malloc.
+    for (const Kernel& kernel : kernels) {
+      if (!kernel.scratch.empty()) {
+        os << "#include <stdlib.h>\n";
+        break;
+      }
+    }
     for (const Kernel& kernel : kernels) {
       os << "\nstatic void " << kernel.name << "_body(";
       for (size_t i = 0; i < kernel.params.size(); ++i) {
@@ -84,6 +91,8 @@ class CPrinter final : public CFamilyPrinter {
       os << ") {\n";
       if (kernel.kind == Kernel::kMap) {
         PrintMap(kernel, os);
+      } else if (kernel.kind == Kernel::kRow) {
+        PrintRow(kernel, os);
       } else {
         PrintReduce(kernel, os);
       }
@@ -125,6 +134,69 @@ class CPrinter final : public CFamilyPrinter {
   static std::string OmpReduction(const std::string& kind) {
     if (kind == "max" || kind == "min") return kind;
     return kind == "prod" ? "*" : "+";
+  }
+
+  // Threads over rows; per row, each stage is one SIMD pass over the row (in cache after the
+  // first), expensive values saved to a per-thread scratch row for later stages.
+  void PrintRow(const Kernel& kernel, std::ostringstream& os) const {
+    int64_t rows = kernel.extents[0], cols = kernel.extents[1];
+    os << "  #pragma omp parallel" << ParallelIf(rows * cols) << "\n  {\n";
+    for (size_t k = 0; k < kernel.scratch.size(); ++k) {
+      std::string type = TypeName(kernel.scratch[k]);
+      os << "    " << type << "* restrict rs" << k << " = (" << type << "*)malloc(sizeof(" << type << ") * " << cols
+         << ");\n";
+    }
+    os << "    #pragma omp for schedule(static)\n"
+       << "    for (int64_t i0 = 0; i0 < " << rows << "; ++i0) {\n";
+    for (const RowStage& stage : kernel.stages) PrintRowStage(kernel, stage, os);
+    for (const auto& store : kernel.row_stores) {
+      os << "      " << kernel.params.at(store.first).name << "[i0] = " << PrintExpr(store.second) << ";\n";
+    }
+    os << "    }\n";
+    for (size_t k = 0; k < kernel.scratch.size(); ++k) os << "    free(rs" << k << ");\n";
+    os << "  }\n";
+  }
+
+  void PrintRowStage(const Kernel& kernel, const RowStage& stage, std::ostringstream& os) const {
+    int64_t cols = kernel.extents[1];
+    for (const auto& let : stage.row_lets) {
+      os << "      const " << TypeName(let.second->dtype) << " " << let.first << " = " << PrintExpr(let.second)
+         << ";\n";
+    }
+    bool reduce = !stage.reduce_kind.empty();
+    if (!reduce && stage.lets.empty() && stage.stores.empty()) return;
+    DType acc_type = reduce ? stage.reduce_value->dtype : DType::kFloat32;
+    if (reduce) {
+      os << "      " << TypeName(acc_type) << " acc_" << stage.result << " = "
+         << ReduceInit(stage.reduce_kind, acc_type) << ";\n      #pragma omp simd reduction("
+         << OmpReduction(stage.reduce_kind) << ":acc_" << stage.result << ")\n";
+    } else {
+      os << "      #pragma omp simd\n";
+    }
+    os << "      for (int64_t i1 = 0; i1 < " << cols << "; ++i1) {\n";
+    for (size_t i = 0; i < stage.lets.size(); ++i) {
+      const auto& let = stage.lets[i];
+      std::string value = PrintExpr(let.second);
+      for (const auto& reload : stage.reloads) {
+        if (reload.first == i) value = StrCat("rs", reload.second, "[i1]");
+      }
+      os << "        const " << TypeName(let.second->dtype) << " " << let.first << " = " << value << ";\n";
+    }
+    for (const auto& save : stage.saves) os << "        rs" << save.first << "[i1] = " << save.second << ";\n";
+    for (const auto& store : stage.stores) {
+      os << "        " << kernel.params.at(store.first).name << "[i0 * " << cols
+         << " + i1] = " << PrintExpr(store.second) << ";\n";
+    }
+    if (reduce) {
+      std::string acc = StrCat("acc_", stage.result);
+      os << "        " << Combine(stage.reduce_kind, acc, PrintExpr(stage.reduce_value), acc_type) << "\n";
+    }
+    os << "      }\n";
+    if (reduce) {
+      std::string finish =
+          stage.reduce_kind == "mean" ? StrCat(" / ", Literal(static_cast<double>(cols), acc_type)) : "";
+      os << "      const " << TypeName(acc_type) << " " << stage.result << " = acc_" << stage.result << finish << ";\n";
+    }
   }
 
   void PrintReduce(const Kernel& kernel, std::ostringstream& os) const {
