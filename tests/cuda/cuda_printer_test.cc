@@ -11,6 +11,7 @@
 #include "ir/op.h"
 #include "ir/pass.h"
 #include "ops/op_harness.h"
+#include "ops/row_graphs.h"
 #include "runtime/device/launch_table.h"
 
 namespace ir {
@@ -207,6 +208,19 @@ TEST(CUDAPrinterTest, LiteralsKeepFullPrecisionAndSpecialValues) {
   EXPECT_NE(source.find("(-INFINITY)"), std::string::npos) << "max starts from -inf:\n" << source;
   EXPECT_NE(source.find("#define INFINITY __int_as_float(0x7f800000)"), std::string::npos) << source;
   test::ExpectCompilesAndAssembles(source, "literals");
+}
+
+TEST(CUDAPrinterTest, RowKernelsCompileAndAssemble) {
+  // One block per row: every row computation is one kernel with a shared array per reduction.
+  for (const row_graphs::RowGraph& g : row_graphs::AllRowGraphs(9, 700)) {
+    SCOPED_TRACE(g.name);
+    std::map<std::string, NDArray> feeds(g.feeds.begin(), g.feeds.end());
+    Graph graph = test::InferFromFeeds(g.fetches, feeds);
+    std::string source = test::FusedCUDASource(graph);
+    EXPECT_EQ(KernelNames(source).size(), 1u) << source;
+    EXPECT_NE(source.find("__shared__ float partial1["), std::string::npos) << source;
+    ExpectFusedKernelsBuild(graph);
+  }
 }
 
 }  // namespace
