@@ -19,33 +19,32 @@ __kernel void fused_63921a346183(__global const float* in0, const long in0_offse
   }
 }
 
-// ir-launch fused_f9c94a5871ce 1 128
-__kernel void fused_f9c94a5871ce(__global const float* in0, const long in0_offset, __global float* out0, const long out0_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_5320a8188f24 1 128
+__kernel void fused_5320a8188f24(__global const float* in0, const long in0_offset, __global float* out0, const long out0_offset, __global float* out1, const long out1_offset, __global float* out2, const long out2_offset) {
   in0 += in0_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  for (long o = get_global_id(0); o < 1; o += get_global_size(0)) {
-    const long i0 = o / 1, i2 = o % 1;
-    float acc = 0.0f;
-    for (long i1 = 0; i1 < 32; i1 += 1) {
+  out2 += out2_offset;
+  __local float partial0[128];
+  const long lid = get_local_id(0);
+  for (long i0 = get_group_id(0); i0 < 1; i0 += get_num_groups(0)) {
+    float acc0 = 0.0f;
+    for (long i1 = lid; i1 < 32; i1 += 128) {
       const float t0 = in0[i1];
       const float t1 = (t0 * t0);
-      out0[((i0 * 32 + i1) * 1 + i2)] = t1;
-      acc = acc + t1;
+      out0[i0 * 32 + i1] = t1;
+      acc0 = acc0 + t1;
     }
-    out1[o] = acc / 32.0f;
-  }
-}
-
-// ir-launch fused_08cfa7e1a620 1 128
-__kernel void fused_08cfa7e1a620(__global const float* in0, const long in0_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  out0 += out0_offset;
-  for (long idx = get_global_id(0); idx < 1; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[((long)0)];
-    out0[idx] = 1.0f;
+    partial0[lid] = acc0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long s = 64; s > 0; s >>= 1) {
+      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r2 = partial0[0] / 32.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) out1[i0] = r2;
+    if (lid == 0) out2[i0] = 1.0f;
   }
 }
 
