@@ -53,6 +53,9 @@ class RowBuilder {
       uint32_t eid = idx_.entry_id(idx_.outputs()[j]);
       int param = output_param.at(static_cast<int>(j));
       auto row = row_values_.find(eid);
+      int64_t expected = row != row_values_.end() ? kernel_.extents[0] : kernel_.NumIterations();
+      IR_CHECK(shapes_[eid].Size() == expected)
+          << "codegen: row group output " << j << " of shape " << shapes_[eid] << " is not " << expected << " values";
       if (row != row_values_.end()) {
         kernel_.row_stores.emplace_back(param, row->second);
       } else {
@@ -167,6 +170,11 @@ class RowBuilder {
     const Node* node = idx_[nid].source;
     uint32_t eid = idx_.entry_id(nid, 0);
     if (IsReduction(node)) {
+      // Every reduction walks the same rows: the same domain, reduced from the same axis on.
+      const Shape& in = shapes_[idx_.entry_id(idx_[nid].inputs[0])];
+      std::vector<int> axes = Op::GetAttr<FReduceAxes>("FReduceAxes")[node->op()](node->attrs, in.ndim());
+      IR_CHECK(in == domain_ && !axes.empty() && axes.front() == ranges_[1].begin && axes.back() == in.ndim() - 1)
+          << "codegen: reduction '" << node->attrs.name << "' of " << in << " does not reduce the rows of " << domain_;
       int stage = CurrentIndex();
       Expr value = Need(stage, idx_.entry_id(idx_[nid].inputs[0]));
       std::string kind = Op::GetAttr<std::string>("TReduceKind")[node->op()];

@@ -394,7 +394,7 @@ class Planner {
         return;
       }
       Log(StrCat("cannot fuse reduction ", Name(nid), " into the row group of its input: ", why));
-    } else if (g >= 0 && !plan_.groups[g].closed && plan_.groups[g].domain == domain) {
+    } else if (g >= 0 && plan_.groups[g].kind == "map" && plan_.groups[g].domain == domain) {
       std::string why = "the prologue writes a variable";
       if (Writers(plan_.groups[g].members, nullptr).empty() && Admissible(Union({g}, nid), &why)) {
         Merge({g}, nid, Group{"reduce", {}, domain, true, split});

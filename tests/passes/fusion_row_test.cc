@@ -3,11 +3,13 @@
 // kernel that walks each row in stages; fused results equal unfused ones on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
 
+#include "ir/autodiff.h"
 #include "ir/fusion.h"
 #include "ir/pass.h"
 #include "ir/runtime.h"
@@ -155,6 +157,31 @@ TEST(FusionRowTest, PerRowValueWithoutKeepdimsIsNotBroadcastAlongRows) {
   RowGraph g{"column broadcast", {out}, {{"x", test::RandomArray({5, 5}, DType::kFloat32, 8, 1, 2)}}};
   for (const auto& group : FusedGroups(g)) EXPECT_NE(group.kind, "row");
   ExpectFusedEqualsUnfused(g);
+}
+
+TEST(FusionRowTest, LayerNormGradientFromTheGradientPass) {
+  // dx of sum(layer_norm(x) * w) as the Gradient pass derives it from the forward ops.
+  NodeEntry x = In("x"), gamma = In("gamma"), beta = In("beta"), w = In("w");
+  NodeEntry y = row_graphs::LayerNorm(x, gamma, beta);
+  NodeEntry loss = row_graphs::Op("sum", "loss", {row_graphs::Op("multiply", "yw", {y, w})});
+  NodeEntry dx = Gradients({loss}, {x})[0];
+  RowGraph g{"layer norm dx by Gradient",
+             {dx},
+             {{"x", test::RandomArray({12, 40}, DType::kFloat32, 9)},
+              {"gamma", test::RandomArray({40}, DType::kFloat32, 10)},
+              {"beta", test::RandomArray({40}, DType::kFloat32, 11)},
+              {"w", test::RandomArray({12, 40}, DType::kFloat32, 12)}}};
+  // The forward's reductions share one row group. The backward's collapse_sum_like and
+  // _reduce_grad_broadcast nodes declare no reduced axes, so they stay kernels of their own.
+  bool forward_in_one_row_group = false;
+  for (const auto& group : FusedGroups(g)) {
+    auto has = [&](const std::string& m) {
+      return std::find(group.members.begin(), group.members.end(), m) != group.members.end();
+    };
+    forward_in_one_row_group = forward_in_one_row_group || (group.kind == "row" && has("ln_mean") && has("ln_var"));
+  }
+  EXPECT_TRUE(forward_in_one_row_group);
+  ExpectFusedEqualsUnfused(g, 1e-4);
 }
 
 }  // namespace
