@@ -221,7 +221,7 @@ TEST(CUDAPrinterTest, RowKernelsCompileAndAssemble) {
     Graph graph = test::InferFromFeeds(g.fetches, feeds);
     std::string source = test::FusedCUDASource(graph);
     EXPECT_EQ(KernelNames(source).size(), 1u) << source;
-    EXPECT_NE(source.find("__shared__ float partial1["), std::string::npos) << source;
+    EXPECT_NE(source.find("__shared__ float partial_float32["), std::string::npos) << source;
     ExpectFusedKernelsBuild(graph);
   }
 }

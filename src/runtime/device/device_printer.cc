@@ -5,6 +5,7 @@
 #include "runtime/device/device_printer.h"
 
 #include <algorithm>
+#include <set>
 
 #include "codegen/c_family_printer.h"
 #include "runtime/device/launch_table.h"
@@ -142,6 +143,8 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
     os << "    " << Output(kernel) << "[o] = " << Finish(kernel, "acc") << ";\n  }\n";
   }
 
+  static std::string Partial(const RowStage& stage) { return StrCat("partial_", DTypeName(stage.reduce_value->dtype)); }
+
   /*! \brief The tree combine of `partial` over the group, ending with a barrier (partial[0] holds the result). */
   void PrintTreeCombine(const std::string& kind, const std::string& partial, const std::string& acc, DType acc_type,
                         std::ostringstream& os) const {
@@ -156,13 +159,16 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
 
   // One group per row: the work-items stride along the row in every stage; each reduction is
   // combined in shared memory and its result read by all (recomputation replaces row scratch).
+  // Stages share one shared array per accumulator type (a barrier follows each result's read),
+  // so shared memory does not grow with the number of reductions.
   void PrintRow(const Kernel& kernel, std::ostringstream& os) const {
     int64_t cols = kernel.extents[1];
-    for (size_t k = 0; k < kernel.stages.size(); ++k) {
-      const RowStage& stage = kernel.stages[k];
-      if (stage.reduce_kind.empty()) continue;
-      os << "  " << d_.shared_qualifier << " " << TypeName(stage.reduce_value->dtype) << " partial" << k << "["
-         << d_.group_size << "];\n";
+    std::set<DType> acc_types;
+    for (const RowStage& stage : kernel.stages) {
+      if (!stage.reduce_kind.empty() && acc_types.insert(stage.reduce_value->dtype).second) {
+        os << "  " << d_.shared_qualifier << " " << TypeName(stage.reduce_value->dtype) << " " << Partial(stage) << "["
+           << d_.group_size << "];\n";
+      }
     }
     os << "  const long lid = " << d_.local_id << ";\n"
        << "  for (long i0 = " << d_.group_id << "; i0 < " << kernel.extents[0] << "; i0 += " << d_.num_groups
@@ -176,7 +182,7 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
       bool reduce = !stage.reduce_kind.empty();
       if (!reduce && stage.lets.empty() && stage.stores.empty()) continue;
       DType acc_type = reduce ? stage.reduce_value->dtype : DType::kFloat32;
-      std::string acc = StrCat("acc", k), partial = StrCat("partial", k);
+      std::string acc = StrCat("acc", k), partial = reduce ? Partial(stage) : "";
       if (reduce)
         os << "    " << TypeName(acc_type) << " " << acc << " = " << ReduceInit(stage.reduce_kind, acc_type) << ";\n";
       os << "    for (long i1 = lid; i1 < " << cols << "; i1 += " << d_.group_size << ") {\n";
