@@ -33,7 +33,7 @@ extern "C" __global__ __launch_bounds__(256) void fused_5320a8188f24(const float
   out0 += out0_offset;
   out1 += out1_offset;
   out2 += out2_offset;
-  __shared__ float partial0[256];
+  __shared__ float partial_float32[256];
   const long lid = threadIdx.x;
   for (long i0 = blockIdx.x; i0 < 1; i0 += gridDim.x) {
     float acc0 = 0.0f;
@@ -43,13 +43,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_5320a8188f24(const float
       out0[i0 * 32 + i1] = t1;
       acc0 = acc0 + t1;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r2 = partial0[0] / 32.0f;
+    const float r2 = partial_float32[0] / 32.0f;
     __syncthreads();
     if (lid == 0) out1[i0] = r2;
     if (lid == 0) out2[i0] = 1.0f;

@@ -25,7 +25,7 @@ __kernel void fused_5320a8188f24(__global const float* in0, const long in0_offse
   out0 += out0_offset;
   out1 += out1_offset;
   out2 += out2_offset;
-  __local float partial0[128];
+  __local float partial_float32[128];
   const long lid = get_local_id(0);
   for (long i0 = get_group_id(0); i0 < 1; i0 += get_num_groups(0)) {
     float acc0 = 0.0f;
@@ -35,13 +35,13 @@ __kernel void fused_5320a8188f24(__global const float* in0, const long in0_offse
       out0[i0 * 32 + i1] = t1;
       acc0 = acc0 + t1;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r2 = partial0[0] / 32.0f;
+    const float r2 = partial_float32[0] / 32.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) out1[i0] = r2;
     if (lid == 0) out2[i0] = 1.0f;

@@ -16,10 +16,7 @@ extern "C" __global__ __launch_bounds__(256) void fused_52ad30f3da52(const float
   in2 += in2_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  __shared__ float partial0[256];
-  __shared__ float partial1[256];
-  __shared__ float partial2[256];
-  __shared__ float partial3[256];
+  __shared__ float partial_float32[256];
   const long lid = threadIdx.x;
   for (long i0 = blockIdx.x; i0 < 6; i0 += gridDim.x) {
     float acc0 = 0.0f;
@@ -27,13 +24,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_52ad30f3da52(const float
       const float t0 = in0[((i0 * ((long)20)) + i1)];
       acc0 = acc0 + t0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r1 = partial0[0] / 20.0f;
+    const float r1 = partial_float32[0] / 20.0f;
     __syncthreads();
     float acc1 = 0.0f;
     for (long i1 = lid; i1 < 20; i1 += 256) {
@@ -42,13 +39,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_52ad30f3da52(const float
       const float t4 = (t3 * t3);
       acc1 = acc1 + t4;
     }
-    partial1[lid] = acc1;
+    partial_float32[lid] = acc1;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial1[lid] = partial1[lid] + partial1[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r5 = partial1[0] / 20.0f;
+    const float r5 = partial_float32[0] / 20.0f;
     __syncthreads();
     const float p6 = (r5 + 9.99999975e-06f);
     const float p7 = rsqrtf(p6);
@@ -64,13 +61,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_52ad30f3da52(const float
       out0[i0 * 20 + i1] = t12;
       acc2 = acc2 + t14;
     }
-    partial2[lid] = acc2;
+    partial_float32[lid] = acc2;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial2[lid] = partial2[lid] + partial2[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r15 = partial2[0] / 20.0f;
+    const float r15 = partial_float32[0] / 20.0f;
     __syncthreads();
     float acc3 = 0.0f;
     for (long i1 = lid; i1 < 20; i1 += 256) {
@@ -84,13 +81,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_52ad30f3da52(const float
       const float t23 = (t18 * t22);
       acc3 = acc3 + t23;
     }
-    partial3[lid] = acc3;
+    partial_float32[lid] = acc3;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial3[lid] = partial3[lid] + partial3[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r24 = partial3[0] / 20.0f;
+    const float r24 = partial_float32[0] / 20.0f;
     __syncthreads();
     for (long i1 = lid; i1 < 20; i1 += 256) {
       const float t25 = in0[((i0 * ((long)20)) + i1)];

@@ -8,10 +8,7 @@ __kernel void fused_52ad30f3da52(__global const float* in0, const long in0_offse
   in2 += in2_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  __local float partial0[128];
-  __local float partial1[128];
-  __local float partial2[128];
-  __local float partial3[128];
+  __local float partial_float32[128];
   const long lid = get_local_id(0);
   for (long i0 = get_group_id(0); i0 < 6; i0 += get_num_groups(0)) {
     float acc0 = 0.0f;
@@ -19,13 +16,13 @@ __kernel void fused_52ad30f3da52(__global const float* in0, const long in0_offse
       const float t0 = in0[((i0 * ((long)20)) + i1)];
       acc0 = acc0 + t0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r1 = partial0[0] / 20.0f;
+    const float r1 = partial_float32[0] / 20.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
     float acc1 = 0.0f;
     for (long i1 = lid; i1 < 20; i1 += 128) {
@@ -34,13 +31,13 @@ __kernel void fused_52ad30f3da52(__global const float* in0, const long in0_offse
       const float t4 = (t3 * t3);
       acc1 = acc1 + t4;
     }
-    partial1[lid] = acc1;
+    partial_float32[lid] = acc1;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial1[lid] = partial1[lid] + partial1[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r5 = partial1[0] / 20.0f;
+    const float r5 = partial_float32[0] / 20.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
     const float p6 = (r5 + 9.99999975e-06f);
     const float p7 = (1.0f / sqrt(p6));
@@ -56,13 +53,13 @@ __kernel void fused_52ad30f3da52(__global const float* in0, const long in0_offse
       out0[i0 * 20 + i1] = t12;
       acc2 = acc2 + t14;
     }
-    partial2[lid] = acc2;
+    partial_float32[lid] = acc2;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial2[lid] = partial2[lid] + partial2[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r15 = partial2[0] / 20.0f;
+    const float r15 = partial_float32[0] / 20.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
     float acc3 = 0.0f;
     for (long i1 = lid; i1 < 20; i1 += 128) {
@@ -76,13 +73,13 @@ __kernel void fused_52ad30f3da52(__global const float* in0, const long in0_offse
       const float t23 = (t18 * t22);
       acc3 = acc3 + t23;
     }
-    partial3[lid] = acc3;
+    partial_float32[lid] = acc3;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial3[lid] = partial3[lid] + partial3[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r24 = partial3[0] / 20.0f;
+    const float r24 = partial_float32[0] / 20.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long i1 = lid; i1 < 20; i1 += 128) {
       const float t25 = in0[((i0 * ((long)20)) + i1)];

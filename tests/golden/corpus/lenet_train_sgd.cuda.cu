@@ -85,7 +85,7 @@ extern "C" __global__ __launch_bounds__(256) void fused_62ee4b17055a(const float
   in0 += in0_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  __shared__ float partial0[256];
+  __shared__ float partial_float32[256];
   const long lid = threadIdx.x;
   for (long i0 = blockIdx.x; i0 < 1; i0 += gridDim.x) {
     float acc0 = 0.0f;
@@ -93,13 +93,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_62ee4b17055a(const float
       const float t0 = in0[i1];
       acc0 = acc0 + t0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r1 = partial0[0] / 8.0f;
+    const float r1 = partial_float32[0] / 8.0f;
     __syncthreads();
     if (lid == 0) out0[i0] = r1;
     if (lid == 0) out1[i0] = 1.0f;

@@ -6,7 +6,7 @@ __kernel void fused_62ee4b17055a(__global const float* in0, const long in0_offse
   in0 += in0_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  __local float partial0[128];
+  __local float partial_float32[128];
   const long lid = get_local_id(0);
   for (long i0 = get_group_id(0); i0 < 1; i0 += get_num_groups(0)) {
     float acc0 = 0.0f;
@@ -14,13 +14,13 @@ __kernel void fused_62ee4b17055a(__global const float* in0, const long in0_offse
       const float t0 = in0[i1];
       acc0 = acc0 + t0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = partial0[lid] + partial0[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r1 = partial0[0] / 8.0f;
+    const float r1 = partial_float32[0] / 8.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) out0[i0] = r1;
     if (lid == 0) out1[i0] = 1.0f;

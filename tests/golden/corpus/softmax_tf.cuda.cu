@@ -13,8 +13,7 @@ typedef unsigned long ulong;
 extern "C" __global__ __launch_bounds__(256) void fused_18f05ed33538(const float* in0, const long in0_offset, float* out0, const long out0_offset) {
   in0 += in0_offset;
   out0 += out0_offset;
-  __shared__ float partial0[256];
-  __shared__ float partial1[256];
+  __shared__ float partial_float32[256];
   const long lid = threadIdx.x;
   for (long i0 = blockIdx.x; i0 < 8; i0 += gridDim.x) {
     float acc0 = (-INFINITY);
@@ -22,13 +21,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_18f05ed33538(const float
       const float t0 = in0[((i0 * ((long)10)) + i1)];
       acc0 = (t0 > acc0) ? t0 : acc0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = (partial0[lid + s] > partial0[lid]) ? partial0[lid + s] : partial0[lid]; }
+      if (lid < s) { partial_float32[lid] = (partial_float32[lid + s] > partial_float32[lid]) ? partial_float32[lid + s] : partial_float32[lid]; }
       __syncthreads();
     }
-    const float r1 = partial0[0];
+    const float r1 = partial_float32[0];
     __syncthreads();
     float acc1 = 0.0f;
     for (long i1 = lid; i1 < 10; i1 += 256) {
@@ -37,13 +36,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_18f05ed33538(const float
       const float t4 = expf(t3);
       acc1 = acc1 + t4;
     }
-    partial1[lid] = acc1;
+    partial_float32[lid] = acc1;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial1[lid] = partial1[lid] + partial1[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r5 = partial1[0];
+    const float r5 = partial_float32[0];
     __syncthreads();
     for (long i1 = lid; i1 < 10; i1 += 256) {
       const float t6 = in0[((i0 * ((long)10)) + i1)];

@@ -5,8 +5,7 @@
 __kernel void fused_18f05ed33538(__global const float* in0, const long in0_offset, __global float* out0, const long out0_offset) {
   in0 += in0_offset;
   out0 += out0_offset;
-  __local float partial0[128];
-  __local float partial1[128];
+  __local float partial_float32[128];
   const long lid = get_local_id(0);
   for (long i0 = get_group_id(0); i0 < 8; i0 += get_num_groups(0)) {
     float acc0 = (-INFINITY);
@@ -14,13 +13,13 @@ __kernel void fused_18f05ed33538(__global const float* in0, const long in0_offse
       const float t0 = in0[((i0 * ((long)10)) + i1)];
       acc0 = (t0 > acc0) ? t0 : acc0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = (partial0[lid + s] > partial0[lid]) ? partial0[lid + s] : partial0[lid]; }
+      if (lid < s) { partial_float32[lid] = (partial_float32[lid + s] > partial_float32[lid]) ? partial_float32[lid + s] : partial_float32[lid]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r1 = partial0[0];
+    const float r1 = partial_float32[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     float acc1 = 0.0f;
     for (long i1 = lid; i1 < 10; i1 += 128) {
@@ -29,13 +28,13 @@ __kernel void fused_18f05ed33538(__global const float* in0, const long in0_offse
       const float t4 = exp(t3);
       acc1 = acc1 + t4;
     }
-    partial1[lid] = acc1;
+    partial_float32[lid] = acc1;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long s = 64; s > 0; s >>= 1) {
-      if (lid < s) { partial1[lid] = partial1[lid] + partial1[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const float r5 = partial1[0];
+    const float r5 = partial_float32[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long i1 = lid; i1 < 10; i1 += 128) {
       const float t6 = in0[((i0 * ((long)10)) + i1)];

@@ -15,9 +15,7 @@ extern "C" __global__ __launch_bounds__(256) void fused_ce086eda1a12(const float
   in1 += in1_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  __shared__ float partial0[256];
-  __shared__ float partial1[256];
-  __shared__ float partial2[256];
+  __shared__ float partial_float32[256];
   const long lid = threadIdx.x;
   for (long i0 = blockIdx.x; i0 < 8; i0 += gridDim.x) {
     float acc0 = (-INFINITY);
@@ -25,13 +23,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_ce086eda1a12(const float
       const float t0 = in0[((i0 * ((long)10)) + i1)];
       acc0 = (t0 > acc0) ? t0 : acc0;
     }
-    partial0[lid] = acc0;
+    partial_float32[lid] = acc0;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial0[lid] = (partial0[lid + s] > partial0[lid]) ? partial0[lid + s] : partial0[lid]; }
+      if (lid < s) { partial_float32[lid] = (partial_float32[lid + s] > partial_float32[lid]) ? partial_float32[lid + s] : partial_float32[lid]; }
       __syncthreads();
     }
-    const float r1 = partial0[0];
+    const float r1 = partial_float32[0];
     __syncthreads();
     float acc1 = 0.0f;
     for (long i1 = lid; i1 < 10; i1 += 256) {
@@ -40,13 +38,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_ce086eda1a12(const float
       const float t4 = expf(t3);
       acc1 = acc1 + t4;
     }
-    partial1[lid] = acc1;
+    partial_float32[lid] = acc1;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial1[lid] = partial1[lid] + partial1[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r5 = partial1[0];
+    const float r5 = partial_float32[0];
     __syncthreads();
     const float p6 = logf(r5);
     float acc2 = 0.0f;
@@ -58,13 +56,13 @@ extern "C" __global__ __launch_bounds__(256) void fused_ce086eda1a12(const float
       const float t11 = (t10 * t9);
       acc2 = acc2 + t11;
     }
-    partial2[lid] = acc2;
+    partial_float32[lid] = acc2;
     __syncthreads();
     for (long s = 128; s > 0; s >>= 1) {
-      if (lid < s) { partial2[lid] = partial2[lid] + partial2[lid + s]; }
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
       __syncthreads();
     }
-    const float r12 = partial2[0];
+    const float r12 = partial_float32[0];
     __syncthreads();
     const float p13 = (-r12);
     for (long i1 = lid; i1 < 10; i1 += 256) {
