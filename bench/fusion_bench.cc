@@ -5,6 +5,7 @@
  * F_max sweep, and cold/warm kernel compilation.
  *
  * Usage: ir-fusion-bench [--n ELEMENTS] [--reps R] [--json FILE] [--only NAME]
+ * (NAME: stream, ops, rows (the row computations: softmax, layer norm, ...), fmax, compile)
  * Every figure is the median of R repetitions; compare ratios, not absolute times, across runs.
  */
 #include <omp.h>
@@ -165,6 +166,45 @@ Result LayerNorm(int64_t rows, int64_t cols, int reps) {
       2.0 * 4 * n, reps);
 }
 
+NodeEntry RowReduce(const std::string& op, NodeEntry x) { return Op(op, {x}, {{"axis", "1"}, {"keepdims", "true"}}); }
+
+Result LogSoftmax(int64_t rows, int64_t cols, int reps) {
+  NodeEntry x = Var("x");
+  NodeEntry shifted = Op("subtract", {x, RowReduce("max", x)});
+  NodeEntry y = Op("subtract", {shifted, Op("log", {RowReduce("sum", Op("exp", {shifted}))})});
+  int64_t n = rows * cols;
+  return Compare("log-softmax as 6 ops", {y}, {}, {{"x", Random(Shape{rows, cols}, 10)}}, {}, 2.0 * 4 * n, reps);
+}
+
+/*! \brief dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma, x normalized again. */
+Result LayerNormGrad(int64_t rows, int64_t cols, int reps) {
+  NodeEntry x = Var("x"), dy = Var("dy"), gamma = Var("gamma");
+  NodeEntry centered = Op("subtract", {x, RowReduce("mean", x)});
+  NodeEntry rstd = Op("rsqrt", {Scalar("add_scalar", RowReduce("mean", Op("square", {centered})), 1e-5)});
+  NodeEntry xhat = Op("multiply", {centered, rstd});
+  NodeEntry g = Op("multiply", {dy, gamma});
+  NodeEntry proj = Op("multiply", {xhat, RowReduce("mean", Op("multiply", {g, xhat}))});
+  NodeEntry dx = Op("multiply", {Op("subtract", {Op("subtract", {g, RowReduce("mean", g)}), proj}), rstd});
+  int64_t n = rows * cols;
+  return Compare(
+      "layer norm dx as 16 ops", {dx}, {},
+      {{"x", Random(Shape{rows, cols}, 11)}, {"dy", Random(Shape{rows, cols}, 12)}, {"gamma", Random(Shape{cols}, 13)}},
+      {}, 3.0 * 4 * n, reps);
+}
+
+/*! \brief Per-row loss -sum(y * log_softmax(x)) and its gradient softmax(x) - y, one graph. */
+Result SoftmaxXent(int64_t rows, int64_t cols, int reps) {
+  NodeEntry x = Var("x"), labels = Var("y");
+  NodeEntry shifted = Op("subtract", {x, RowReduce("max", x)});
+  NodeEntry logp = Op("subtract", {shifted, Op("log", {RowReduce("sum", Op("exp", {shifted}))})});
+  NodeEntry loss = Op("negative", {Op("sum", {Op("multiply", {labels, logp})}, {{"axis", "1"}})});
+  NodeEntry grad = Op("subtract", {Op("exp", {logp}), labels});
+  int64_t n = rows * cols;
+  return Compare("softmax-xent fwd+bwd", {loss, grad}, {},
+                 {{"x", Random(Shape{rows, cols}, 14)}, {"y", Random(Shape{rows, cols}, 15, 0, 1)}}, {},
+                 3.0 * 4 * n + 4.0 * rows, reps);
+}
+
 /*! \brief A wide elementwise graph over `k` inputs: out = sum_i tanh(x_i) * x_{i+1}. */
 std::vector<std::pair<int, double>> FmaxSweep(int64_t n, int k, int reps,
                                               std::unordered_map<std::string, NDArray>* feeds) {
@@ -210,7 +250,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--only") {
       only = next();
     } else {
-      std::cerr << "usage: ir-fusion-bench [--n ELEMENTS] [--reps R] [--json FILE] [--only stream|ops|fmax|compile]\n";
+      std::cerr
+          << "usage: ir-fusion-bench [--n ELEMENTS] [--reps R] [--json FILE] [--only stream|ops|rows|fmax|compile]\n";
       return 2;
     }
   }
@@ -221,16 +262,21 @@ int main(int argc, char** argv) {
     if (!json_path.empty()) json.open(json_path);
     std::string json_text = "{";
     double triad = 0, update = 0;
-    if (only.empty() || only == "stream" || only == "ops") {
+    if (only.empty() || only == "stream" || only == "ops" || only == "rows") {
       triad = TriadGBs(n, reps);
       update = UpdateGBs(n, reps);
       std::printf("STREAM triad a=b+s*c: %.1f GB/s; in-place update a+=s*b: %.1f GB/s\n", triad, update);
       json_text += "\"stream_triad_gbs\":" + std::to_string(triad) + ",\"stream_update_gbs\":" + std::to_string(update);
     }
-    if (only.empty() || only == "ops") {
+    if (only.empty() || only == "ops" || only == "rows") {
       int64_t cols = 1024, rows = n / cols;
-      std::vector<Result> results = {Sigmoid(n, reps), Adam(n, reps), Softmax(rows, cols, reps),
-                                     LayerNorm(rows, cols, reps)};
+      std::vector<Result> results;
+      if (only != "rows") results = {Sigmoid(n, reps), Adam(n, reps)};
+      // Row computations written op by op: one kernel each, [n / 1024, 1024].
+      for (const Result& r : {Softmax(rows, cols, reps), LayerNorm(rows, cols, reps), LogSoftmax(rows, cols, reps),
+                              LayerNormGrad(rows, cols, reps), SoftmaxXent(rows, cols, reps)}) {
+        results.push_back(r);
+      }
       std::printf("\n%-24s %10s %10s %8s %8s %12s %9s\n", "workload", "fused ms", "unfused ms", "speedup", "kernels",
                   "fused GB/s", "vs STREAM");
       json_text += ",\"workloads\":[";

@@ -45,9 +45,33 @@ struct KernelParam {
  * axis with `reduce_kind` and writes the result (divided by the extent for "mean") at
  * outer * inner + i2 of buffer `reduce_output`. `stores` are written at the input-domain
  * position (prologue values needed outside the kernel).
+ *
+ * kRow: `extents` is {rows, cols}; loop variables "i0" (row) and "i1" (column). Each row runs
+ * `stages` in order, then writes `row_stores` at position i0 (see RowStage).
  */
+struct RowStage {
+  /*! \brief Per-row scalars (name, value) computed before the stage's pass; they read i0 only. */
+  std::vector<std::pair<std::string, ast::Expr>> row_lets;
+  /*! \brief Per-element values of the pass, as Kernel::lets. */
+  std::vector<std::pair<std::string, ast::Expr>> lets;
+  /*!
+   * \brief (let index, slot): lets computed by an earlier stage, which a printer with row
+   * scratch may read back from scratch slot `slot` at column i1 instead of evaluating them.
+   */
+  std::vector<std::pair<size_t, int>> reloads;
+  /*! \brief (slot, let name): values a printer with row scratch saves for later reloads. */
+  std::vector<std::pair<int, std::string>> saves;
+  /*! \brief (param index, value) pairs written at i0 * cols + i1. */
+  std::vector<std::pair<int, ast::Expr>> stores;
+  /*! \brief "" for a map pass; else "sum", "mean", "max", "min" or "prod" of reduce_value. */
+  std::string reduce_kind;
+  ast::Expr reduce_value;
+  /*! \brief Name of the per-row scalar holding the finished reduction, visible to later stages. */
+  std::string result;
+};
+
 struct Kernel {
-  enum Kind { kMap, kReduce };
+  enum Kind { kMap, kReduce, kRow };
   Kind kind = kMap;
   /*! \brief Content-derived name ("fused_" + hash of the body), equal for equal kernels. */
   std::string name;
@@ -61,6 +85,11 @@ struct Kernel {
   std::string reduce_kind;
   ast::Expr reduce_value;
   int reduce_output = -1;
+  /*! \brief kRow: the passes over each row, the dtypes of the row scratch slots, and the
+   * per-row outputs (param index, value) written at i0 after the last stage. */
+  std::vector<RowStage> stages;
+  std::vector<DType> scratch;
+  std::vector<std::pair<int, ast::Expr>> row_stores;
 
   /*! \brief Number of elements the kernel iterates over. */
   int64_t NumIterations() const;

@@ -30,7 +30,10 @@ int64_t Kernel::NumIterations() const {
 
 std::string Kernel::Describe() const {
   std::ostringstream os;
-  os << (kind == kMap ? "map" : "reduce") << " " << name << " extents(" << Join(extents, ",") << ")\n";
+  os << (kind == kMap      ? "map"
+         : kind == kReduce ? "reduce"
+                           : "row")
+     << " " << name << " extents(" << Join(extents, ",") << ")\n";
   for (size_t i = 0; i < params.size(); ++i) {
     os << "  param " << i << " " << params[i].name << ": " << DTypeName(params[i].dtype)
        << (params[i].is_output ? " out" : " in") << "\n";
@@ -42,6 +45,23 @@ std::string Kernel::Describe() const {
     os << "  reduce " << reduce_kind << " into " << params.at(reduce_output).name << " of "
        << ast::ToString(reduce_value) << "\n";
   }
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const RowStage& st = stages[k];
+    os << "  stage " << k << "\n";
+    for (const auto& let : st.row_lets) os << "    row let " << let.first << " = " << ast::ToString(let.second) << "\n";
+    for (const auto& let : st.lets) os << "    let " << let.first << " = " << ast::ToString(let.second) << "\n";
+    for (const auto& r : st.reloads)
+      os << "    reload " << st.lets.at(r.first).first << " from slot " << r.second << "\n";
+    for (const auto& s : st.saves) os << "    save " << s.second << " to slot " << s.first << "\n";
+    for (const auto& store : st.stores)
+      os << "    store " << params.at(store.first).name << " = " << ast::ToString(store.second) << "\n";
+    if (!st.reduce_kind.empty())
+      os << "    reduce " << st.reduce_kind << " into " << st.result << " of " << ast::ToString(st.reduce_value)
+         << "\n";
+  }
+  for (DType t : scratch) os << "  scratch " << DTypeName(t) << "\n";
+  for (const auto& store : row_stores)
+    os << "  row store " << params.at(store.first).name << " = " << ast::ToString(store.second) << "\n";
   return os.str();
 }
 

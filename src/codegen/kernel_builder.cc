@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "codegen/kernel_builder_parts.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 
@@ -15,27 +16,6 @@ namespace codegen {
 namespace {
 
 using ast::Expr;
-
-/*! \brief Original domain dimensions [begin, end) iterated by one loop variable. */
-struct Range {
-  int begin;
-  int end;
-};
-
-// Element strides of `buffer` broadcast to `domain` (right-aligned; 0 where broadcast).
-std::vector<int64_t> StridesIn(const Shape& buffer, const Shape& domain) {
-  int nd = domain.ndim(), offset = nd - buffer.ndim();
-  IR_CHECK(offset >= 0) << "codegen: buffer " << buffer << " has more dimensions than the domain " << domain;
-  std::vector<int64_t> strides(nd, 0);
-  int64_t stride = 1;
-  for (int d = buffer.ndim() - 1; d >= 0; --d) {
-    IR_CHECK(buffer[d] == 1 || buffer[d] == domain[d + offset])
-        << "codegen: buffer " << buffer << " does not broadcast to the domain " << domain;
-    strides[d + offset] = buffer[d] == 1 ? 0 : stride;
-    stride *= buffer[d];
-  }
-  return strides;
-}
 
 // The non-trivial dimensions of a range (extent > 1).
 std::vector<int> Dims(const Range& r, const Shape& domain) {
@@ -59,15 +39,24 @@ int64_t UniformStride(const std::vector<int64_t>& strides, const Range& r, const
   return strides[dims.back()];
 }
 
-/*!
- * \brief Deepest expression a let or store holds: printers and hashing recurse to it, and an
- * op's expression may grow with its inputs (add_n), so deeper parts become lets.
- */
-constexpr int kMaxExprDepth = 64;
-
 Expr Int(int64_t v) { return ast::Const(static_cast<double>(v), DType::kInt64); }
 
-// Index of a buffer at loop position (i0, i1, ...) for loop variables over `ranges`.
+}  // namespace
+
+std::vector<int64_t> StridesIn(const Shape& buffer, const Shape& domain) {
+  int nd = domain.ndim(), offset = nd - buffer.ndim();
+  IR_CHECK(offset >= 0) << "codegen: buffer " << buffer << " has more dimensions than the domain " << domain;
+  std::vector<int64_t> strides(nd, 0);
+  int64_t stride = 1;
+  for (int d = buffer.ndim() - 1; d >= 0; --d) {
+    IR_CHECK(buffer[d] == 1 || buffer[d] == domain[d + offset])
+        << "codegen: buffer " << buffer << " does not broadcast to the domain " << domain;
+    strides[d + offset] = buffer[d] == 1 ? 0 : stride;
+    stride *= buffer[d];
+  }
+  return strides;
+}
+
 Expr IndexExpr(const std::vector<int64_t>& strides, const std::vector<Range>& ranges, const Shape& domain) {
   Expr index;
   auto add = [&index](const Expr& term) { index = index ? index + term : term; };
@@ -99,6 +88,56 @@ int64_t Extent(const Range& r, const Shape& domain) {
   return e;
 }
 
+int InputIndex(const Node* var) { return std::stoi(var->attrs.name.substr(2)); }
+
+void InferGroupEntries(const FusedGroup& group, const std::vector<Shape>& input_shapes,
+                       const std::vector<DType>& input_types, ShapeVector* shapes, DTypeVector* types) {
+  const IndexedGraph& idx = group.subgraph.indexed_graph();
+  shapes->assign(idx.num_node_entries(), Shape());
+  types->assign(idx.num_node_entries(), DType::kUnknown);
+  const auto& infer_shape = Op::GetAttr<FInferShape>("FInferShape");
+  const auto& infer_type = Op::GetAttr<FInferType>("FInferType");
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable()) {
+      (*shapes)[idx.entry_id(nid, 0)] = input_shapes.at(InputIndex(node));
+      (*types)[idx.entry_id(nid, 0)] = input_types.at(InputIndex(node));
+      continue;
+    }
+    std::vector<Shape> in, out(node->num_outputs());
+    std::vector<DType> tin, tout(node->num_outputs(), DType::kUnknown);
+    for (const auto& e : idx[nid].inputs) {
+      in.push_back((*shapes)[idx.entry_id(e)]);
+      tin.push_back((*types)[idx.entry_id(e)]);
+    }
+    infer_shape[node->op()](node->attrs, &in, &out);
+    infer_type[node->op()](node->attrs, &tin, &tout);
+    for (uint32_t i = 0; i < node->num_outputs(); ++i) {
+      (*shapes)[idx.entry_id(nid, i)] = out[i];
+      (*types)[idx.entry_id(nid, i)] = tout[i];
+    }
+  }
+}
+
+std::unordered_map<int, int> AddGroupParams(const FusedGroup& group, const std::vector<DType>& input_types,
+                                            const DTypeVector& types, Kernel* kernel) {
+  const IndexedGraph& idx = group.subgraph.indexed_graph();
+  std::unordered_map<int, int> output_param;
+  for (size_t k = 0; k < idx.input_nodes().size(); ++k) {
+    bool mutated = std::find(group.mutated_inputs.begin(), group.mutated_inputs.end(), static_cast<int>(k)) !=
+                   group.mutated_inputs.end();
+    kernel->params.push_back(KernelParam{StrCat("in", k), input_types.at(k), mutated});
+  }
+  for (size_t j = 0; j < idx.outputs().size(); ++j) {
+    if (group.IsAliasedOutput(static_cast<int>(j))) continue;
+    output_param[static_cast<int>(j)] = static_cast<int>(kernel->params.size());
+    kernel->params.push_back(KernelParam{StrCat("out", j), types[idx.entry_id(idx.outputs()[j])], true});
+  }
+  return output_param;
+}
+
+namespace {
+
 // Map kernels: merge neighbouring dimensions while every buffer stays uniform across them.
 std::vector<Range> CollapseMap(const Shape& domain, const std::vector<std::vector<int64_t>>& buffers) {
   std::vector<Range> ranges;
@@ -127,8 +166,8 @@ class Builder {
 
   Kernel Build() {
     kernel_.kind = group_.kind == "reduce" ? Kernel::kReduce : Kernel::kMap;
-    InferMembers();
-    SetParams();
+    InferGroupEntries(group_, input_shapes_, input_types_, &shapes_, &types_);
+    output_param_ = AddGroupParams(group_, input_types_, types_, &kernel_);
     SetDomain();
     for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) Visit(nid);
     for (size_t j = 0; j < idx_.outputs().size(); ++j) {
@@ -148,49 +187,6 @@ class Builder {
   }
 
  private:
-  static int InputIndex(const Node* var) { return std::stoi(var->attrs.name.substr(2)); }
-
-  void InferMembers() {
-    shapes_.resize(idx_.num_node_entries());
-    types_.resize(idx_.num_node_entries(), DType::kUnknown);
-    const auto& infer_shape = Op::GetAttr<FInferShape>("FInferShape");
-    const auto& infer_type = Op::GetAttr<FInferType>("FInferType");
-    for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) {
-      const Node* node = idx_[nid].source;
-      if (node->is_variable()) {
-        shapes_[idx_.entry_id(nid, 0)] = input_shapes_.at(InputIndex(node));
-        types_[idx_.entry_id(nid, 0)] = input_types_.at(InputIndex(node));
-        continue;
-      }
-      std::vector<Shape> in, out(node->num_outputs());
-      std::vector<DType> tin, tout(node->num_outputs(), DType::kUnknown);
-      for (const auto& e : idx_[nid].inputs) {
-        in.push_back(shapes_[idx_.entry_id(e)]);
-        tin.push_back(types_[idx_.entry_id(e)]);
-      }
-      infer_shape[node->op()](node->attrs, &in, &out);
-      infer_type[node->op()](node->attrs, &tin, &tout);
-      for (uint32_t i = 0; i < node->num_outputs(); ++i) {
-        shapes_[idx_.entry_id(nid, i)] = out[i];
-        types_[idx_.entry_id(nid, i)] = tout[i];
-      }
-    }
-  }
-
-  void SetParams() {
-    size_t num_inputs = idx_.input_nodes().size();
-    for (size_t k = 0; k < num_inputs; ++k) {
-      bool mutated = std::find(group_.mutated_inputs.begin(), group_.mutated_inputs.end(), static_cast<int>(k)) !=
-                     group_.mutated_inputs.end();
-      kernel_.params.push_back(KernelParam{StrCat("in", k), input_types_.at(k), mutated});
-    }
-    for (size_t j = 0; j < idx_.outputs().size(); ++j) {
-      if (group_.IsAliasedOutput(static_cast<int>(j))) continue;
-      output_param_[static_cast<int>(j)] = static_cast<int>(kernel_.params.size());
-      kernel_.params.push_back(KernelParam{StrCat("out", j), types_[idx_.entry_id(idx_.outputs()[j])], true});
-    }
-  }
-
   void SetDomain() {
     if (kernel_.kind == Kernel::kMap) {
       // Every member computes over one shape: the last member's.
@@ -283,6 +279,7 @@ class Builder {
 
 Kernel BuildKernel(const FusedGroup& group, const std::vector<Shape>& input_shapes,
                    const std::vector<DType>& input_types) {
+  if (group.kind == "row") return BuildRowKernel(group, input_shapes, input_types);
   return Builder(group, input_shapes, input_types).Build();
 }
 

@@ -258,23 +258,93 @@ class Planner {
     return true;
   }
 
-  void Merge(const std::vector<int>& groups, uint32_t nid, const std::string& kind) {
+  void Merge(const std::vector<int>& groups, uint32_t nid, const Group& shape) {
     Group& target = plan_.groups[groups[0]];
     target.members = Union(groups, nid);
-    target.kind = kind;
-    target.closed = kind == "reduce";
+    target.kind = shape.kind;
+    target.domain = shape.domain;
+    target.split = shape.split;
+    target.closed = shape.kind == "reduce";
     for (size_t i = 1; i < groups.size(); ++i) plan_.groups[groups[i]].members.clear();
     for (uint32_t m : target.members) plan_.group_of[m] = groups[0];
   }
 
-  void NewGroup(uint32_t nid, const std::string& kind, const Shape& domain) {
+  void NewGroup(uint32_t nid, const std::string& kind, const Shape& domain, int split = -1) {
     std::string why;
     if (!Admissible({nid}, &why)) {  // even alone, the node would break the bounds
       Log(StrCat(Name(nid), " is not fused: ", why));
       return;
     }
-    plan_.groups.push_back(Group{kind, {nid}, domain, kind == "reduce"});
+    plan_.groups.push_back(Group{kind, {nid}, domain, kind == "reduce", split});
     plan_.group_of[nid] = static_cast<int>(plan_.groups.size() - 1);
+  }
+
+  // The first reduced axis when a reduction reduces the trailing axes of its input, else -1.
+  int TrailingSplit(uint32_t nid) const {
+    const Node* node = idx_[nid].source;
+    int ndim = shapes_[idx_.entry_id(idx_[nid].inputs[0])].ndim();
+    std::vector<int> axes = Op::GetAttr<FReduceAxes>("FReduceAxes")[node->op()](node->attrs, ndim);
+    return axes.back() == ndim - 1 ? axes.front() : -1;
+  }
+
+  static bool RowCapable(const Group& group) {
+    return group.kind == "row" || (group.kind == "reduce" && group.split >= 0);
+  }
+
+  // One value per row of `domain`: [rows..., 1...] (keepdims) or [rows...].
+  static bool PerRow(const Shape& s, const Shape& domain, int split) {
+    bool keep = s.ndim() == domain.ndim(), drop = s.ndim() == split;
+    if (!keep && !drop) return false;
+    for (int d = 0; d < s.ndim(); ++d) {
+      if (s[d] != (d < split ? domain[d] : 1)) return false;
+    }
+    return true;
+  }
+
+  // A node computes per element or per row of a row group and reads the group's values alike:
+  // per element from the domain or per-row values that broadcast along the row, per row from
+  // values of its own shape (size-1 values fit both).
+  bool FitsRow(uint32_t nid, const Group& row, const std::unordered_set<uint32_t>& inside, std::string* why) const {
+    const Shape& out = OutShape(nid);
+    bool elem = out == row.domain;
+    if (!elem && !PerRow(out, row.domain, row.split)) {
+      *why = StrCat("shape ", out, " is neither the row domain ", row.domain, " nor one value per row");
+      return false;
+    }
+    for (const auto& e : idx_[nid].inputs) {
+      if (!inside.count(e.node_id)) continue;
+      const Shape& in = shapes_[idx_.entry_id(e)];
+      bool fits =
+          in.Size() == 1 || in == out || (elem && in.ndim() == row.domain.ndim() && PerRow(in, row.domain, row.split));
+      if (!fits) {
+        *why = StrCat("it reads ", Name(e.node_id), " of shape ", in, " across rows of ", row.domain);
+        return false;
+      }
+    }
+    if (!Writers({nid}, nullptr).empty()) {
+      *why = "it writes a variable";
+      return false;
+    }
+    return true;
+  }
+
+  // The group `option` merged with `nid` forms: a map group, or a row group when one of them
+  // may become one (all row-capable groups of the option must share the domain).
+  bool MergedShape(const std::vector<int>& option, uint32_t nid, Group* shape, std::string* why) const {
+    *shape = Group{"map", {}, OutShape(nid), false, -1};
+    for (int g : option) {
+      const Group& group = plan_.groups[g];
+      if (!RowCapable(group)) continue;
+      if (shape->kind == "row" && (shape->domain != group.domain || shape->split != group.split)) {
+        *why = "its row groups have different domains";
+        return false;
+      }
+      *shape = Group{"row", {}, group.domain, false, group.split};
+    }
+    if (shape->kind == "map") return true;
+    std::vector<uint32_t> members = Union(option, nid);
+    std::unordered_set<uint32_t> inside(members.begin(), members.end());
+    return FitsRow(nid, *shape, inside, why) && Writers(members, nullptr).empty();
   }
 
   void AddElementwise(uint32_t nid) {
@@ -284,7 +354,7 @@ class Planner {
       int g = plan_.group_of[e.node_id];
       if (g < 0 || std::find(candidates.begin(), candidates.end(), g) != candidates.end()) continue;
       const Group& group = plan_.groups[g];
-      if (group.closed || group.domain != domain) {
+      if (!RowCapable(group) && (group.closed || group.domain != domain)) {
         Log(StrCat("cannot fuse ", Name(nid), " into the group of ", Name(e.node_id), ": ",
                    group.closed ? "that group ends in a reduction"
                                 : StrCat("domain ", group.domain, " differs from ", domain)));
@@ -300,8 +370,9 @@ class Planner {
     for (int g : candidates) options.push_back({g});
     for (const std::vector<int>& option : options) {
       std::string why;
-      if (Admissible(Union(option, nid), &why)) {
-        Merge(option, nid, "map");
+      Group shape;
+      if (MergedShape(option, nid, &shape, &why) && Admissible(Union(option, nid), &why)) {
+        Merge(option, nid, shape);
         return;
       }
       Log(StrCat("cannot fuse ", Name(nid), " into the group of ", Name(plan_.groups[option[0]].members[0]), ": ",
@@ -313,17 +384,25 @@ class Planner {
   void AddReduction(uint32_t nid) {
     const auto& input = idx_[nid].inputs[0];
     const Shape& domain = shapes_[idx_.entry_id(input)];
+    int split = TrailingSplit(nid);
     int g = plan_.group_of[input.node_id];
-    if (g >= 0 && !plan_.groups[g].closed && plan_.groups[g].domain == domain) {
+    if (g >= 0 && split >= 0 && RowCapable(plan_.groups[g]) && plan_.groups[g].domain == domain &&
+        plan_.groups[g].split == split) {
+      std::string why = "the group writes a variable";
+      if (Writers(plan_.groups[g].members, nullptr).empty() && Admissible(Union({g}, nid), &why)) {
+        Merge({g}, nid, Group{"row", {}, domain, false, split});
+        return;
+      }
+      Log(StrCat("cannot fuse reduction ", Name(nid), " into the row group of its input: ", why));
+    } else if (g >= 0 && plan_.groups[g].kind == "map" && plan_.groups[g].domain == domain) {
       std::string why = "the prologue writes a variable";
       if (Writers(plan_.groups[g].members, nullptr).empty() && Admissible(Union({g}, nid), &why)) {
-        Merge({g}, nid, "reduce");
-        plan_.groups[g].domain = domain;
+        Merge({g}, nid, Group{"reduce", {}, domain, true, split});
         return;
       }
       Log(StrCat("cannot fuse reduction ", Name(nid), " with its prologue: ", why));
     }
-    NewGroup(nid, "reduce", domain);
+    NewGroup(nid, "reduce", domain, split);
   }
 
   const IndexedGraph& idx_;

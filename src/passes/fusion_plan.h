@@ -16,12 +16,15 @@ namespace fusion {
 
 /*! \brief A chosen group: members in topological order over one iteration domain. */
 struct Group {
-  /*! \brief "map" or "reduce". */
+  /*!
+   * \brief "map", "reduce", or "row": reductions over the trailing axes of one domain and the
+   * elementwise nodes around them, each member computing per element or per row.
+   */
   std::string kind = "map";
   std::vector<uint32_t> members;
-  /*! \brief Shape every member computes over (the reduction's input shape for "reduce"). */
+  /*! \brief Shape every member computes over (the reductions' input shape for "reduce" and "row"). */
   Shape domain;
-  /*! \brief A reduce group takes no more members. */
+  /*! \brief A reduce group takes no more members, unless it turns into a row group. */
   bool closed = false;
   /*! \brief Node id of the kOutEWiseFusable op whose output the members take as their epilogue, -1 if none. */
   int anchor = -1;
@@ -30,6 +33,11 @@ struct Group {
    * input's shape, as collapse_sum_like of a matmul gradient): the subgraph reads the input instead.
    */
   std::vector<uint32_t> identities = {};
+  /*!
+   * \brief For "row" groups, and "reduce" groups that may become one: the first reduced axis
+   * (the rows are the axes before it, the reduced axes run to the last); -1 otherwise.
+   */
+  int split = -1;
 };
 
 /*! \brief The grouping decisions for one graph. */
@@ -47,7 +55,9 @@ struct Plan {
  * \brief Chooses groups greedily in topological order: an elementwise/broadcast node joins
  * (and merges) the groups of its producers when the merged group keeps one domain, at most
  * `fmax` unique array inputs and `max_size` members, and no path leaves and re-enters it;
- * a reduction absorbs the group producing its input as a prologue.
+ * a reduction absorbs the group producing its input as a prologue. A reduction over trailing
+ * axes, the elementwise nodes that read it per row and later such reductions of the same
+ * domain form one "row" group.
  */
 Plan PlanFusion(const Graph& graph, int fmax, int max_size);
 

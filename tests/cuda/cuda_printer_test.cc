@@ -11,6 +11,7 @@
 #include "ir/op.h"
 #include "ir/pass.h"
 #include "ops/op_harness.h"
+#include "ops/row_graphs.h"
 #include "runtime/device/launch_table.h"
 
 namespace ir {
@@ -99,7 +100,10 @@ TEST(CUDAPrinterTest, LogSoftmaxWrittenWithOpsCompiles) {
   NodeEntry shifted = Apply("subtract", "shifted", {x, m});
   NodeEntry s = Apply("sum", "s", {Apply("exp", "e", {shifted})}, {{"axis", "1"}, {"keepdims", "true"}});
   NodeEntry out = Apply("subtract", "out", {shifted, Apply("log", "l", {s})});
-  ExpectFusedKernelsBuild(test::InferFromFeeds({out}, Feeds({{"x", Shape{64, 1000}}})), 2);
+  // One row kernel: max, then exp and sum, then the output pass.
+  Graph graph = test::InferFromFeeds({out}, Feeds({{"x", Shape{64, 1000}}}));
+  EXPECT_EQ(KernelNames(test::FusedCUDASource(graph)).size(), 1u);
+  ExpectFusedKernelsBuild(graph);
 }
 
 TEST(CUDAPrinterTest, MultiOutputGroupCompiles) {
@@ -207,6 +211,19 @@ TEST(CUDAPrinterTest, LiteralsKeepFullPrecisionAndSpecialValues) {
   EXPECT_NE(source.find("(-INFINITY)"), std::string::npos) << "max starts from -inf:\n" << source;
   EXPECT_NE(source.find("#define INFINITY __int_as_float(0x7f800000)"), std::string::npos) << source;
   test::ExpectCompilesAndAssembles(source, "literals");
+}
+
+TEST(CUDAPrinterTest, RowKernelsCompileAndAssemble) {
+  // One block per row: every row computation is one kernel with a shared array per reduction.
+  for (const row_graphs::RowGraph& g : row_graphs::AllRowGraphs(9, 700)) {
+    SCOPED_TRACE(g.name);
+    std::map<std::string, NDArray> feeds(g.feeds.begin(), g.feeds.end());
+    Graph graph = test::InferFromFeeds(g.fetches, feeds);
+    std::string source = test::FusedCUDASource(graph);
+    EXPECT_EQ(KernelNames(source).size(), 1u) << source;
+    EXPECT_NE(source.find("__shared__ float partial_float32["), std::string::npos) << source;
+    ExpectFusedKernelsBuild(graph);
+  }
 }
 
 }  // namespace

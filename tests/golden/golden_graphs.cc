@@ -208,6 +208,28 @@ void AddSoftmax(std::vector<GoldenGraph>* graphs) {
     NodeEntry loss = b.Op("mean", {ce});
     graphs->push_back(b.Finish({loss, Gradients({loss}, {logits})[0]}));
   }
+  {
+    // Row groups: layer norm and its dx written op by op, one kernel each.
+    Builder b("layer_norm_rows");
+    NodeEntry x = b.Input("x", Shape{6, 20}), gamma = b.Input("gamma", Shape{20}), dy = b.Input("dy", Shape{6, 20});
+    auto row_mean = [&](NodeEntry v) { return b.Op("mean", {v}, {{"axis", "1"}, {"keepdims", "true"}}); };
+    NodeEntry centered = b.Op("subtract", {x, row_mean(x)});
+    NodeEntry rstd = b.Op("rsqrt", {b.Scalar("add_scalar", row_mean(b.Op("square", {centered})), "1e-5")});
+    NodeEntry xhat = b.Op("multiply", {centered, rstd});
+    NodeEntry g = b.Op("multiply", {dy, gamma});
+    NodeEntry proj = b.Op("multiply", {xhat, row_mean(b.Op("multiply", {g, xhat}))});
+    NodeEntry dx = b.Op("multiply", {b.Op("subtract", {b.Op("subtract", {g, row_mean(g)}), proj}), rstd});
+    graphs->push_back(b.Finish({b.Op("multiply", {xhat, gamma}), dx}));
+  }
+  {
+    Builder b("softmax_xent_rows");
+    NodeEntry x = b.Input("x", Shape{8, 10}), y = b.Input("y", Shape{8, 10});
+    NodeEntry shifted = b.Op("subtract", {x, b.Op("max", {x}, {{"axis", "1"}, {"keepdims", "true"}})});
+    NodeEntry lse = b.Op("log", {b.Op("sum", {b.Op("exp", {shifted})}, {{"axis", "1"}, {"keepdims", "true"}})});
+    NodeEntry logp = b.Op("subtract", {shifted, lse});
+    NodeEntry loss = b.Op("negative", {b.Op("sum", {b.Op("multiply", {y, logp})}, {{"axis", "1"}})});
+    graphs->push_back(b.Finish({loss, b.Op("subtract", {b.Op("exp", {logp}), y})}));
+  }
 }
 
 /*! \brief (e) conv2d NHWC, bias_add, relu, max and average pooling; gradients of w, b and x. */

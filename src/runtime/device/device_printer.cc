@@ -5,6 +5,7 @@
 #include "runtime/device/device_printer.h"
 
 #include <algorithm>
+#include <set>
 
 #include "codegen/c_family_printer.h"
 #include "runtime/device/launch_table.h"
@@ -27,6 +28,11 @@ bool UsesFloat64(const Kernel& kernel) {
   for (const KernelParam& p : kernel.params) uses = uses || p.dtype == DType::kFloat64;
   for (const auto& let : kernel.lets) uses = uses || UsesFloat64(let.second);
   for (const auto& store : kernel.stores) uses = uses || UsesFloat64(store.second);
+  for (const RowStage& stage : kernel.stages) {
+    uses = uses || UsesFloat64(stage.reduce_value);
+    for (const auto& let : stage.row_lets) uses = uses || UsesFloat64(let.second);
+    for (const auto& let : stage.lets) uses = uses || UsesFloat64(let.second);
+  }
   return uses;
 }
 
@@ -61,9 +67,13 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
     return kernel.kind == Kernel::kReduce && kernel.extents[1] >= kGroupReduceExtent;
   }
 
+  static bool OneGroupPer(const Kernel& kernel) { return GroupReduce(kernel) || kernel.kind == Kernel::kRow; }
+
   KernelLaunch LaunchOf(const Kernel& kernel) const {
-    int64_t work = kernel.kind == Kernel::kMap ? kernel.NumIterations() : kernel.extents[0] * kernel.extents[2];
-    int64_t groups = GroupReduce(kernel) ? work : (work + d_.group_size - 1) / d_.group_size;
+    int64_t work = kernel.kind == Kernel::kMap   ? kernel.NumIterations()
+                   : kernel.kind == Kernel::kRow ? kernel.extents[0]
+                                                 : kernel.extents[0] * kernel.extents[2];
+    int64_t groups = OneGroupPer(kernel) ? work : (work + d_.group_size - 1) / d_.group_size;
     return KernelLaunch{std::min(groups, d_.max_groups), d_.group_size};
   }
 
@@ -80,6 +90,8 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
     for (const KernelParam& p : kernel.params) os << "  " << p.name << " += " << p.name << "_offset;\n";
     if (kernel.kind == Kernel::kMap) {
       PrintMap(kernel, os);
+    } else if (kernel.kind == Kernel::kRow) {
+      PrintRow(kernel, os);
     } else if (GroupReduce(kernel)) {
       PrintGroupReduce(kernel, os);
     } else {
@@ -131,6 +143,72 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
     os << "    " << Output(kernel) << "[o] = " << Finish(kernel, "acc") << ";\n  }\n";
   }
 
+  static std::string Partial(const RowStage& stage) { return StrCat("partial_", DTypeName(stage.reduce_value->dtype)); }
+
+  /*! \brief The tree combine of `partial` over the group, ending with a barrier (partial[0] holds the result). */
+  void PrintTreeCombine(const std::string& kind, const std::string& partial, const std::string& acc, DType acc_type,
+                        std::ostringstream& os) const {
+    os << "    " << partial << "[lid] = " << acc << ";\n"
+       << "    " << d_.barrier << ";\n"
+       << "    for (long s = " << d_.group_size / 2 << "; s > 0; s >>= 1) {\n"
+       << "      if (lid < s) { " << Combine(kind, StrCat(partial, "[lid]"), StrCat(partial, "[lid + s]"), acc_type)
+       << " }\n"
+       << "      " << d_.barrier << ";\n"
+       << "    }\n";
+  }
+
+  // One group per row: the work-items stride along the row in every stage; each reduction is
+  // combined in shared memory and its result read by all (recomputation replaces row scratch).
+  // Stages share one shared array per accumulator type (a barrier follows each result's read),
+  // so shared memory does not grow with the number of reductions.
+  void PrintRow(const Kernel& kernel, std::ostringstream& os) const {
+    int64_t cols = kernel.extents[1];
+    std::set<DType> acc_types;
+    for (const RowStage& stage : kernel.stages) {
+      if (!stage.reduce_kind.empty() && acc_types.insert(stage.reduce_value->dtype).second) {
+        os << "  " << d_.shared_qualifier << " " << TypeName(stage.reduce_value->dtype) << " " << Partial(stage) << "["
+           << d_.group_size << "];\n";
+      }
+    }
+    os << "  const long lid = " << d_.local_id << ";\n"
+       << "  for (long i0 = " << d_.group_id << "; i0 < " << kernel.extents[0] << "; i0 += " << d_.num_groups
+       << ") {\n";
+    for (size_t k = 0; k < kernel.stages.size(); ++k) {
+      const RowStage& stage = kernel.stages[k];
+      for (const auto& let : stage.row_lets) {
+        os << "    const " << TypeName(let.second->dtype) << " " << let.first << " = " << PrintExpr(let.second)
+           << ";\n";
+      }
+      bool reduce = !stage.reduce_kind.empty();
+      if (!reduce && stage.lets.empty() && stage.stores.empty()) continue;
+      DType acc_type = reduce ? stage.reduce_value->dtype : DType::kFloat32;
+      std::string acc = StrCat("acc", k), partial = reduce ? Partial(stage) : "";
+      if (reduce)
+        os << "    " << TypeName(acc_type) << " " << acc << " = " << ReduceInit(stage.reduce_kind, acc_type) << ";\n";
+      os << "    for (long i1 = lid; i1 < " << cols << "; i1 += " << d_.group_size << ") {\n";
+      for (const auto& let : stage.lets) {
+        os << "      const " << TypeName(let.second->dtype) << " " << let.first << " = " << PrintExpr(let.second)
+           << ";\n";
+      }
+      for (const auto& store : stage.stores) {
+        os << "      " << kernel.params.at(store.first).name << "[i0 * " << cols
+           << " + i1] = " << PrintExpr(store.second) << ";\n";
+      }
+      if (reduce) os << "      " << Combine(stage.reduce_kind, acc, PrintExpr(stage.reduce_value), acc_type) << "\n";
+      os << "    }\n";
+      if (!reduce) continue;
+      PrintTreeCombine(stage.reduce_kind, partial, acc, acc_type, os);
+      std::string finish =
+          stage.reduce_kind == "mean" ? StrCat(" / ", Literal(static_cast<double>(cols), acc_type)) : "";
+      os << "    const " << TypeName(acc_type) << " " << stage.result << " = " << partial << "[0]" << finish << ";\n"
+         << "    " << d_.barrier << ";\n";
+    }
+    for (const auto& store : kernel.row_stores) {
+      os << "    if (lid == 0) " << kernel.params.at(store.first).name << "[i0] = " << PrintExpr(store.second) << ";\n";
+    }
+    os << "  }\n";
+  }
+
   // Every work-item of a group runs the same outer iterations, so all reach every barrier.
   void PrintGroupReduce(const Kernel& kernel, std::ostringstream& os) const {
     DType acc_type = kernel.reduce_value->dtype;
@@ -139,13 +217,8 @@ class DevicePrinter final : public codegen::CFamilyPrinter {
        << "  for (long o = " << d_.group_id << "; o < " << kernel.extents[0] * kernel.extents[2]
        << "; o += " << d_.num_groups << ") {\n";
     PrintReduceHead(kernel, "lid", std::to_string(d_.group_size), os);
-    os << "    partial[lid] = acc;\n"
-       << "    " << d_.barrier << ";\n"
-       << "    for (long s = " << d_.group_size / 2 << "; s > 0; s >>= 1) {\n"
-       << "      if (lid < s) { " << Combine(kernel.reduce_kind, "partial[lid]", "partial[lid + s]", acc_type) << " }\n"
-       << "      " << d_.barrier << ";\n"
-       << "    }\n"
-       << "    if (lid == 0) " << Output(kernel) << "[o] = " << Finish(kernel, "partial[0]") << ";\n"
+    PrintTreeCombine(kernel.reduce_kind, "partial", "acc", acc_type, os);
+    os << "    if (lid == 0) " << Output(kernel) << "[o] = " << Finish(kernel, "partial[0]") << ";\n"
        << "    " << d_.barrier << ";\n"
        << "  }\n";
   }

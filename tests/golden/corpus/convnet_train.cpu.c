@@ -35,35 +35,26 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_f9c94a5871ce_body(const float* restrict in0, float* restrict out0, float* restrict out1) {
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    const int64_t i2 = 0;
-    float acc = 0.0f;
-    #pragma omp simd reduction(+:acc)
-    for (int64_t i1 = 0; i1 < 32; ++i1) {
-      const float t0 = in0[i1];
-      const float t1 = (t0 * t0);
-      out0[((i0 * 32 + i1) * 1 + i2)] = t1;
-      acc = acc + t1;
+static void fused_5320a8188f24_body(const float* restrict in0, float* restrict out0, float* restrict out1, float* restrict out2) {
+  {
+    for (int64_t i0 = 0; i0 < 1; ++i0) {
+      float acc_r2 = 0.0f;
+      #pragma omp simd reduction(+:acc_r2)
+      for (int64_t i1 = 0; i1 < 32; ++i1) {
+        const float t0 = in0[i1];
+        const float t1 = (t0 * t0);
+        out0[i0 * 32 + i1] = t1;
+        acc_r2 = acc_r2 + t1;
+      }
+      const float r2 = acc_r2 / 32.0f;
+      out1[i0] = r2;
+      out2[i0] = 1.0f;
     }
-    out1[i0] = acc / 32.0f;
   }
 }
 
-void fused_f9c94a5871ce(void* const* args) {
-  fused_f9c94a5871ce_body((const float*)args[0], (float*)args[1], (float*)args[2]);
-}
-
-static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    const float t0 = in0[((int64_t)0)];
-    out0[i0] = 1.0f;
-  }
-}
-
-void fused_08cfa7e1a620(void* const* args) {
-  fused_08cfa7e1a620_body((const float*)args[0], (float*)args[1]);
+void fused_5320a8188f24(void* const* args) {
+  fused_5320a8188f24_body((const float*)args[0], (float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
 static void fused_75ffa2779d4d_body(const float* in0, const float* in1, float* out0) {

@@ -35,35 +35,26 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_b83cace1cf27_body(const float* restrict in0, float* restrict out0, float* restrict out1) {
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    const int64_t i2 = 0;
-    float acc = 0.0f;
-    #pragma omp simd reduction(+:acc)
-    for (int64_t i1 = 0; i1 < 24; ++i1) {
-      const float t0 = in0[i1];
-      const float t1 = tanhf(t0);
-      out0[((i0 * 24 + i1) * 1 + i2)] = t1;
-      acc = acc + t1;
+static void fused_cdf7e8238678_body(const float* restrict in0, float* restrict out0, float* restrict out1, float* restrict out2) {
+  {
+    for (int64_t i0 = 0; i0 < 1; ++i0) {
+      float acc_r2 = 0.0f;
+      #pragma omp simd reduction(+:acc_r2)
+      for (int64_t i1 = 0; i1 < 24; ++i1) {
+        const float t0 = in0[i1];
+        const float t1 = tanhf(t0);
+        out0[i0 * 24 + i1] = t1;
+        acc_r2 = acc_r2 + t1;
+      }
+      const float r2 = acc_r2 / 24.0f;
+      out1[i0] = r2;
+      out2[i0] = 1.0f;
     }
-    out1[i0] = acc / 24.0f;
   }
 }
 
-void fused_b83cace1cf27(void* const* args) {
-  fused_b83cace1cf27_body((const float*)args[0], (float*)args[1], (float*)args[2]);
-}
-
-static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    const float t0 = in0[((int64_t)0)];
-    out0[i0] = 1.0f;
-  }
-}
-
-void fused_08cfa7e1a620(void* const* args) {
-  fused_08cfa7e1a620_body((const float*)args[0], (float*)args[1]);
+void fused_cdf7e8238678(void* const* args) {
+  fused_cdf7e8238678_body((const float*)args[0], (float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
 static void fused_5cef76118dae_body(const float* in0, const float* in1, float* out0) {

@@ -9,33 +9,32 @@ typedef unsigned long ulong;
 #define NAN __int_as_float(0x7fffffff)
 #endif
 
-// ir-launch fused_b83cace1cf27 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_b83cace1cf27(const float* in0, const long in0_offset, float* out0, const long out0_offset, float* out1, const long out1_offset) {
+// ir-launch fused_cdf7e8238678 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_cdf7e8238678(const float* in0, const long in0_offset, float* out0, const long out0_offset, float* out1, const long out1_offset, float* out2, const long out2_offset) {
   in0 += in0_offset;
   out0 += out0_offset;
   out1 += out1_offset;
-  for (long o = (long)blockIdx.x * blockDim.x + threadIdx.x; o < 1; o += (long)gridDim.x * blockDim.x) {
-    const long i0 = o / 1, i2 = o % 1;
-    float acc = 0.0f;
-    for (long i1 = 0; i1 < 24; i1 += 1) {
+  out2 += out2_offset;
+  __shared__ float partial_float32[256];
+  const long lid = threadIdx.x;
+  for (long i0 = blockIdx.x; i0 < 1; i0 += gridDim.x) {
+    float acc0 = 0.0f;
+    for (long i1 = lid; i1 < 24; i1 += 256) {
       const float t0 = in0[i1];
       const float t1 = tanhf(t0);
-      out0[((i0 * 24 + i1) * 1 + i2)] = t1;
-      acc = acc + t1;
+      out0[i0 * 24 + i1] = t1;
+      acc0 = acc0 + t1;
     }
-    out1[o] = acc / 24.0f;
-  }
-}
-
-// ir-launch fused_08cfa7e1a620 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_08cfa7e1a620(const float* in0, const long in0_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  out0 += out0_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 1; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[((long)0)];
-    out0[idx] = 1.0f;
+    partial_float32[lid] = acc0;
+    __syncthreads();
+    for (long s = 128; s > 0; s >>= 1) {
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
+      __syncthreads();
+    }
+    const float r2 = partial_float32[0] / 24.0f;
+    __syncthreads();
+    if (lid == 0) out1[i0] = r2;
+    if (lid == 0) out2[i0] = 1.0f;
   }
 }
 

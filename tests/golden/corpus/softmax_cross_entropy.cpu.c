@@ -35,33 +35,24 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_bb5ad888132d_body(const float* restrict in0, float* restrict out0) {
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    const int64_t i2 = 0;
-    float acc = 0.0f;
-    #pragma omp simd reduction(+:acc)
-    for (int64_t i1 = 0; i1 < 8; ++i1) {
-      const float t0 = in0[i1];
-      acc = acc + t0;
+static void fused_62ee4b17055a_body(const float* restrict in0, float* restrict out0, float* restrict out1) {
+  {
+    for (int64_t i0 = 0; i0 < 1; ++i0) {
+      float acc_r1 = 0.0f;
+      #pragma omp simd reduction(+:acc_r1)
+      for (int64_t i1 = 0; i1 < 8; ++i1) {
+        const float t0 = in0[i1];
+        acc_r1 = acc_r1 + t0;
+      }
+      const float r1 = acc_r1 / 8.0f;
+      out0[i0] = r1;
+      out1[i0] = 1.0f;
     }
-    out0[i0] = acc / 8.0f;
   }
 }
 
-void fused_bb5ad888132d(void* const* args) {
-  fused_bb5ad888132d_body((const float*)args[0], (float*)args[1]);
-}
-
-static void fused_08cfa7e1a620_body(const float* in0, float* out0) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    const float t0 = in0[((int64_t)0)];
-    out0[i0] = 1.0f;
-  }
-}
-
-void fused_08cfa7e1a620(void* const* args) {
-  fused_08cfa7e1a620_body((const float*)args[0], (float*)args[1]);
+void fused_62ee4b17055a(void* const* args) {
+  fused_62ee4b17055a_body((const float*)args[0], (float*)args[1], (float*)args[2]);
 }
 
 static void fused_b24acc447e8f_body(const float* in0, const float* in1, float* out0) {

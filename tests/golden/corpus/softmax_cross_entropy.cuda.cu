@@ -9,30 +9,29 @@ typedef unsigned long ulong;
 #define NAN __int_as_float(0x7fffffff)
 #endif
 
-// ir-launch fused_bb5ad888132d 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_bb5ad888132d(const float* in0, const long in0_offset, float* out0, const long out0_offset) {
+// ir-launch fused_62ee4b17055a 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_62ee4b17055a(const float* in0, const long in0_offset, float* out0, const long out0_offset, float* out1, const long out1_offset) {
   in0 += in0_offset;
   out0 += out0_offset;
-  for (long o = (long)blockIdx.x * blockDim.x + threadIdx.x; o < 1; o += (long)gridDim.x * blockDim.x) {
-    const long i0 = o / 1, i2 = o % 1;
-    float acc = 0.0f;
-    for (long i1 = 0; i1 < 8; i1 += 1) {
+  out1 += out1_offset;
+  __shared__ float partial_float32[256];
+  const long lid = threadIdx.x;
+  for (long i0 = blockIdx.x; i0 < 1; i0 += gridDim.x) {
+    float acc0 = 0.0f;
+    for (long i1 = lid; i1 < 8; i1 += 256) {
       const float t0 = in0[i1];
-      acc = acc + t0;
+      acc0 = acc0 + t0;
     }
-    out0[o] = acc / 8.0f;
-  }
-}
-
-// ir-launch fused_08cfa7e1a620 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_08cfa7e1a620(const float* in0, const long in0_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  out0 += out0_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 1; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[((long)0)];
-    out0[idx] = 1.0f;
+    partial_float32[lid] = acc0;
+    __syncthreads();
+    for (long s = 128; s > 0; s >>= 1) {
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
+      __syncthreads();
+    }
+    const float r1 = partial_float32[0] / 8.0f;
+    __syncthreads();
+    if (lid == 0) out0[i0] = r1;
+    if (lid == 0) out1[i0] = 1.0f;
   }
 }
 

@@ -34,57 +34,42 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#include <stdlib.h>
 
-static void fused_3b9291544ba7_body(const float* restrict in0, float* restrict out0) {
-  for (int64_t i0 = 0; i0 < 8; ++i0) {
-    const int64_t i2 = 0;
-    float acc = (-INFINITY);
-    #pragma omp simd reduction(max:acc)
-    for (int64_t i1 = 0; i1 < 10; ++i1) {
-      const float t0 = in0[((i0 * ((int64_t)10)) + i1)];
-      acc = (t0 > acc) ? t0 : acc;
+static void fused_18f05ed33538_body(const float* restrict in0, float* restrict out0) {
+  {
+    float* restrict rs0 = (float*)malloc(sizeof(float) * 10);
+    for (int64_t i0 = 0; i0 < 8; ++i0) {
+      float acc_r1 = (-INFINITY);
+      #pragma omp simd reduction(max:acc_r1)
+      for (int64_t i1 = 0; i1 < 10; ++i1) {
+        const float t0 = in0[((i0 * ((int64_t)10)) + i1)];
+        acc_r1 = (t0 > acc_r1) ? t0 : acc_r1;
+      }
+      const float r1 = acc_r1;
+      float acc_r5 = 0.0f;
+      #pragma omp simd reduction(+:acc_r5)
+      for (int64_t i1 = 0; i1 < 10; ++i1) {
+        const float t2 = in0[((i0 * ((int64_t)10)) + i1)];
+        const float t3 = (t2 - r1);
+        const float t4 = expf(t3);
+        rs0[i1] = t4;
+        acc_r5 = acc_r5 + t4;
+      }
+      const float r5 = acc_r5;
+      #pragma omp simd
+      for (int64_t i1 = 0; i1 < 10; ++i1) {
+        const float t6 = in0[((i0 * ((int64_t)10)) + i1)];
+        const float t7 = (t6 - r1);
+        const float t8 = rs0[i1];
+        const float t9 = (t8 / r5);
+        out0[i0 * 10 + i1] = t9;
+      }
     }
-    out0[i0] = acc;
+    free(rs0);
   }
 }
 
-void fused_3b9291544ba7(void* const* args) {
-  fused_3b9291544ba7_body((const float*)args[0], (float*)args[1]);
-}
-
-static void fused_eafbbc8f4f4d_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  for (int64_t i0 = 0; i0 < 8; ++i0) {
-    const int64_t i2 = 0;
-    float acc = 0.0f;
-    #pragma omp simd reduction(+:acc)
-    for (int64_t i1 = 0; i1 < 10; ++i1) {
-      const float t0 = in0[((i0 * ((int64_t)10)) + i1)];
-      const float t1 = in1[i0];
-      const float t2 = (t0 - t1);
-      const float t3 = expf(t2);
-      out0[((i0 * 10 + i1) * 1 + i2)] = t3;
-      acc = acc + t3;
-    }
-    out1[i0] = acc;
-  }
-}
-
-void fused_eafbbc8f4f4d(void* const* args) {
-  fused_eafbbc8f4f4d_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
-}
-
-static void fused_29d91535038e_body(const float* in0, const float* in1, float* out0) {
-  for (int64_t i0 = 0; i0 < 8; ++i0) {
-    #pragma omp simd
-    for (int64_t i1 = 0; i1 < 10; ++i1) {
-      const float t0 = in0[((i0 * ((int64_t)10)) + i1)];
-      const float t1 = in1[i0];
-      const float t2 = (t0 / t1);
-      out0[(i0 * 10 + i1)] = t2;
-    }
-  }
-}
-
-void fused_29d91535038e(void* const* args) {
-  fused_29d91535038e_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_18f05ed33538(void* const* args) {
+  fused_18f05ed33538_body((const float*)args[0], (float*)args[1]);
 }

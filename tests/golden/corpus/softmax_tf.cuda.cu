@@ -9,55 +9,47 @@ typedef unsigned long ulong;
 #define NAN __int_as_float(0x7fffffff)
 #endif
 
-// ir-launch fused_3b9291544ba7 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_3b9291544ba7(const float* in0, const long in0_offset, float* out0, const long out0_offset) {
+// ir-launch fused_18f05ed33538 8 256
+extern "C" __global__ __launch_bounds__(256) void fused_18f05ed33538(const float* in0, const long in0_offset, float* out0, const long out0_offset) {
   in0 += in0_offset;
   out0 += out0_offset;
-  for (long o = (long)blockIdx.x * blockDim.x + threadIdx.x; o < 8; o += (long)gridDim.x * blockDim.x) {
-    const long i0 = o / 1, i2 = o % 1;
-    float acc = (-INFINITY);
-    for (long i1 = 0; i1 < 10; i1 += 1) {
+  __shared__ float partial_float32[256];
+  const long lid = threadIdx.x;
+  for (long i0 = blockIdx.x; i0 < 8; i0 += gridDim.x) {
+    float acc0 = (-INFINITY);
+    for (long i1 = lid; i1 < 10; i1 += 256) {
       const float t0 = in0[((i0 * ((long)10)) + i1)];
-      acc = (t0 > acc) ? t0 : acc;
+      acc0 = (t0 > acc0) ? t0 : acc0;
     }
-    out0[o] = acc;
-  }
-}
-
-// ir-launch fused_eafbbc8f4f4d 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_eafbbc8f4f4d(const float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset, float* out1, const long out1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
-  out1 += out1_offset;
-  for (long o = (long)blockIdx.x * blockDim.x + threadIdx.x; o < 8; o += (long)gridDim.x * blockDim.x) {
-    const long i0 = o / 1, i2 = o % 1;
-    float acc = 0.0f;
-    for (long i1 = 0; i1 < 10; i1 += 1) {
-      const float t0 = in0[((i0 * ((long)10)) + i1)];
-      const float t1 = in1[i0];
-      const float t2 = (t0 - t1);
-      const float t3 = expf(t2);
-      out0[((i0 * 10 + i1) * 1 + i2)] = t3;
-      acc = acc + t3;
+    partial_float32[lid] = acc0;
+    __syncthreads();
+    for (long s = 128; s > 0; s >>= 1) {
+      if (lid < s) { partial_float32[lid] = (partial_float32[lid + s] > partial_float32[lid]) ? partial_float32[lid + s] : partial_float32[lid]; }
+      __syncthreads();
     }
-    out1[o] = acc;
-  }
-}
-
-// ir-launch fused_29d91535038e 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_29d91535038e(const float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 80; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i1 = rest % 10;
-    rest /= 10;
-    const long i0 = rest;
-    const float t0 = in0[((i0 * ((long)10)) + i1)];
-    const float t1 = in1[i0];
-    const float t2 = (t0 / t1);
-    out0[idx] = t2;
+    const float r1 = partial_float32[0];
+    __syncthreads();
+    float acc1 = 0.0f;
+    for (long i1 = lid; i1 < 10; i1 += 256) {
+      const float t2 = in0[((i0 * ((long)10)) + i1)];
+      const float t3 = (t2 - r1);
+      const float t4 = expf(t3);
+      acc1 = acc1 + t4;
+    }
+    partial_float32[lid] = acc1;
+    __syncthreads();
+    for (long s = 128; s > 0; s >>= 1) {
+      if (lid < s) { partial_float32[lid] = partial_float32[lid] + partial_float32[lid + s]; }
+      __syncthreads();
+    }
+    const float r5 = partial_float32[0];
+    __syncthreads();
+    for (long i1 = lid; i1 < 10; i1 += 256) {
+      const float t6 = in0[((i0 * ((long)10)) + i1)];
+      const float t7 = (t6 - r1);
+      const float t8 = expf(t7);
+      const float t9 = (t8 / r5);
+      out0[i0 * 10 + i1] = t9;
+    }
   }
 }
