@@ -82,8 +82,7 @@ void ParseFused(NodeAttrs* attrs) {
     return it->second;
   };
   group->kind = get("kind");
-  IR_CHECK(group->kind == "map" || group->kind == "reduce" || group->kind == "row" ||
-           group->kind == "epilogue")
+  IR_CHECK(group->kind == "map" || group->kind == "reduce" || group->kind == "row" || group->kind == "epilogue")
       << NodeDesc(*attrs) << ": unknown kind '" << group->kind << "'";
   group->subgraph = LoadJSON(get("subgraph"));
   const IndexedGraph& idx = group->subgraph.indexed_graph();

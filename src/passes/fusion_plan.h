@@ -26,6 +26,11 @@ struct Group {
   Shape domain;
   /*! \brief A reduce group takes no more members, unless it turns into a row group. */
   bool closed = false;
+  /*!
+   * \brief For "row" groups, and "reduce" groups that may become one: the first reduced axis
+   * (the rows are the axes before it, the reduced axes run to the last); -1 otherwise.
+   */
+  int split = -1;
   /*! \brief Node id of the kOutEWiseFusable op whose output the members take as their epilogue, -1 if none. */
   int anchor = -1;
   /*!
@@ -33,11 +38,6 @@ struct Group {
    * input's shape, as collapse_sum_like of a matmul gradient): the subgraph reads the input instead.
    */
   std::vector<uint32_t> identities = {};
-  /*!
-   * \brief For "row" groups, and "reduce" groups that may become one: the first reduced axis
-   * (the rows are the axes before it, the reduced axes run to the last); -1 otherwise.
-   */
-  int split = -1;
 };
 
 /*! \brief The grouping decisions for one graph. */
