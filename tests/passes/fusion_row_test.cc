@@ -68,7 +68,8 @@ TEST(FusionRowTest, EachRowComputationPlansToOneRowGroup) {
 }
 
 TEST(FusionRowTest, OddShortAndLongRowsMatchUnfused) {
-  for (auto shape : std::vector<std::pair<int64_t, int64_t>>{{7, 33}, {5, 1}, {1, 1}, {3, 1 << 16}, {300, 130}, {0, 5}, {4, 0}}) {
+  for (auto shape :
+       std::vector<std::pair<int64_t, int64_t>>{{7, 33}, {5, 1}, {1, 1}, {3, 1 << 16}, {300, 130}, {0, 5}, {4, 0}}) {
     SCOPED_TRACE(StrCat(shape.first, "x", shape.second));
     for (const RowGraph& g : row_graphs::AllRowGraphs(shape.first, shape.second, 2)) {
       EXPECT_EQ(ExpectFusedEqualsUnfused(g, 1e-4), 1u);
