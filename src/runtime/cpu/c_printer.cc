@@ -14,6 +14,8 @@ namespace {
 // Loops this large are worth waking the OpenMP thread pool for.
 constexpr int64_t kParallelThreshold = 1 << 16;
 constexpr int64_t kInnerBlock = 512;
+// Column reductions with fewer output blocks than this split their reduced axis among threads.
+constexpr int64_t kBlocksToShare = 4;
 // From this many rows, threads share the rows of a reduction; below, they share each row.
 constexpr int64_t kRowsToShare = 64;
 
@@ -77,10 +79,12 @@ class CPrinter final : public CFamilyPrinter {
   std::string Print(const std::vector<Kernel>& kernels) const override {
     std::ostringstream os;
     os << kPrelude;
-    // Row scratch is allocated per thread: only units with such kernels need malloc.
+    // Row scratch and split-column partials are allocated at run time: only units with such
+    // kernels need malloc (and OpenMP's thread queries).
     for (const Kernel& kernel : kernels) {
-      if (!kernel.scratch.empty()) {
-        os << "#include <stdlib.h>\n";
+      if (!kernel.scratch.empty() || SplitsReducedAxis(kernel)) {
+        os << "#include <stdlib.h>\nint omp_get_max_threads(void);\nint omp_get_num_threads(void);\n"
+           << "int omp_get_thread_num(void);\n";
         break;
       }
     }
@@ -117,6 +121,8 @@ class CPrinter final : public CFamilyPrinter {
    * without threads: "#pragma omp simd ..." or nothing). Not a parallel region with if(0): entering
    * one (GOMP_parallel) still costs 0.5-2 us, as much as a small kernel's whole work.
    */
+  static bool SplitsReducedAxis(const Kernel& kernel);
+  void PrintSplitColumns(const Kernel& kernel, const std::string& position, std::ostringstream& os) const;
   static std::string ParallelOr(int64_t work, const std::string& pragma, const std::string& serial) {
     return work >= kParallelThreshold ? pragma : serial;
   }
@@ -244,6 +250,10 @@ class CPrinter final : public CFamilyPrinter {
          << "  }\n";
       return;
     }
+    if (SplitsReducedAxis(kernel)) {
+      PrintSplitColumns(kernel, position, os);
+      return;
+    }
     // Columns: accumulate a block of the output row while walking the reduce axis.
     os << ParallelOr(outer * red * inner, "  #pragma omp parallel for collapse(2) schedule(static)\n", "")
        << "  for (int64_t i0 = 0; i0 < " << outer << "; ++i0) {\n"
@@ -263,6 +273,57 @@ class CPrinter final : public CFamilyPrinter {
     os << "    }\n  }\n";
   }
 };
+
+// A column reduction whose output blocks are too few to share among threads (the bias gradient
+// of a layer: [N*H*W, C] -> [C]) would run on one thread: split the reduced axis instead.
+bool CPrinter::SplitsReducedAxis(const Kernel& kernel) {
+  if (kernel.kind != Kernel::kReduce || kernel.extents.size() != 3 || kernel.extents[2] == 1) return false;
+  int64_t outer = kernel.extents[0], red = kernel.extents[1], inner = kernel.extents[2];
+  int64_t blocks = outer * ((inner + kInnerBlock - 1) / kInnerBlock);
+  return blocks < kBlocksToShare && red >= kBlocksToShare && outer * red * inner >= kParallelThreshold;
+}
+
+// Each thread accumulates a static share of the reduced axis into its own partial output; the
+// partials are combined in thread order, so a result depends only on the number of threads.
+// Threads accumulate on their stacks (the output is at most kBlocksToShare blocks) and write their
+// partial once: partials side by side in memory would share cache lines. Without memory for the
+// partials one thread runs and writes into the output.
+void CPrinter::PrintSplitColumns(const Kernel& kernel, const std::string& position, std::ostringstream& os) const {
+  int64_t outer = kernel.extents[0], red = kernel.extents[1], inner = kernel.extents[2];
+  DType acc_type = kernel.reduce_value->dtype;
+  std::string type = TypeName(acc_type), total = StrCat(outer * inner);
+  std::string init = ReduceInit(kernel.reduce_kind, acc_type);
+  std::string out = kernel.params.at(kernel.reduce_output).name;
+  std::string finish = kernel.reduce_kind == "mean" ? StrCat(" / ", Literal(static_cast<double>(red), acc_type)) : "";
+  os << "  " << type << "* restrict partials = (" << type << "*)malloc(sizeof(" << type
+     << ") * (size_t)omp_get_max_threads() * " << total << ");\n"
+     << "  int used = 1;\n"
+     << "  #pragma omp parallel if(partials != NULL)\n  {\n"
+     << "    const int nt = omp_get_num_threads(), t = omp_get_thread_num();\n"
+     << "    if (t == 0) used = nt;\n"
+     << "    " << type << " acc[" << total << "];\n"
+     << "    for (int64_t k = 0; k < " << total << "; ++k) acc[k] = " << init << ";\n"
+     << "    const int64_t lo = " << red << " * t / nt, hi = " << red << " * (t + 1) / nt;\n"
+     << "    for (int64_t i0 = 0; i0 < " << outer << "; ++i0) {\n"
+     << "      for (int64_t i1 = lo; i1 < hi; ++i1) {\n"
+     << "        #pragma omp simd\n"
+     << "        for (int64_t i2 = 0; i2 < " << inner << "; ++i2) {\n";
+  PrintElement(kernel, position, "          ", os);
+  os << "          "
+     << Combine(kernel.reduce_kind, StrCat("acc[i0 * ", inner, " + i2]"), PrintExpr(kernel.reduce_value), acc_type)
+     << "\n"
+     << "        }\n      }\n    }\n"
+     << "    " << type << "* restrict mine = partials != NULL ? partials + (int64_t)t * " << total << " : " << out
+     << ";\n"
+     << "    for (int64_t k = 0; k < " << total << "; ++k) mine[k] = acc[k];\n  }\n"
+     << "  for (int64_t k = 0; k < " << total << "; ++k) {\n"
+     << "    " << type << " v = partials != NULL ? partials[k] : " << out << "[k];\n"
+     << "    for (int t = 1; t < used; ++t) "
+     << Combine(kernel.reduce_kind, "v", StrCat("partials[(int64_t)t * ", total, " + k]"), acc_type) << "\n"
+     << "    " << out << "[k] = v" << finish << ";\n"
+     << "  }\n"
+     << "  free(partials);\n";
+}
 
 struct RegisterCPrinter {
   RegisterCPrinter() { KernelPrinter::Register("cpu", std::make_shared<CPrinter>()); }

@@ -34,6 +34,10 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#include <stdlib.h>
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
 
 static void fused_62ee4b17055a_body(const float* restrict in0, float* restrict out0, float* restrict out1) {
   {
@@ -128,24 +132,36 @@ void fused_07f2ecf93aed(void* const* args) {
 }
 
 static void fused_58ee50e84525_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
-  #pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    for (int64_t b = 0; b < 16; b += 512) {
-      const int64_t end = b + 512 < 16 ? b + 512 : 16;
-      float* restrict acc = out1 + i0 * 16;
-      for (int64_t i2 = b; i2 < end; ++i2) acc[i2] = 0.0f;
-      for (int64_t i1 = 0; i1 < 6272; ++i1) {
+  float* restrict partials = (float*)malloc(sizeof(float) * (size_t)omp_get_max_threads() * 16);
+  int used = 1;
+  #pragma omp parallel if(partials != NULL)
+  {
+    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    if (t == 0) used = nt;
+    float acc[16];
+    for (int64_t k = 0; k < 16; ++k) acc[k] = 0.0f;
+    const int64_t lo = 6272 * t / nt, hi = 6272 * (t + 1) / nt;
+    for (int64_t i0 = 0; i0 < 1; ++i0) {
+      for (int64_t i1 = lo; i1 < hi; ++i1) {
         #pragma omp simd
-        for (int64_t i2 = b; i2 < end; ++i2) {
+        for (int64_t i2 = 0; i2 < 16; ++i2) {
           const float t0 = in0[((i1 * ((int64_t)16)) + i2)];
           const float t1 = in1[((i1 * ((int64_t)16)) + i2)];
           const float t2 = ((t1 > 0.0f) ? t0 : 0.0f);
           out0[((i0 * 6272 + i1) * 16 + i2)] = t2;
-          acc[i2] = acc[i2] + t2;
+          acc[i0 * 16 + i2] = acc[i0 * 16 + i2] + t2;
         }
       }
     }
+    float* restrict mine = partials != NULL ? partials + (int64_t)t * 16 : out1;
+    for (int64_t k = 0; k < 16; ++k) mine[k] = acc[k];
   }
+  for (int64_t k = 0; k < 16; ++k) {
+    float v = partials != NULL ? partials[k] : out1[k];
+    for (int t = 1; t < used; ++t) v = v + partials[(int64_t)t * 16 + k];
+    out1[k] = v;
+  }
+  free(partials);
 }
 
 void fused_58ee50e84525(void* const* args) {

@@ -34,23 +34,39 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#include <stdlib.h>
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
 
 static void fused_ce150556e667_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    for (int64_t b = 0; b < 4; b += 512) {
-      const int64_t end = b + 512 < 4 ? b + 512 : 4;
-      float* restrict acc = out0 + i0 * 4;
-      for (int64_t i2 = b; i2 < end; ++i2) acc[i2] = 0.0f;
-      for (int64_t i1 = 0; i1 < 65536; ++i1) {
+  float* restrict partials = (float*)malloc(sizeof(float) * (size_t)omp_get_max_threads() * 4);
+  int used = 1;
+  #pragma omp parallel if(partials != NULL)
+  {
+    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    if (t == 0) used = nt;
+    float acc[4];
+    for (int64_t k = 0; k < 4; ++k) acc[k] = 0.0f;
+    const int64_t lo = 65536 * t / nt, hi = 65536 * (t + 1) / nt;
+    for (int64_t i0 = 0; i0 < 1; ++i0) {
+      for (int64_t i1 = lo; i1 < hi; ++i1) {
         #pragma omp simd
-        for (int64_t i2 = b; i2 < end; ++i2) {
+        for (int64_t i2 = 0; i2 < 4; ++i2) {
           const float t0 = in0[((i1 * ((int64_t)4)) + i2)];
-          acc[i2] = acc[i2] + t0;
+          acc[i0 * 4 + i2] = acc[i0 * 4 + i2] + t0;
         }
       }
     }
+    float* restrict mine = partials != NULL ? partials + (int64_t)t * 4 : out0;
+    for (int64_t k = 0; k < 4; ++k) mine[k] = acc[k];
   }
+  for (int64_t k = 0; k < 4; ++k) {
+    float v = partials != NULL ? partials[k] : out0[k];
+    for (int t = 1; t < used; ++t) v = v + partials[(int64_t)t * 4 + k];
+    out0[k] = v;
+  }
+  free(partials);
 }
 
 void fused_ce150556e667(void* const* args) {
@@ -58,21 +74,33 @@ void fused_ce150556e667(void* const* args) {
 }
 
 static void fused_8f1f120e5d8b_body(const float* restrict in0, float* restrict out0) {
-  #pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t i0 = 0; i0 < 1; ++i0) {
-    for (int64_t b = 0; b < 4; b += 512) {
-      const int64_t end = b + 512 < 4 ? b + 512 : 4;
-      float* restrict acc = out0 + i0 * 4;
-      for (int64_t i2 = b; i2 < end; ++i2) acc[i2] = (-INFINITY);
-      for (int64_t i1 = 0; i1 < 65536; ++i1) {
+  float* restrict partials = (float*)malloc(sizeof(float) * (size_t)omp_get_max_threads() * 4);
+  int used = 1;
+  #pragma omp parallel if(partials != NULL)
+  {
+    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    if (t == 0) used = nt;
+    float acc[4];
+    for (int64_t k = 0; k < 4; ++k) acc[k] = (-INFINITY);
+    const int64_t lo = 65536 * t / nt, hi = 65536 * (t + 1) / nt;
+    for (int64_t i0 = 0; i0 < 1; ++i0) {
+      for (int64_t i1 = lo; i1 < hi; ++i1) {
         #pragma omp simd
-        for (int64_t i2 = b; i2 < end; ++i2) {
+        for (int64_t i2 = 0; i2 < 4; ++i2) {
           const float t0 = in0[((i1 * ((int64_t)4)) + i2)];
-          acc[i2] = (t0 > acc[i2]) ? t0 : acc[i2];
+          acc[i0 * 4 + i2] = (t0 > acc[i0 * 4 + i2]) ? t0 : acc[i0 * 4 + i2];
         }
       }
     }
+    float* restrict mine = partials != NULL ? partials + (int64_t)t * 4 : out0;
+    for (int64_t k = 0; k < 4; ++k) mine[k] = acc[k];
   }
+  for (int64_t k = 0; k < 4; ++k) {
+    float v = partials != NULL ? partials[k] : out0[k];
+    for (int t = 1; t < used; ++t) v = (partials[(int64_t)t * 4 + k] > v) ? partials[(int64_t)t * 4 + k] : v;
+    out0[k] = v;
+  }
+  free(partials);
 }
 
 void fused_8f1f120e5d8b(void* const* args) {

@@ -35,6 +35,9 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 #include <stdlib.h>
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
 
 static void fused_18f05ed33538_body(const float* restrict in0, float* restrict out0) {
   {
