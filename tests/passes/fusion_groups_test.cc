@@ -53,6 +53,27 @@ TEST(FusionGroupsTest, ElementwisePrologueFusesIntoTheReduction) {
   ExpectSameResults(graph, feeds);
 }
 
+// A bias gradient ([N*H*W, C] -> [C]) has too few output columns to share among threads: the
+// kernel splits the reduced axis; every kind, a prologue output kept, odd sizes, NaN included.
+TEST(FusionGroupsTest, NarrowColumnReductionsSplitTheReducedAxisAndMatchUnfused) {
+  for (const char* kind : {"sum", "mean", "max", "min"}) {
+    for (Shape shape : {Shape{70001, 3}, Shape{5, 4099, 16}, Shape{65537, 1, 2}}) {
+      SCOPED_TRACE(StrCat(kind, " over ", shape));
+      NodeEntry a = Var("a"), b = Var("b");
+      NodeEntry masked = Apply("relu_grad", "masked", {a, b});
+      std::string axes = shape.ndim() == 2 ? "0" : "(0,1)";
+      NodeEntry r = Apply(kind, "r", {masked}, {{"axis", axes}});
+      NDArray x = RandomArray(shape, DType::kFloat32, 3);
+      x.data<float>()[shape.Size() / 2] = NAN;
+      std::map<std::string, NDArray> feeds = {{"a", x}, {"b", RandomArray(shape, DType::kFloat32, 4)}};
+      Graph graph = InferFromFeeds({r, masked}, feeds);
+      Graph compiled = ApplyPasses(Fuse(graph), {"CodeGen"});
+      EXPECT_NE(compiled.GetAttr<std::string>("kernel_source").find("omp_get_thread_num"), std::string::npos);
+      ExpectSameResults(graph, feeds);
+    }
+  }
+}
+
 TEST(FusionGroupsTest, ExpandedSoftmaxNeedsOneKernelPerReductionPlusOne) {
   // softmax(x) = exp(x - max(x)) / sum(exp(x - max(x))), written out op by op.
   NodeEntry x = Var("x");
