@@ -218,28 +218,34 @@ void FusedDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const s
 
 /*!
  * \brief The (input, output) pairs that may share a buffer: each mutated input with the output
- * aliasing it, and in a map group of elementwise/broadcast members every other input with every
- * other output. The planner takes such a pair only where the input has the output's shape and
- * dtype (TInplaceSameShape): the kernel then reads the input at exactly the element it writes,
- * and reads it before writing it (a map kernel evaluates every value of an element before its
- * stores, and the C printer marks no map-kernel parameter restrict).
+ * aliasing it, and in a map or reduce group whose other members are elementwise/broadcast, every
+ * other input with every output a member computes per element (not a reduction's result: the
+ * kernel writes it after reading the whole reduced range). The planner takes such a pair only
+ * where the input has the output's shape and dtype (TInplaceSameShape): the kernel then reads
+ * the input at exactly the element it writes, and reads it before writing it (map and reduce
+ * kernels evaluate every value of an element before its stores, each element once, and the C
+ * printer marks no parameter of theirs restrict).
  */
 std::vector<std::pair<int, int>> FusedInplacePairs(const NodeAttrs& attrs) {
   const FusedGroup& group = GetFusedGroup(attrs);
   std::vector<std::pair<int, int>> pairs(group.aliases.begin(), group.aliases.end());
-  if (group.kind != "map") return pairs;
+  if (group.kind != "map" && group.kind != "reduce") return pairs;
   const IndexedGraph& idx = group.subgraph.indexed_graph();
   const auto& pattern = Op::GetAttr<TOpPattern>("TOpPattern");
+  std::vector<bool> reduced(idx.num_nodes(), false);
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
-    if (!node->is_variable() && pattern.get(node->op(), kOpaque) > kBroadcast) return pairs;
+    if (node->is_variable()) continue;
+    int p = pattern.get(node->op(), kOpaque);
+    reduced[nid] = p == kCommReduce && group.kind == "reduce";
+    if (p > kBroadcast && !reduced[nid]) return pairs;
   }
   int num_inputs = static_cast<int>(idx.input_nodes().size());
   int num_outputs = static_cast<int>(group.subgraph.outputs.size());
   for (int k = 0; k < num_inputs; ++k) {
     bool mutated = std::find(group.mutated_inputs.begin(), group.mutated_inputs.end(), k) != group.mutated_inputs.end();
     for (int j = 0; j < num_outputs && !mutated; ++j) {
-      if (!group.IsAliasedOutput(j)) pairs.emplace_back(k, j);
+      if (!group.IsAliasedOutput(j) && !reduced[idx.outputs()[j].node_id]) pairs.emplace_back(k, j);
     }
   }
   return pairs;

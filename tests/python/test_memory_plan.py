@@ -29,17 +29,23 @@ def _plan(model, optimizer, fusion):
     return stats["bytes_allocated"], stats["memory_lower_bound_bytes"]
 
 
-# LeNet's fused plan still needs more (fused groups keep the values their gradients read as
-# extra outputs, live across the backward pass): strict xfail, so fixing it is noticed.
-_LENET = pytest.mark.xfail(strict=True, reason="fused LeNet plan > unfused (extra group outputs)")
-
-
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-@pytest.mark.parametrize("model", ["softmax", "mlp", pytest.param("lenet", marks=_LENET)])
-def test_fused_plan_needs_no_more_than_unfused_and_is_near_the_lower_bound(model, optimizer):
+@pytest.mark.parametrize("model", ["softmax", "mlp", "lenet"])
+def test_fused_plan_needs_no_more_than_unfused(model, optimizer):
     fused, fused_bound = _plan(model, optimizer, True)
     unfused, unfused_bound = _plan(model, optimizer, False)
     assert 0 < fused_bound <= fused and 0 < unfused_bound <= unfused
     assert fused <= unfused
-    assert fused <= 1.1 * fused_bound
 
+
+# LeNet's plan (fused or not) is 1.1-1.4x its lower bound: the pool's slots are whole buffers,
+# and a slot sized for a large activation sits half used where an arena with offsets would
+# pack two smaller values. Strict xfail, so fixing it is noticed.
+_LENET = pytest.mark.xfail(strict=True, reason="slot pool fragments LeNet's plan (needs offset planning)")
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("model", ["softmax", "mlp", pytest.param("lenet", marks=_LENET)])
+def test_fused_plan_is_near_the_lower_bound(model, optimizer):
+    fused, fused_bound = _plan(model, optimizer, True)
+    assert fused <= 1.1 * fused_bound

@@ -90,9 +90,9 @@ class CPrinter final : public CFamilyPrinter {
     }
     for (const Kernel& kernel : kernels) {
       os << "\nstatic void " << kernel.name << "_body(";
-      // A map kernel's output may share its input's buffer (the planner's in-place reuse of fused
-      // nodes), so its params are not restrict; its loops vectorize by `omp simd` all the same.
-      const char* pointer = kernel.kind == Kernel::kMap ? "* " : "* restrict ";
+      // A map or reduce kernel's output may share its input's buffer (the planner's in-place reuse
+      // of fused nodes), so their params are not restrict; their loops vectorize by `omp simd`.
+      const char* pointer = kernel.kind == Kernel::kRow ? "* restrict " : "* ";
       for (size_t i = 0; i < kernel.params.size(); ++i) {
         const KernelParam& p = kernel.params[i];
         os << (i ? ", " : "") << (p.is_output ? "" : "const ") << TypeName(p.dtype) << pointer << p.name;

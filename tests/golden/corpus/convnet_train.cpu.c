@@ -72,7 +72,7 @@ void fused_75ffa2779d4d(void* const* args) {
   fused_75ffa2779d4d_body((const float*)args[0], (const float*)args[1], (float*)args[2]);
 }
 
-static void fused_eb9697a3f343_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_eb9697a3f343_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;

@@ -59,7 +59,7 @@ void fused_62ee4b17055a(void* const* args) {
   fused_62ee4b17055a_body((const float*)args[0], (float*)args[1], (float*)args[2]);
 }
 
-static void fused_b101b5b5668a_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_b101b5b5668a_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 10; b += 512) {
       const int64_t end = b + 512 < 10 ? b + 512 : 10;
@@ -83,7 +83,7 @@ void fused_b101b5b5668a(void* const* args) {
   fused_b101b5b5668a_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_a900f8a163d9_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_a900f8a163d9_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 256; b += 512) {
       const int64_t end = b + 512 < 256 ? b + 512 : 256;
@@ -107,7 +107,7 @@ void fused_a900f8a163d9(void* const* args) {
   fused_a900f8a163d9_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_07f2ecf93aed_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_07f2ecf93aed_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 32; b += 512) {
       const int64_t end = b + 512 < 32 ? b + 512 : 32;
@@ -131,7 +131,7 @@ void fused_07f2ecf93aed(void* const* args) {
   fused_07f2ecf93aed_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_58ee50e84525_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_58ee50e84525_body(const float* in0, const float* in1, float* out0, float* out1) {
   float* restrict partials = (float*)malloc(sizeof(float) * (size_t)omp_get_max_threads() * 16);
   int used = 1;
   #pragma omp parallel if(partials != NULL)

@@ -55,7 +55,7 @@ void fused_62ee4b17055a(void* const* args) {
   fused_62ee4b17055a_body((const float*)args[0], (float*)args[1], (float*)args[2]);
 }
 
-static void fused_b101b5b5668a_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_b101b5b5668a_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 10; b += 512) {
       const int64_t end = b + 512 < 10 ? b + 512 : 10;
@@ -79,7 +79,7 @@ void fused_b101b5b5668a(void* const* args) {
   fused_b101b5b5668a_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_ef84461f257c_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_ef84461f257c_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 120; b += 512) {
       const int64_t end = b + 512 < 120 ? b + 512 : 120;
@@ -103,7 +103,7 @@ void fused_ef84461f257c(void* const* args) {
   fused_ef84461f257c_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_d5284acbc598_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_d5284acbc598_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 16; b += 512) {
       const int64_t end = b + 512 < 16 ? b + 512 : 16;
@@ -127,7 +127,7 @@ void fused_d5284acbc598(void* const* args) {
   fused_d5284acbc598_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_4cbd063987d0_body(const float* restrict in0, const float* restrict in1, float* restrict out0, float* restrict out1) {
+static void fused_4cbd063987d0_body(const float* in0, const float* in1, float* out0, float* out1) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 6; b += 512) {
       const int64_t end = b + 512 < 6 ? b + 512 : 6;

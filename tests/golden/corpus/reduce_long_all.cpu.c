@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_004c7f6d8f96_body(const float* restrict in0, float* restrict out0) {
+static void fused_004c7f6d8f96_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
@@ -52,7 +52,7 @@ void fused_004c7f6d8f96(void* const* args) {
   fused_004c7f6d8f96_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_c50d900b6680_body(const float* restrict in0, float* restrict out0) {
+static void fused_c50d900b6680_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);

@@ -39,7 +39,7 @@ int omp_get_max_threads(void);
 int omp_get_num_threads(void);
 int omp_get_thread_num(void);
 
-static void fused_ce150556e667_body(const float* restrict in0, float* restrict out0) {
+static void fused_ce150556e667_body(const float* in0, float* out0) {
   float* restrict partials = (float*)malloc(sizeof(float) * (size_t)omp_get_max_threads() * 4);
   int used = 1;
   #pragma omp parallel if(partials != NULL)
@@ -73,7 +73,7 @@ void fused_ce150556e667(void* const* args) {
   fused_ce150556e667_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_8f1f120e5d8b_body(const float* restrict in0, float* restrict out0) {
+static void fused_8f1f120e5d8b_body(const float* in0, float* out0) {
   float* restrict partials = (float*)malloc(sizeof(float) * (size_t)omp_get_max_threads() * 4);
   int used = 1;
   #pragma omp parallel if(partials != NULL)

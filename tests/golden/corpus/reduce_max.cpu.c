@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_c5ffbeaa1b25_body(const float* restrict in0, float* restrict out0) {
+static void fused_c5ffbeaa1b25_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 20; b += 512) {
       const int64_t end = b + 512 < 20 ? b + 512 : 20;
@@ -56,7 +56,7 @@ void fused_c5ffbeaa1b25(void* const* args) {
   fused_c5ffbeaa1b25_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_4304d3753189_body(const float* restrict in0, float* restrict out0) {
+static void fused_4304d3753189_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 30; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);
@@ -73,7 +73,7 @@ void fused_4304d3753189(void* const* args) {
   fused_4304d3753189_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_166b8deb0b7c_body(const float* restrict in0, float* restrict out0) {
+static void fused_166b8deb0b7c_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -94,7 +94,7 @@ void fused_166b8deb0b7c(void* const* args) {
   fused_166b8deb0b7c_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_57e67009e544_body(const float* restrict in0, float* restrict out0) {
+static void fused_57e67009e544_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = (-INFINITY);

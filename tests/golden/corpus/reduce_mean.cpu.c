@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_4cdf6720d6de_body(const float* restrict in0, float* restrict out0) {
+static void fused_4cdf6720d6de_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 20; b += 512) {
       const int64_t end = b + 512 < 20 ? b + 512 : 20;
@@ -57,7 +57,7 @@ void fused_4cdf6720d6de(void* const* args) {
   fused_4cdf6720d6de_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_aaea13a33cd3_body(const float* restrict in0, float* restrict out0) {
+static void fused_aaea13a33cd3_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 30; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
@@ -74,7 +74,7 @@ void fused_aaea13a33cd3(void* const* args) {
   fused_aaea13a33cd3_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_635d95596f19_body(const float* restrict in0, float* restrict out0) {
+static void fused_635d95596f19_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -96,7 +96,7 @@ void fused_635d95596f19(void* const* args) {
   fused_635d95596f19_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_269263bf5b6d_body(const float* restrict in0, float* restrict out0) {
+static void fused_269263bf5b6d_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;

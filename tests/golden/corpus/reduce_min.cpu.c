@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_de447040941c_body(const float* restrict in0, float* restrict out0) {
+static void fused_de447040941c_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 20; b += 512) {
       const int64_t end = b + 512 < 20 ? b + 512 : 20;
@@ -56,7 +56,7 @@ void fused_de447040941c(void* const* args) {
   fused_de447040941c_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_02ac934f9919_body(const float* restrict in0, float* restrict out0) {
+static void fused_02ac934f9919_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 30; ++i0) {
     const int64_t i2 = 0;
     float acc = INFINITY;
@@ -73,7 +73,7 @@ void fused_02ac934f9919(void* const* args) {
   fused_02ac934f9919_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_2dcd01acd5a9_body(const float* restrict in0, float* restrict out0) {
+static void fused_2dcd01acd5a9_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -94,7 +94,7 @@ void fused_2dcd01acd5a9(void* const* args) {
   fused_2dcd01acd5a9_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_36a981f6a56c_body(const float* restrict in0, float* restrict out0) {
+static void fused_36a981f6a56c_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = INFINITY;

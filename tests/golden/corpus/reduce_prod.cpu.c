@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_06370b56865d_body(const float* restrict in0, float* restrict out0) {
+static void fused_06370b56865d_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 20; b += 512) {
       const int64_t end = b + 512 < 20 ? b + 512 : 20;
@@ -56,7 +56,7 @@ void fused_06370b56865d(void* const* args) {
   fused_06370b56865d_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_de372a4b1ff0_body(const float* restrict in0, float* restrict out0) {
+static void fused_de372a4b1ff0_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 30; ++i0) {
     const int64_t i2 = 0;
     float acc = 1.0f;
@@ -73,7 +73,7 @@ void fused_de372a4b1ff0(void* const* args) {
   fused_de372a4b1ff0_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_847dd964ad86_body(const float* restrict in0, float* restrict out0) {
+static void fused_847dd964ad86_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     for (int64_t b = 0; b < 4; b += 512) {
       const int64_t end = b + 512 < 4 ? b + 512 : 4;
@@ -94,7 +94,7 @@ void fused_847dd964ad86(void* const* args) {
   fused_847dd964ad86_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_05708d0443ed_body(const float* restrict in0, float* restrict out0) {
+static void fused_05708d0443ed_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     const int64_t i2 = 0;
     float acc = 1.0f;

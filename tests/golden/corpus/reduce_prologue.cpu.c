@@ -35,7 +35,7 @@ double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
 
-static void fused_b12aae0a6904_body(const float* restrict in0, float* restrict out0) {
+static void fused_b12aae0a6904_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 6; ++i0) {
     const int64_t i2 = 0;
     float acc = 0.0f;
@@ -53,7 +53,7 @@ void fused_b12aae0a6904(void* const* args) {
   fused_b12aae0a6904_body((const float*)args[0], (float*)args[1]);
 }
 
-static void fused_1cee71ca025c_body(const float* restrict in0, const float* restrict in1, float* restrict out0) {
+static void fused_1cee71ca025c_body(const float* in0, const float* in1, float* out0) {
   for (int64_t i0 = 0; i0 < 1; ++i0) {
     for (int64_t b = 0; b < 5; b += 512) {
       const int64_t end = b + 512 < 5 ? b + 512 : 5;
