@@ -155,7 +155,7 @@ bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   const NDArray& acc = outputs.at(e.anchor_output >= 0 ? e.anchor_output : e.in_place_output);
   if (AnchorType(e, anchor_in) != acc.dtype()) return false;
   for (const NDArray& in : inputs) {
-    if (in.storage() == acc.storage()) return false;  // the anchor may not write over any input
+    if (in.Overlaps(acc)) return false;  // the anchor may not write over any input
   }
   std::vector<NDArray> epilogue_in = Pick(inputs, e.extra_inputs);
   epilogue_in.insert(epilogue_in.begin(), acc);

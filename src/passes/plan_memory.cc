@@ -1,16 +1,21 @@
 /*!
  * \file plan_memory.cc
- * \brief PlanMemory: assigns every entry a storage slot so values that are never live at
+ * \brief PlanMemory: places every pooled entry in one arena so values that are never live at
  * the same time share memory, and outputs reuse their inputs in place where ops allow it.
  *
  * Storage ids (graph attribute "storage_id", one per entry):
- *   >= 0  a slot of the pool the executor allocates once per bound plan;
+ *   >= 0  a buffer of the pool, at byte "storage_offset" of the one arena the executor
+ *         allocates per bound plan; entries with one id share bytes (in place or in turn);
  *   -1    external: variables (fed or stored) and outputs that alias a mutated input;
  *   -2    a graph output, which gets fresh storage every run so fetched arrays stay valid.
+ * Two layouts are computed and the smaller kept: slots (a buffer per slot, reused by values in
+ * turn, slots laid end to end) and greedy-by-size offsets (a buffer per value, in-place chains
+ * sharing one). Slots win where offsets would only add alignment padding.
  */
 #include <algorithm>
 #include <map>
 
+#include "arena_offsets.h"
 #include "ir/graph_attr.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
@@ -22,6 +27,8 @@ namespace {
 constexpr int kExternal = -1;
 constexpr int kFreshOutput = -2;
 constexpr int kUnplanned = -3;
+/*! \brief Arena offsets are multiples of this: any dtype's alignment, a cache line, and device element offsets. */
+constexpr int64_t kArenaAlign = 64;
 
 std::string NodeLabel(const Node* node) {
   return StrCat("node '", node->attrs.name, "' (",
@@ -133,6 +140,10 @@ struct MemoryPlan {
   std::vector<int> storage_id;
   std::vector<int> inplace_index;
   std::vector<int64_t> slot_bytes;
+  /*! \brief Per entry: its value's buffer (in-place outputs share their input's), -1 if not pooled. */
+  std::vector<int> buffer_of;
+  /*! \brief Per buffer: its bytes and the nodes it is live over. */
+  std::vector<LiveBuffer> buffers;
   /*! \brief The most bytes of pooled values live at once (in-place outputs share their input's). */
   int64_t lower_bound = 0;
 };
@@ -171,17 +182,24 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const EntryInfo& info, c
       }
       plan->storage_id[eid] = plan->storage_id[in];
       plan->inplace_index[eid] = p.first;
+      plan->buffer_of[eid] = plan->buffer_of[in];
       (*handed_over)[in] = true;
       break;
     }
-    if (plan->storage_id[eid] == kUnplanned) plan->storage_id[eid] = pool->Alloc(bytes[eid]);
+    if (plan->storage_id[eid] != kUnplanned) continue;
+    plan->storage_id[eid] = pool->Alloc(bytes[eid]);
+    plan->buffer_of[eid] = static_cast<int>(plan->buffers.size());
+    plan->buffers.push_back(LiveBuffer{bytes[eid], nid, static_cast<uint32_t>(idx.num_nodes())});
   }
 }
 
 MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info) {
   const std::vector<int64_t>& bytes = info.bytes;
   size_t num_entries = idx.num_node_entries();
-  MemoryPlan plan{std::vector<int>(num_entries, kUnplanned), std::vector<int>(num_entries, -1), {}};
+  MemoryPlan plan;
+  plan.storage_id.assign(num_entries, kUnplanned);
+  plan.inplace_index.assign(num_entries, -1);
+  plan.buffer_of.assign(num_entries, -1);
   MarkExternal(idx, &plan.storage_id, &plan.inplace_index);
   for (const IndexedGraph::Entry& out : idx.outputs()) {
     int& sid = plan.storage_id[idx.entry_id(out)];
@@ -190,12 +208,14 @@ MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info) {
   std::vector<uint32_t> refs = idx.entry_ref_counts();
   std::vector<bool> handed_over(num_entries, false);
   SlotAllocator pool;
+  uint32_t nid = 0;
   auto release_if_dead = [&](uint32_t eid) {
-    if (refs[eid] == 0 && plan.storage_id[eid] >= 0 && !handed_over[eid])
-      pool.Release(plan.storage_id[eid], bytes[eid]);
+    if (refs[eid] != 0 || plan.storage_id[eid] < 0 || handed_over[eid]) return;
+    pool.Release(plan.storage_id[eid], bytes[eid]);
+    plan.buffers[plan.buffer_of[eid]].last = nid;
   };
   // Node ids are a topological order: a slot is free once the last reader of its entry ran.
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+  for (; nid < idx.num_nodes(); ++nid) {
     if (idx[nid].source->is_variable()) continue;
     PlanOutputs(idx, nid, info, refs, &handed_over, &pool, &plan);
     for (const IndexedGraph::Entry& in : idx[nid].inputs) {
@@ -210,6 +230,32 @@ MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info) {
   return plan;
 }
 
+/*! \brief Slots laid end to end in one arena, each at a multiple of kArenaAlign. */
+ArenaLayout SlotsEndToEnd(const std::vector<int64_t>& slot_bytes) {
+  ArenaLayout layout;
+  for (int64_t bytes : slot_bytes) {
+    layout.offsets.push_back((layout.bytes + kArenaAlign - 1) / kArenaAlign * kArenaAlign);
+    layout.bytes = layout.offsets.back() + bytes;
+  }
+  return layout;
+}
+
+/*!
+ * \brief Keeps the smaller arena: the slots', or greedy offsets of every buffer (then each
+ * buffer becomes a storage id of its own). Returns the layout indexed by storage id.
+ */
+ArenaLayout ChooseLayout(MemoryPlan* plan) {
+  ArenaLayout slots = SlotsEndToEnd(plan->slot_bytes);
+  ArenaLayout greedy = GreedyBySizeOffsets(plan->buffers, kArenaAlign);
+  if (greedy.bytes >= slots.bytes) return slots;
+  for (size_t eid = 0; eid < plan->storage_id.size(); ++eid) {
+    if (plan->storage_id[eid] >= 0) plan->storage_id[eid] = plan->buffer_of[eid];
+  }
+  plan->slot_bytes.clear();
+  for (const LiveBuffer& buffer : plan->buffers) plan->slot_bytes.push_back(buffer.bytes);
+  return greedy;
+}
+
 Graph PlanMemory(Graph graph) {
   const IndexedGraph& idx = graph.indexed_graph();
   const ShapeVector& shapes = graph.GetAttr<ShapeVector>("shape");
@@ -217,16 +263,19 @@ Graph PlanMemory(Graph graph) {
   EntryInfo info{EntryBytes(idx, shapes, dtypes), shapes, dtypes};
   const std::vector<int64_t>& bytes = info.bytes;
   MemoryPlan plan = Plan(idx, info);
+  ArenaLayout layout = ChooseLayout(&plan);
   int64_t no_reuse = 0;
+  std::vector<int64_t> offsets(bytes.size(), -1);
   for (size_t eid = 0; eid < bytes.size(); ++eid) {
-    if (plan.storage_id[eid] >= 0) no_reuse += bytes[eid];
+    if (plan.storage_id[eid] < 0) continue;
+    no_reuse += bytes[eid];
+    offsets[eid] = layout.offsets[plan.storage_id[eid]];
   }
-  int64_t total = 0;
-  for (int64_t b : plan.slot_bytes) total += b;
   graph.SetAttr("storage_id", std::move(plan.storage_id));
   graph.SetAttr("storage_inplace_index", std::move(plan.inplace_index));
   graph.SetAttr("storage_bytes", std::move(plan.slot_bytes));
-  graph.SetAttr("memory_plan_bytes", total);
+  graph.SetAttr("storage_offset", std::move(offsets));
+  graph.SetAttr("memory_plan_bytes", layout.bytes);
   graph.SetAttr("memory_no_reuse_bytes", no_reuse);
   graph.SetAttr("memory_lower_bound_bytes", plan.lower_bound);
   return graph;
@@ -236,21 +285,22 @@ Graph PlanMemory(Graph graph) {
 
 IR_REGISTER_PASS(PlanMemory)
     .describe(
-        "Assigns storage: pool slots reused once their last reader ran, in-place outputs "
-        "where ops allow, external storage for variables and mutated-input aliases.")
+        "Assigns storage: offsets in one arena, reused once their last reader ran, in-place "
+        "outputs where ops allow, external storage for variables and mutated-input aliases.")
     .set_body(PlanMemory)
     .depend_graph_attr("shape")
     .depend_graph_attr("dtype")
     .provide_graph_attr("storage_id")
     .provide_graph_attr("storage_inplace_index")
     .provide_graph_attr("storage_bytes")
+    .provide_graph_attr("storage_offset")
     .provide_graph_attr("memory_plan_bytes")
     .provide_graph_attr("memory_no_reuse_bytes")
     .provide_graph_attr("memory_lower_bound_bytes");
 
 IR_REGISTER_GRAPH_ATTR("storage_id")
     .describe(
-        "Per entry: pool slot (>= 0), -1 external (variable, feed, mutated-input alias), "
+        "Per entry: pool buffer (>= 0; equal ids share bytes), -1 external (variable, feed, mutated-input alias), "
         "-2 graph output with fresh storage every run.")
     .set_index(AttrIndex::kEntry)
     .set_type<std::vector<int>>();
@@ -261,11 +311,17 @@ IR_REGISTER_GRAPH_ATTR("storage_inplace_index")
     .set_index(AttrIndex::kEntry)
     .set_type<std::vector<int>>();
 IR_REGISTER_GRAPH_ATTR("storage_bytes")
-    .describe("Size in bytes of each pool slot (indexed by storage id).")
+    .describe("Size in bytes of each pool buffer (indexed by storage id).")
     .set_index(AttrIndex::kGraph)
     .set_type<std::vector<int64_t>>();
+IR_REGISTER_GRAPH_ATTR("storage_offset")
+    .describe(
+        "Per entry: byte offset of its pool buffer in the arena (a multiple of 64), or -1 when "
+        "not pooled. Entries live at the same time never share arena bytes unless they share a storage id.")
+    .set_index(AttrIndex::kEntry)
+    .set_type<std::vector<int64_t>>();
 IR_REGISTER_GRAPH_ATTR("memory_plan_bytes")
-    .describe("Total bytes of the pool slots.")
+    .describe("Bytes of the arena that holds every pool buffer at its storage_offset.")
     .set_index(AttrIndex::kGraph)
     .set_type<int64_t>();
 IR_REGISTER_GRAPH_ATTR("memory_lower_bound_bytes")

@@ -155,18 +155,22 @@ std::string OpDescription(const Node& node) {
   return StrCat("_fused[", group.kind, "](", Join(members, ","), ")");
 }
 
-/*! \brief The first entry stored in pooled buffer `sid`, for errors: "output 0 of node 'x' ([2,3] float32)". */
-std::string StorageUser(const BoundPlan& plan, int sid) {
+/*! \brief The largest pooled entry, for errors: "output 0 of node 'x' ([2,3] float32)". */
+std::string LargestUser(const BoundPlan& plan) {
   const IndexedGraph& idx = plan.graph.indexed_graph();
+  std::string user = "none";
+  size_t largest = 0;
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
       uint32_t eid = idx.entry_id(nid, i);
-      if (plan.storage_id[eid] != sid) continue;
-      return StrCat("output ", i, " of node '", idx[nid].source->attrs.name, "' (", plan.shapes[eid], " ",
+      size_t bytes = static_cast<size_t>(plan.shapes[eid].Bytes(plan.dtypes[eid]));
+      if (plan.storage_id[eid] < 0 || bytes < largest) continue;
+      largest = bytes;
+      user = StrCat("output ", i, " of node '", idx[nid].source->attrs.name, "' (", plan.shapes[eid], " ",
                     DTypeName(plan.dtypes[eid]), ")");
     }
   }
-  return StrCat("pooled buffer ", sid);
+  return user;
 }
 
 }  // namespace
@@ -205,7 +209,8 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
   } catch (const Error& err) {
     throw Error(StrCat("cannot bind the graph for inputs (", InputsDesc(inputs, values), "): ", err.what()));
   }
-  for (const char* key : {"shape", "dtype", "storage_id", "storage_inplace_index", "storage_bytes"}) {
+  for (const char* key :
+       {"shape", "dtype", "storage_id", "storage_inplace_index", "storage_offset", "memory_plan_bytes"}) {
     IR_CHECK(plan->graph.HasAttr(key)) << "the pass pipeline did not provide graph attribute '" << key
                                        << "' (end it with PlanMemory)";
   }
@@ -213,6 +218,7 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
   plan->dtypes = plan->graph.GetAttr<DTypeVector>("dtype");
   plan->storage_id = plan->graph.GetAttr<std::vector<int>>("storage_id");
   plan->inplace_index = plan->graph.GetAttr<std::vector<int>>("storage_inplace_index");
+  plan->storage_offset = plan->graph.GetAttr<std::vector<int64_t>>("storage_offset");
   plan->input_index = MatchInputs(plan->graph.indexed_graph(), inputs);
   SelectKernels(plan->graph, device, plan.get());
   DescribeNodes(plan->graph, options.seed, plan.get());
@@ -223,7 +229,7 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
       if (!idx[nid].source->is_variable()) plan->op_desc[nid] = OpDescription(*idx[nid].source);
     }
   }
-  for (int64_t bytes : plan->graph.GetAttr<std::vector<int64_t>>("storage_bytes")) plan->pool_bytes += bytes;
+  plan->pool_bytes = static_cast<size_t>(plan->graph.GetAttr<int64_t>("memory_plan_bytes"));
   plan->no_reuse_bytes = static_cast<size_t>(plan->graph.GetAttrOr<int64_t>("memory_no_reuse_bytes", 0));
   plan->lower_bound_bytes = static_cast<size_t>(plan->graph.GetAttrOr<int64_t>("memory_lower_bound_bytes", 0));
   plan->bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -232,20 +238,20 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
 
 std::unique_ptr<Workspace> AllocateWorkspace(const BoundPlan& plan, Device device) {
   auto workspace = std::make_unique<Workspace>();
-  const auto& pool_bytes = plan.graph.GetAttr<std::vector<int64_t>>("storage_bytes");
-  for (size_t sid = 0; sid < pool_bytes.size(); ++sid) {
-    try {
-      workspace->pool.push_back(std::make_shared<Storage>(static_cast<size_t>(pool_bytes[sid]), device));
-    } catch (const std::exception& err) {  // std::bad_alloc included: the user learns what did not fit
-      throw Error(StrCat("cannot allocate ", pool_bytes[sid], " bytes for ", StorageUser(plan, static_cast<int>(sid)),
-                         " on ", device.ToString(), ": ", err.what()));
-    }
-  }
   workspace->views.assign(plan.storage_id.size(), NDArray());
+  if (std::none_of(plan.storage_id.begin(), plan.storage_id.end(), [](int sid) { return sid >= 0; })) {
+    return workspace;
+  }
+  try {
+    workspace->arena = std::make_shared<Storage>(plan.pool_bytes, device);
+  } catch (const std::exception& err) {  // std::bad_alloc included: the user learns what did not fit
+    throw Error(StrCat("cannot allocate the ", plan.pool_bytes, "-byte memory pool (largest buffer: ",
+                       LargestUser(plan), ") on ", device.ToString(), ": ", err.what()));
+  }
   for (size_t eid = 0; eid < plan.storage_id.size(); ++eid) {
-    int sid = plan.storage_id[eid];
-    if (sid < 0) continue;
-    workspace->views[eid] = NDArray::FromStorage(workspace->pool.at(sid), 0, plan.shapes[eid], plan.dtypes[eid]);
+    if (plan.storage_id[eid] < 0) continue;
+    workspace->views[eid] = NDArray::FromStorage(workspace->arena, static_cast<size_t>(plan.storage_offset[eid]),
+                                                 plan.shapes[eid], plan.dtypes[eid]);
   }
   return workspace;
 }

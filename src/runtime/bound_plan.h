@@ -24,11 +24,12 @@ namespace runtime {
 struct BoundPlan {
   /*! \brief The graph after the pipeline (shape, dtype, storage_id... attached). */
   Graph graph;
-  /*! \brief Per entry, copied out of `graph`: shape, dtype, storage_id, storage_inplace_index. */
+  /*! \brief Per entry, copied out of `graph`: shape, dtype, storage_id, storage_inplace_index, storage_offset. */
   ShapeVector shapes;
   DTypeVector dtypes;
   std::vector<int> storage_id;
   std::vector<int> inplace_index;
+  std::vector<int64_t> storage_offset;
   /*! \brief Per input node of `graph` (input_nodes() order): its index among the executor's inputs. */
   std::vector<size_t> input_index;
   /*! \brief Per node: its kernel (empty for variables) and whether it runs on host copies. */
@@ -41,7 +42,7 @@ struct BoundPlan {
   std::vector<uint64_t> seed_base;
   /*! \brief Per node, when profiling: its op as NodeProfile::op describes it (else empty). */
   std::vector<std::string> op_desc;
-  /*! \brief Bytes of the memory pool of one Workspace of the plan. */
+  /*! \brief Bytes of the memory pool (one arena) of one Workspace of the plan. */
   size_t pool_bytes = 0;
   size_t no_reuse_bytes = 0;
   size_t lower_bound_bytes = 0;
@@ -65,9 +66,9 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
 
 /*! \brief The intermediate storage of one run of a plan: never shared by two runs at once. */
 struct Workspace {
-  /*! \brief The plan's pool slots. */
-  std::vector<std::shared_ptr<Storage>> pool;
-  /*! \brief Per entry of the plan's graph: its view of its slot (undefined when not pooled). */
+  /*! \brief The plan's pool: one allocation holding every pooled entry at its storage_offset. */
+  std::shared_ptr<Storage> arena;
+  /*! \brief Per entry of the plan's graph: its view of the arena (undefined when not pooled). */
   std::vector<NDArray> views;
 };
 
