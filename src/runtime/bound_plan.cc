@@ -239,14 +239,14 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
 std::unique_ptr<Workspace> AllocateWorkspace(const BoundPlan& plan, Device device) {
   auto workspace = std::make_unique<Workspace>();
   workspace->views.assign(plan.storage_id.size(), NDArray());
-  if (std::none_of(plan.storage_id.begin(), plan.storage_id.end(), [](int sid) { return sid >= 0; })) {
-    return workspace;
-  }
+  auto pooled = std::count_if(plan.storage_id.begin(), plan.storage_id.end(), [](int sid) { return sid >= 0; });
+  if (pooled == 0) return workspace;
   try {
     workspace->arena = std::make_shared<Storage>(plan.pool_bytes, device);
   } catch (const std::exception& err) {  // std::bad_alloc included: the user learns what did not fit
-    throw Error(StrCat("cannot allocate the ", plan.pool_bytes, "-byte memory pool (largest buffer: ",
-                       LargestUser(plan), ") on ", device.ToString(), ": ", err.what()));
+    std::string others = pooled > 1 ? StrCat(" and ", pooled - 1, " other pooled values") : "";
+    throw Error(StrCat("cannot allocate ", plan.pool_bytes, " bytes for ", LargestUser(plan), others, " on ",
+                       device.ToString(), ": ", err.what()));
   }
   for (size_t eid = 0; eid < plan.storage_id.size(); ++eid) {
     if (plan.storage_id[eid] < 0) continue;

@@ -27,9 +27,12 @@ TEST(ExecutorTest, ComputesThroughInPlaceChainsAndDiamonds) {
   NodeEntry c = Op("runtime_test_add", "c", {a, b});
   NodeEntry d = Op("runtime_test_scale", "d", {Op("runtime_test_scale", "e", {c})});
   Executor exec = MakeExecutor({d});
-  std::vector<NDArray> out = exec.Run({{"x", NDArray::FromVector<float>({3}, {1, 2, 3})}});
+  // 16 floats: pooled values take 64-byte aligned arena offsets, so smaller ones could not share.
+  std::vector<float> xs(16), expected(16);
+  for (int i = 0; i < 16; ++i) xs[i] = static_cast<float>(i + 1), expected[i] = 24.0f * static_cast<float>(i + 1);
+  std::vector<NDArray> out = exec.Run({{"x", NDArray::FromVector<float>({16}, xs)}});
   // a = 2x, b = 4x, c = 6x, d = 24x
-  EXPECT_EQ(out[0].ToVector<float>(), std::vector<float>({24, 48, 72}));
+  EXPECT_EQ(out[0].ToVector<float>(), expected);
   const RunStats& stats = exec.last_stats();
   EXPECT_TRUE(stats.bound);
   EXPECT_EQ(stats.kernels_launched, 5u);

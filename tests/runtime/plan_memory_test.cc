@@ -27,34 +27,52 @@ const std::vector<int>& StorageId(const Graph& g) { return g.GetAttr<std::vector
 const std::vector<int>& Inplace(const Graph& g) { return g.GetAttr<std::vector<int>>("storage_inplace_index"); }
 int EntryOf(const Graph& g, const NodeEntry& e) { return static_cast<int>(g.indexed_graph().entry_id(e)); }
 
+/*! \brief Per entry: the node that writes it and its last reader (itself when never read). */
+void LiveRanges(const IndexedGraph& idx, std::vector<uint32_t>* def, std::vector<uint32_t>* last) {
+  def->assign(idx.num_node_entries(), 0);
+  last->assign(idx.num_node_entries(), 0);
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j)
+      (*def)[idx.entry_id(nid, j)] = (*last)[idx.entry_id(nid, j)] = nid;
+    for (const auto& in : idx[nid].inputs) (*last)[idx.entry_id(in)] = std::max((*last)[idx.entry_id(in)], nid);
+  }
+}
+
 /*!
  * \brief Checks the plan from its attributes alone: each pooled entry is live from the node
- * that writes it to its last reader; entries sharing a slot must not be live at once, except
- * an output written in place over an input whose last reader is that very node.
+ * that writes it to its last reader and holds arena bytes [storage_offset, + its bytes); two
+ * entries live at once must not share a byte, except an output written in place over an input
+ * whose last reader is that very node. Offsets are 64-byte aligned and inside the arena.
  */
 void ExpectNoLiveOverlap(const Graph& g) {
   const IndexedGraph& idx = g.indexed_graph();
   const auto& sid = StorageId(g);
   const auto& inplace = Inplace(g);
-  const auto& bytes = g.GetAttr<std::vector<int64_t>>("storage_bytes");
+  const auto& offset = g.GetAttr<std::vector<int64_t>>("storage_offset");
+  const auto& slot_bytes = g.GetAttr<std::vector<int64_t>>("storage_bytes");
   const auto& shapes = g.GetAttr<ShapeVector>("shape");
   const auto& dtypes = g.GetAttr<DTypeVector>("dtype");
-  std::vector<uint32_t> def(idx.num_node_entries()), last(idx.num_node_entries());
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
-      def[idx.entry_id(nid, j)] = last[idx.entry_id(nid, j)] = nid;
-    }
-    for (const auto& in : idx[nid].inputs) last[idx.entry_id(in)] = std::max(last[idx.entry_id(in)], nid);
-  }
+  int64_t arena = g.GetAttr<int64_t>("memory_plan_bytes");
+  std::vector<uint32_t> def, last;
+  LiveRanges(idx, &def, &last);
   for (const auto& out : idx.outputs()) EXPECT_LT(sid[idx.entry_id(out)], 0) << "graph outputs are never pooled";
+  auto bytes = [&](uint32_t e) { return shapes[e].Bytes(dtypes[e]); };
   for (uint32_t a = 0; a < sid.size(); ++a) {
-    if (sid[a] < 0) continue;
-    EXPECT_GE(bytes[sid[a]], shapes[a].Size() * static_cast<int64_t>(DTypeSize(dtypes[a])));
+    if (sid[a] < 0) {
+      EXPECT_EQ(offset[a], -1);
+      continue;
+    }
+    EXPECT_GE(slot_bytes[sid[a]], bytes(a));
+    EXPECT_EQ(offset[a] % 64, 0);
+    EXPECT_LE(offset[a] + bytes(a), arena);
     for (uint32_t b = 0; b < sid.size(); ++b) {
-      if (a == b || sid[b] != sid[a] || def[a] > def[b]) continue;
-      if (last[a] < def[b]) continue;
+      if (a == b || sid[b] < 0 || def[a] > def[b] || last[a] < def[b]) continue;
+      if (sid[a] == sid[b]) {
+        EXPECT_EQ(offset[a], offset[b]);
+      }
+      if (offset[a] + bytes(a) <= offset[b] || offset[b] + bytes(b) <= offset[a]) continue;
       bool in_place = last[a] == def[b] && inplace[b] >= 0 && idx.entry_id(idx[def[b]].inputs[inplace[b]]) == a;
-      EXPECT_TRUE(in_place) << "entries " << a << " and " << b << " share slot " << sid[a] << " while both live";
+      EXPECT_TRUE(in_place) << "entries " << a << " and " << b << " share arena bytes while both live";
     }
   }
 }
@@ -156,10 +174,11 @@ TEST(PlanMemoryTest, SizesFollowTheDType) {
   NodeEntry c = Op("runtime_test_cast", "c", {b}, {{"dtype", "int64"}});
   NodeEntry d = Op("runtime_test_cast", "d", {c}, {{"dtype", "float32"}});
   Graph g = Planned({d}, Shape({3, 5}));
-  // a: 15 float64 = 120 bytes; b: 15 bools while a is live; c reuses a's freed slot.
+  // a: 15 float64 = 120 bytes; b: 15 bools while a is live; c reuses a's freed slot. Offsets
+  // would not be smaller, so the slots stay, end to end at 64-byte offsets: 128 + 15 bytes.
   EXPECT_EQ(g.GetAttr<std::vector<int64_t>>("storage_bytes"), std::vector<int64_t>({120, 15}));
   EXPECT_EQ(StorageId(g)[EntryOf(g, c)], StorageId(g)[EntryOf(g, a)]);
-  EXPECT_EQ(g.GetAttr<int64_t>("memory_plan_bytes"), 135);
+  EXPECT_EQ(g.GetAttr<int64_t>("memory_plan_bytes"), 128 + 15);
   EXPECT_EQ(g.GetAttr<int64_t>("memory_no_reuse_bytes"), 120 + 15 + 120);
   ExpectNoLiveOverlap(g);
 }
@@ -207,9 +226,39 @@ TEST(PlanMemoryTest, RandomGraphsNeverShareLiveMemoryAndReuseSome) {
     ExpectNoLiveOverlap(g);
     int64_t plan = g.GetAttr<int64_t>("memory_plan_bytes"), no_reuse = g.GetAttr<int64_t>("memory_no_reuse_bytes");
     EXPECT_LE(plan, no_reuse);
+    EXPECT_GE(plan, g.GetAttr<int64_t>("memory_lower_bound_bytes"));
     reused += plan < no_reuse;
   }
   EXPECT_GT(reused, 30);
+}
+
+TEST(PlanMemoryTest, RandomGraphsOfOddSizesNeverShareLiveMemory) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    Graph g = Planned(RandomGraph(&rng), Shape({3, 5 + trial % 7}));
+    SCOPED_TRACE(trial);
+    ExpectNoLiveOverlap(g);
+    EXPECT_GE(g.GetAttr<int64_t>("memory_plan_bytes"), g.GetAttr<int64_t>("memory_lower_bound_bytes"));
+  }
+}
+
+TEST(PlanMemoryTest, OffsetsPackWhereSlotsFragment) {
+  // [8,8]: a float64 = 512 bytes, then b, c, d float32 = 256 each. Slots: c takes a's freed
+  // 512-byte slot and d, live with b and c, a third: 1024 bytes. Offsets put c and d in a's
+  // bytes: 768, the most live at once (a + b, or b + c + d).
+  NodeEntry a = Op("runtime_test_cast", "a", {Var("x")}, {{"dtype", "float64"}});
+  NodeEntry b = Op("runtime_test_cast", "b", {a}, {{"dtype", "float32"}});
+  NodeEntry c = Op("runtime_test_matmul", "c", {b, b});
+  NodeEntry d = Op("runtime_test_matmul", "d", {b, c});
+  Graph g = Planned({Op("runtime_test_scale", "out", {d})}, Shape({8, 8}));
+  EXPECT_EQ(g.GetAttr<int64_t>("memory_lower_bound_bytes"), 768);
+  EXPECT_EQ(g.GetAttr<int64_t>("memory_plan_bytes"), 768);
+  const auto& offset = g.GetAttr<std::vector<int64_t>>("storage_offset");
+  EXPECT_EQ(offset[EntryOf(g, a)], 0);
+  EXPECT_EQ(offset[EntryOf(g, b)], 512);
+  EXPECT_LT(offset[EntryOf(g, c)], 512);
+  EXPECT_LT(offset[EntryOf(g, d)], 512);
+  ExpectNoLiveOverlap(g);
 }
 
 TEST(PlanMemoryTest, MutatedVariableAliasIsExternal) {
