@@ -98,9 +98,13 @@ int64_t OffsetOf(int64_t index, const std::vector<int64_t>& dims, const std::vec
  * \brief The sum. Output row r holds `width` values (the inner run when it is kept, else 1).
  * Its summed elements are numbered f = s * run + j over summed positions s and, when the inner
  * run is summed, its elements j (run = its length, else 1). Rows are split across threads;
- * when there are fewer rows than threads and much work, the summed elements are split instead
- * and the partial sums added in a fixed order (so results do not depend on scheduling).
+ * when there are fewer rows than threads and much work, blocks of kept columns are split
+ * (when there are many), else the summed elements, whose partial sums are added in a fixed
+ * order (so results do not depend on scheduling).
  */
+/*! \brief Kept columns per task when threads split the columns. */
+constexpr int64_t kColumnBlock = 256;
+
 template <typename T>
 void CollapseSum(const NDArray& data, const NDArray& out) {
   CollapsePlan p(data.shape(), out.shape());
@@ -139,6 +143,28 @@ void CollapseSum(const NDArray& data, const NDArray& out) {
           for (int64_t r = begin; r < end; ++r) accumulate(r, 0, total, dst + r * width);
         },
         std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, total * width)));
+    return;
+  }
+  if (p.inner_kept && width >= kColumnBlock * chunks) {
+    // Many kept columns (a bias gradient [N, C] -> [C]): threads take blocks of columns and
+    // sum them in the serial order, with no partial sums to combine.
+    const int64_t blocks = (width + kColumnBlock - 1) / kColumnBlock;
+    ParallelFor(
+        rows * blocks,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t u = begin; u < end; ++u) {
+            const int64_t r = u / blocks, j0 = u % blocks * kColumnBlock, j1 = std::min(width, j0 + kColumnBlock);
+            T* acc = dst + r * width;
+            std::fill(acc + j0, acc + j1, T(0));
+            const T* base = src + OffsetOf(r, p.kept_dims, p.kept_strides);
+            for (int64_t s = 0; s < positions; ++s) {
+              const T* block = base + summed_offsets[s];
+#pragma omp simd
+              for (int64_t j = j0; j < j1; ++j) acc[j] += block[j];
+            }
+          }
+        },
+        1);
     return;
   }
   std::vector<T> partial(chunks * rows * width, T(0));

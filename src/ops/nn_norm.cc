@@ -15,6 +15,7 @@
 
 #include "ops/nn_common.h"
 #include "ops/random_utils.h"
+#include "ops/simd.h"
 
 namespace ir {
 namespace op {
@@ -42,6 +43,22 @@ void ParseDropout(NodeAttrs* attrs) {
   IR_CHECK(keep > 0 && keep <= 1) << NodeDesc(*attrs) << ": keep_prob " << keep << " must be in (0, 1]";
 }
 
+/*!
+ * \brief Elements [begin, end) of an active dropout: mask = scale where the element's uniform
+ * is below keep, else 0; y = x * mask. The generator is evaluated in vector lanes (Philox is
+ * integer arithmetic), giving each element the same draw as a scalar loop.
+ */
+template <typename T>
+IR_SIMD_CLONES void DropoutSpan(uint64_t key, double keep, T scale, int64_t begin, int64_t end, const T* x, T* y,
+                                T* mask) {
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) {
+    T m = random::UniformAt<T>(key, static_cast<uint64_t>(i)) < keep ? scale : T(0);
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+
 void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<NDArray>& out) {
   const auto& param = dmlc::get<DropoutParam>(attrs.parsed);
@@ -52,13 +69,10 @@ void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
     const T* x = in[0].data<T>();
     T* y = out[0].data<T>();
     T* mask = out[1].data<T>();
-    T scale = static_cast<T>(1 / keep);
     ParallelFor(in[0].Size(), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        T m = !active ? T(1) : random::UniformAt<T>(key, i) < keep ? scale : T(0);
-        mask[i] = m;
-        y[i] = x[i] * m;
-      }
+      if (active) return DropoutSpan<T>(key, keep, static_cast<T>(1 / keep), begin, end, x, y, mask);
+      std::fill(mask + begin, mask + end, T(1));
+      if (y != x) std::copy(x + begin, x + end, y + begin);
     });
   });
 }

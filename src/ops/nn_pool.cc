@@ -5,8 +5,10 @@
  * Padded cells never count: max ignores them and avg divides by the number of real cells
  * in each window (TensorFlow's SAME average pooling; oneDNN's pooling_avg_exclude_padding).
  * max_pool2d_grad routes each gradient to the first maximum of its window, as TensorFlow's
- * MaxPoolGrad does, recomputed from x. float32 runs through oneDNN (primitives cached by
- * geometry); float64 runs direct loops, one (batch, channel) plane per task.
+ * MaxPoolGrad does, recomputed from x. NHWC runs the vectorized loops of pool_kernels.h (oneDNN's
+ * max_pool2d_grad ran the forward pass again into a new workspace on every call); NCHW float32
+ * runs through oneDNN (primitives cached by geometry), NCHW float64 direct loops, one (batch,
+ * channel) plane per task.
  */
 #include <algorithm>
 #include <array>
@@ -15,6 +17,7 @@
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
+#include "ops/pool_kernels.h"
 
 namespace ir {
 namespace op {
@@ -263,7 +266,9 @@ void PoolCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDA
                  const std::vector<NDArray>& out) {
   if (out[0].Size() == 0) return;
   Geometry g = GeometryOf(attrs, in[0].shape());
-  if (dnnl_utils::Supports(in[0].dtype())) {
+  if (g.layout == nn::Layout::kNHWC) {
+    IR_FLOAT_SWITCH(in[0].dtype(), T, pool::PoolNHWC<kKind == PoolKind::kMax>(g, in[0].data<T>(), out[0].data<T>()));
+  } else if (dnnl_utils::Supports(in[0].dtype())) {
     DnnlPool(NodeDesc(attrs), kKind, g, in[0], out[0]);
   } else {
     IR_FLOAT_SWITCH(in[0].dtype(), T, DirectPool<T>(kKind, g, in[0].data<T>(), out[0].data<T>()));
@@ -281,6 +286,9 @@ void PoolGradCompute(const OpContext&, const NodeAttrs& attrs, const std::vector
   Geometry g = GeometryOf(attrs, dx.shape());
   if (dy.Size() == 0) {
     IR_FLOAT_SWITCH(dx.dtype(), T, std::fill_n(dx.data<T>(), dx.Size(), T(0)));
+  } else if (g.layout == nn::Layout::kNHWC) {
+    IR_FLOAT_SWITCH(dx.dtype(), T,
+                    pool::PoolGradNHWC<kKind == PoolKind::kMax>(g, x.data<T>(), dy.data<T>(), dx.data<T>()));
   } else if (dnnl_utils::Supports(dx.dtype())) {
     DnnlPoolGrad(NodeDesc(attrs), kKind, g, x, dy, dx);
   } else {

@@ -45,6 +45,7 @@ std::vector<CollapseCase> Cases() {
           {Shape{3, 2}, Shape{1, 1}},
           // Large enough for the kernel's parallel paths: one long kept row, summed inner runs, a full sum.
           {Shape{70, 1000}, Shape{1000}},
+          {Shape{60, 1100}, Shape{1, 1100}},
           {Shape{1000, 70}, Shape{1000, 1}},
           {Shape{70000}, Shape::Scalar()},
           {Shape{7, 10000}, Shape{1, 1}}};
@@ -53,7 +54,7 @@ std::vector<CollapseCase> Cases() {
 TEST(CollapseSumLikeTest, SumsOverBroadcastDimensions) {
   for (const CollapseCase& c : Cases()) {
     for (DType dtype : {DType::kFloat64, DType::kFloat32, DType::kInt32}) {
-      if (c.data.Size() > 1000 && dtype != DType::kFloat32) continue;  // large cases test the parallel paths
+      if (c.data.Size() > 1000 && dtype == DType::kFloat64) continue;  // large cases test the parallel paths
       SCOPED_TRACE(c.data.ToString() + " to " + c.like.ToString() + " " + DTypeName(dtype));
       NDArray data = RandomArray(c.data, dtype, 1, -3, 3);
       NDArray out = RunOp("collapse_sum_like", {}, {data, RandomArray(c.like, DType::kBool, 2)})[0];

@@ -8,6 +8,7 @@
 #include "ir/op_kernel.h"
 #include "ops/nn_test_util.h"
 #include "ops/op_harness.h"
+#include "ops/random_utils.h"
 #include "test_util.h"
 
 namespace ir {
@@ -35,6 +36,33 @@ TEST(DropoutTest, MaskDependsOnlyOnTheSeeds) {
   ExpectNear(RunOp("dropout", {{"seed", "3"}}, {x})[1], first, 0, 0);
   std::vector<double> a = Values(first), b = Values(RunOp("dropout", {{"seed", "4"}}, {x})[1]);
   EXPECT_NE(a, b);
+}
+
+TEST(DropoutTest, EachElementKeepsItsScalarDraw) {
+  // The vectorized kernel must draw element i's uniform as random::UniformAt does (seeds
+  // reproduce across versions); an odd size covers vector tails and the split across threads.
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    NDArray x = RandomArray(Shape{37, 1801}, dtype, 8);
+    NodePtr node = Node::Create(Op::Get("dropout"), "drop", {{"keep_prob", "0.3"}, {"seed", "5"}},
+                                {{Node::CreateVariable("x"), 0}});
+    std::vector<NDArray> out = {NDArray(x.shape(), dtype), NDArray(x.shape(), dtype)};
+    OpContext ctx;
+    ctx.seed = 11;
+    Op::GetAttr<FCompute>("FCompute")[node->op()](ctx, node->attrs, {x}, out);
+    uint64_t key = op::random::CombineSeeds(11, 5);
+    std::vector<double> xv = Values(x), y = Values(out[0]), mask = Values(out[1]);
+    int64_t wrong = 0;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      bool kept = dtype == DType::kFloat32 ? op::random::UniformAt<float>(key, i) < 0.3
+                                           : op::random::UniformAt<double>(key, i) < 0.3;
+      double m = kept ? (dtype == DType::kFloat32 ? static_cast<double>(static_cast<float>(1 / 0.3)) : 1 / 0.3) : 0;
+      double expected =
+          dtype == DType::kFloat32 ? static_cast<double>(static_cast<float>(xv[i]) * static_cast<float>(m)) : xv[i] * m;
+      wrong += mask[i] != m || y[i] != expected;
+    }
+    EXPECT_EQ(wrong, 0);
+  }
 }
 
 TEST(DropoutTest, IsTheIdentityOutsideTraining) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,9 @@ std::vector<PoolCase> Cases() {
     cases.push_back({format, 1, 2, 5, 5, 3, 3, 2, 2, "SAME", {}});
     cases.push_back({format, 2, 2, 6, 5, 3, 2, 1, 1, "SAME", {}});
     cases.push_back({format, 1, 3, 5, 6, 3, 3, 2, 1, "EXPLICIT", {1, 2, 0, 1}});
+    // Channel counts past one vector of floats (16) or doubles (8), with a scalar tail.
+    cases.push_back({format, 2, 19, 7, 6, 3, 2, 2, 1, "SAME", {}});
+    cases.push_back({format, 1, 35, 5, 5, 2, 2, 2, 2, "VALID", {}});
   }
   return cases;
 }
@@ -130,6 +134,45 @@ TEST(PoolTest, MaxGradientGoesToTheFirstOfTiedMaxima) {
     NDArray dy = RandomArray(Shape{1, 1, 1, 1}, dtype, 0, 3, 3);
     NDArray y = RunOp("max_pool2d", {{"ksize", "2"}}, {x})[0];
     ExpectNear(RunOp("max_pool2d_grad", {{"ksize", "2"}}, {x, y, dy})[0], {3, 0, 0, 0});
+  }
+}
+
+NDArray FromValues(const Shape& shape, DType dtype, const std::vector<double>& values) {
+  NDArray a(shape, dtype);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::kFloat32) {
+      a.data<float>()[i] = static_cast<float>(values[i]);
+    } else {
+      a.data<double>()[i] = values[i];
+    }
+  }
+  return a;
+}
+
+TEST(PoolTest, MaxKeepsTheFirstOfTiesAndNaNRulesExactly) {
+  // Few distinct values (many ties) and some NaNs: the first cell holding the maximum wins
+  // (`>`: a NaN in a window's first cell stays, a later NaN never wins), forward and backward.
+  for (const PoolCase& c : Cases()) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+      if (c.format == "NCHW" && dtype == DType::kFloat32) continue;  // oneDNN's NaN rule
+      SCOPED_TRACE(Describe(c) + " " + DTypeName(dtype));
+      std::vector<double> xv = Values(RandomArray(c.input().shape(), DType::kFloat64, 6));
+      for (size_t i = 0; i < xv.size(); ++i) xv[i] = i % 11 == 3 ? std::nan("") : std::round(xv[i] * 2);
+      std::vector<double> dyv = Values(RandomArray(c.output().shape(), DType::kFloat64, 7));
+      for (double& d : dyv) d = std::round(d * 8);  // sums of integers are exact in float
+      NDArray x = FromValues(c.input().shape(), dtype, xv), dy = FromValues(c.output().shape(), dtype, dyv);
+      std::vector<double> max(dyv.size()), dmax(xv.size());
+      c.ForEachWindow([&](int64_t out, const std::vector<int64_t>& cells) {
+        max[out] = xv[FirstMax(xv, cells)];
+        dmax[FirstMax(xv, cells)] += dyv[out];
+      });
+      NDArray y = RunOp("max_pool2d", c.attrs(), {x})[0];
+      std::vector<double> yv = Values(y);
+      for (size_t i = 0; i < max.size(); ++i) {
+        ASSERT_TRUE(std::isnan(max[i]) ? std::isnan(yv[i]) : yv[i] == max[i]) << i << ": " << yv[i] << " vs " << max[i];
+      }
+      ExpectNear(RunOp("max_pool2d_grad", c.attrs(), {x, y, dy})[0], dmax, 0, 0);
+    }
   }
 }
 
