@@ -14,35 +14,13 @@
 #include "ops/fused_epilogue.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
-#include <memory>
-#include <mutex>
 
 #include "ir/codegen.h"
 #include "ir/op_attr_types.h"
 #include "ops/op_common.h"
 
 namespace ir {
-
-/*! \brief The signatures a FusedEpilogue ran with, newest last (runs of one plan may be concurrent). */
-struct EpilogueRunCache {
-  /*! \brief What running the group with inputs of these dtypes and shapes needs. */
-  struct Entry {
-    std::vector<DType> types;
-    std::vector<Shape> shapes;
-    DType anchor_type = DType::kUnknown;
-    FCompute anchor;
-    /*! \brief The anchor's FComputeEpilogue and the epilogue for it; empty / null when there are no post-ops. */
-    FComputeEpilogue post;
-    ast::Expr expr;
-    /*! \brief Set once the op refused the epilogue for this signature (it then always does). */
-    mutable std::atomic<bool> refused{false};
-  };
-  static constexpr size_t kCapacity = 8;
-  std::mutex mutex;
-  std::vector<std::shared_ptr<const Entry>> entries;
-};
 
 namespace op {
 namespace {
