@@ -201,13 +201,13 @@ std::shared_ptr<const FusedEpilogue> DeriveEpilogue(const NodeAttrs& attrs, cons
 bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                       const std::vector<NDArray>& outputs, DeviceKernelContext* dev) {
   const FusedEpilogue& e = *GetFusedGroup(attrs).epilogue;
+  std::vector<NDArray> anchor_in = Pick(inputs, e.anchor_inputs);
   std::shared_ptr<const Entry> entry = Lookup(e, inputs);
   const NDArray& acc = outputs.at(e.anchor_output >= 0 ? e.anchor_output : e.in_place_output);
   if (entry->anchor_type != acc.dtype()) return false;
   for (const NDArray& in : inputs) {
     if (in.storage() == acc.storage()) return false;  // the anchor may not write over any input
   }
-  std::vector<NDArray> anchor_in = Pick(inputs, e.anchor_inputs);
   std::vector<NDArray> epilogue_in = Pick(inputs, e.extra_inputs);
   epilogue_in.insert(epilogue_in.begin(), acc);
   if (dev == nullptr && RunPostOps(ctx, e, *entry, anchor_in, epilogue_in, acc)) return true;
