@@ -20,6 +20,8 @@
 
 namespace ir {
 
+struct EpilogueRunCache;
+
 /*!
  * \brief An "epilogue" group split for running: the anchor (a kOutEWiseFusable node such as
  * matmul or conv2d) and its elementwise epilogue as a "_fused" map node of its own whose input
@@ -42,6 +44,8 @@ struct FusedEpilogue {
    * output 0 then aliases its in0), or -1 when the anchor's value is a group output itself.
    */
   int in_place_output = -1;
+  /*! \brief What the CPU runner derives per input signature (ops/fused_epilogue.cc), derived once. */
+  std::shared_ptr<EpilogueRunCache> run_cache;
 };
 
 struct FusedGroup {

@@ -137,6 +137,10 @@ bool PostOps::Chain(const Expr& e) {
   return false;
 }
 
+bool PostOps::HasBinary() const {
+  return std::any_of(steps_.begin(), steps_.end(), [](const Step& s) { return s.binary; });
+}
+
 dnnl::primitive_attr PostOps::Attr() const {
   dnnl::primitive_attr attr = DefaultAttr();
   dnnl::post_ops ops;

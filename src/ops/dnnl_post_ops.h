@@ -28,6 +28,8 @@ class PostOps {
    */
   bool Translate(const ast::Expr& epilogue, const std::vector<NDArray>& extra, const Shape& out,
                  const std::vector<int>& order);
+  /*! \brief True when some step reads an array (a binary post-op). */
+  bool HasBinary() const;
   /*! \brief DefaultAttr() with these post-ops. */
   dnnl::primitive_attr Attr() const;
   /*! \brief Adds what determines the post-ops (steps, constants, operand layouts) to a primitive key. */

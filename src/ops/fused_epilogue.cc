@@ -5,6 +5,11 @@
  * The epilogue's input 0 is the anchor's value. When no one outside reads that value, the
  * epilogue's first output is written over it (an assign into in0: the anchor computes straight
  * into that output's buffer and the generated kernel updates it while it is still in cache).
+ *
+ * What a run needs besides the arrays (the anchor's dtype, the epilogue as one expression for
+ * FComputeEpilogue, the kernels) depends only on the inputs' dtypes and shapes: it is derived
+ * once per such signature and kept in the FusedEpilogue (a few signatures: rebinding to new
+ * shapes adds one), not re-derived by codegen of every member on every call.
  */
 #include "ops/fused_epilogue.h"
 
@@ -16,6 +21,7 @@
 #include "ops/op_common.h"
 
 namespace ir {
+
 namespace op {
 namespace {
 
@@ -46,7 +52,7 @@ std::vector<NDArray> Pick(const std::vector<NDArray>& arrays, const std::vector<
 }
 
 /*! \brief The epilogue's first output as an expression over Vars in0, in1, ...; null when a member has no code. */
-ast::Expr EpilogueExpr(const FusedEpilogue& e, const std::vector<NDArray>& inputs) {
+ast::Expr EpilogueExpr(const FusedEpilogue& e, const std::vector<DType>& types) {
   const FusedGroup& group = GetFusedGroup(e.epilogue);
   const IndexedGraph& idx = group.subgraph.indexed_graph();
   const auto* codegen = Op::FindAttr<FCodeGen>("FCodeGen");
@@ -54,7 +60,7 @@ ast::Expr EpilogueExpr(const FusedEpilogue& e, const std::vector<NDArray>& input
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
     if (node->is_variable()) {
-      values[nid] = {ast::Var(node->attrs.name, inputs.at(VariableIndex(node)).dtype())};
+      values[nid] = {ast::Var(node->attrs.name, types.at(VariableIndex(node)))};
       continue;
     }
     std::vector<ast::Expr> in;
@@ -69,21 +75,64 @@ ast::Expr EpilogueExpr(const FusedEpilogue& e, const std::vector<NDArray>& input
   return values[out.node_id][out.index];
 }
 
-bool RunPostOps(const OpContext& ctx, const FusedEpilogue& e, const std::vector<NDArray>& anchor_in,
-                const std::vector<NDArray>& epilogue_in, const NDArray& acc) {
-  const auto* fn = Op::FindAttr<FComputeEpilogue>("FComputeEpilogue");
-  if (fn == nullptr || !fn->count(e.anchor.op) || e.in_place_output < 0 || e.outputs.size() != 1) return false;
-  ast::Expr expr = EpilogueExpr(e, epilogue_in);
-  if (expr == nullptr) return false;
-  std::vector<NDArray> extra(epilogue_in.begin() + 1, epilogue_in.end());
-  return (*fn)[e.anchor.op](ctx, e.anchor, anchor_in, expr, extra, acc);
-}
-
-DType AnchorType(const FusedEpilogue& e, const std::vector<NDArray>& anchor_in) {
+DType AnchorType(const FusedEpilogue& e, const std::vector<DType>& types) {
   std::vector<DType> in, out(1, DType::kUnknown);
-  for (const NDArray& a : anchor_in) in.push_back(a.dtype());
+  for (int k : e.anchor_inputs) in.push_back(types.at(k));
   Op::GetAttr<FInferType>("FInferType")[e.anchor.op](e.anchor, &in, &out);
   return out[0];
+}
+
+using Entry = EpilogueRunCache::Entry;
+
+std::shared_ptr<const Entry> Derive(const FusedEpilogue& e, const std::vector<NDArray>& inputs) {
+  auto entry = std::make_shared<Entry>();
+  for (const NDArray& a : inputs) {
+    entry->types.push_back(a.dtype());
+    entry->shapes.push_back(a.shape());
+  }
+  entry->anchor_type = AnchorType(e, entry->types);
+  entry->anchor = codegen::CpuKernelOf(e.anchor.op);
+  const auto* post = Op::FindAttr<FComputeEpilogue>("FComputeEpilogue");
+  if (post != nullptr && post->count(e.anchor.op) && e.in_place_output >= 0 && e.outputs.size() == 1) {
+    std::vector<DType> epilogue_types = {entry->anchor_type};
+    for (int k : e.extra_inputs) epilogue_types.push_back(entry->types.at(k));
+    entry->expr = EpilogueExpr(e, epilogue_types);
+    if (entry->expr != nullptr) entry->post = (*post)[e.anchor.op];
+  }
+  return entry;
+}
+
+bool Matches(const Entry& entry, const std::vector<NDArray>& inputs) {
+  if (entry.types.size() != inputs.size()) return false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (entry.types[i] != inputs[i].dtype() || entry.shapes[i] != inputs[i].shape()) return false;
+  }
+  return true;
+}
+
+/*! \brief The cached entry of the inputs' signature, derived (outside the lock) when new. */
+std::shared_ptr<const Entry> Lookup(const FusedEpilogue& e, const std::vector<NDArray>& inputs) {
+  EpilogueRunCache& cache = *e.run_cache;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    for (const auto& entry : cache.entries) {
+      if (Matches(*entry, inputs)) return entry;
+    }
+  }
+  std::shared_ptr<const Entry> entry = Derive(e, inputs);
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.entries.push_back(entry);
+  if (cache.entries.size() > EpilogueRunCache::kCapacity) cache.entries.erase(cache.entries.begin());
+  return entry;
+}
+
+bool RunPostOps(const OpContext& ctx, const FusedEpilogue& e, const Entry& entry, const std::vector<NDArray>& anchor_in,
+                const std::vector<NDArray>& epilogue_in, const NDArray& acc) {
+  if (!entry.post || entry.refused.load(std::memory_order_relaxed)) return false;
+  std::vector<NDArray> extra(epilogue_in.begin() + 1, epilogue_in.end());
+  if (entry.post(ctx, e.anchor, anchor_in, entry.expr, extra, acc)) return true;
+  entry.refused.store(true, std::memory_order_relaxed);
+  return false;
 }
 
 }  // namespace
@@ -145,6 +194,7 @@ std::shared_ptr<const FusedEpilogue> DeriveEpilogue(const NodeAttrs& attrs, cons
   e->epilogue.name = attrs.name + "/epilogue";
   e->epilogue.dict = epilogue.ToAttrs();
   e->epilogue.op->attr_parser(&e->epilogue);
+  e->run_cache = std::make_shared<EpilogueRunCache>();
   return e;
 }
 
@@ -152,23 +202,23 @@ bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::v
                       const std::vector<NDArray>& outputs, DeviceKernelContext* dev) {
   const FusedEpilogue& e = *GetFusedGroup(attrs).epilogue;
   std::vector<NDArray> anchor_in = Pick(inputs, e.anchor_inputs);
+  std::shared_ptr<const Entry> entry = Lookup(e, inputs);
   const NDArray& acc = outputs.at(e.anchor_output >= 0 ? e.anchor_output : e.in_place_output);
-  if (AnchorType(e, anchor_in) != acc.dtype()) return false;
+  if (entry->anchor_type != acc.dtype()) return false;
   for (const NDArray& in : inputs) {
     if (in.Overlaps(acc)) return false;  // the anchor may not write over any input
   }
   std::vector<NDArray> epilogue_in = Pick(inputs, e.extra_inputs);
   epilogue_in.insert(epilogue_in.begin(), acc);
-  if (dev == nullptr && RunPostOps(ctx, e, anchor_in, epilogue_in, acc)) return true;
+  if (dev == nullptr && RunPostOps(ctx, e, *entry, anchor_in, epilogue_in, acc)) return true;
   std::vector<NDArray> epilogue_out = Pick(outputs, e.outputs);
   if (dev != nullptr) {
     dev->RunNode(e.anchor, anchor_in, {acc});
     dev->RunDerived(e.epilogue, epilogue_in, epilogue_out);
     return true;
   }
-  FCompute anchor = codegen::CpuKernelOf(e.anchor.op);
-  IR_CHECK(anchor) << NodeDesc(e.anchor) << " has no CPU kernel";
-  anchor(ctx, e.anchor, anchor_in, {acc});
+  IR_CHECK(entry->anchor) << NodeDesc(e.anchor) << " has no CPU kernel";
+  entry->anchor(ctx, e.anchor, anchor_in, {acc});
   if (!codegen::RunGeneratedKernel("cpu", ctx, e.epilogue, epilogue_in, epilogue_out)) {
     Op::GetAttr<FCompute>("FCompute")[e.epilogue.op](ctx, e.epilogue, epilogue_in, epilogue_out);
   }

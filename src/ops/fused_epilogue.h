@@ -7,13 +7,36 @@
 #ifndef IR_OPS_FUSED_EPILOGUE_H_
 #define IR_OPS_FUSED_EPILOGUE_H_
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ir/device_kernel.h"
 #include "ir/fusion.h"
+#include "ir/op_attr_types.h"
 
 namespace ir {
+
+/*! \brief The signatures a FusedEpilogue ran with, newest last (runs of one plan may be concurrent). */
+struct EpilogueRunCache {
+  /*! \brief What running the group with inputs of these dtypes and shapes needs. */
+  struct Entry {
+    std::vector<DType> types;
+    std::vector<Shape> shapes;
+    DType anchor_type = DType::kUnknown;
+    FCompute anchor;
+    /*! \brief The anchor's FComputeEpilogue and the epilogue for it; empty / null when there are no post-ops. */
+    FComputeEpilogue post;
+    ast::Expr expr;
+    /*! \brief Set once the op refused the epilogue for this signature (it then always does). */
+    mutable std::atomic<bool> refused{false};
+  };
+  static constexpr size_t kCapacity = 8;
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const Entry>> entries;
+};
+
 namespace op {
 
 /*! \brief Splits the subgraph of an "epilogue" group into its anchor and epilogue (throws when malformed). */

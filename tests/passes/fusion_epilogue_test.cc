@@ -6,6 +6,7 @@
 #include "ir/graph_io.h"
 #include "ir/op.h"
 #include "ir/pass.h"
+#include "ops/fused_epilogue.h"
 #include "ops/op_harness.h"
 #include "passes/fusion_plan.h"
 #include "test_util.h"
@@ -178,6 +179,40 @@ TEST(FusionEpilogueTest, FusedEpilogueGraphsSaveAndLoad) {
   ASSERT_EQ(idx.num_nodes(), 3u);
   EXPECT_EQ(GetFusedGroup(idx[2].source->attrs).kind, "epilogue");
   EXPECT_EQ(GetFusedGroup(idx[2].source->attrs).epilogue->in_place_output, 0);
+}
+
+// The epilogue node of a fused graph, run alone on arrays of other shapes and dtypes than it
+// was fused for (as after a rebind): each signature is derived once, then reused, and every
+// run equals the unfused graph.
+TEST(FusionEpilogueTest, CachedSignaturesAreReusedAcrossShapesAndDtypes) {
+  NodeEntry mm = Apply("matmul", "mm", {Var("x"), Var("w")});
+  NodeEntry out = Apply("relu", "act", {Apply("bias_add", "biased", {mm, Var("b")})});
+  Graph fused = Fuse(InferFromFeeds({out}, DenseFeeds()));
+  const IndexedGraph& idx = fused.indexed_graph();
+  const NodeEntry& node_out = fused.outputs[0];
+  const EpilogueRunCache& cache = *GetFusedGroup(node_out.node->attrs).epilogue->run_cache;
+  auto run = [&](int64_t rows, DType dtype, uint64_t seed) {
+    std::map<std::string, NDArray> arrays = {{"x", RandomArray(Shape{rows, 20}, dtype, seed)},
+                                             {"w", RandomArray(Shape{20, 12}, dtype, seed + 1)},
+                                             {"b", RandomArray(Shape{12}, dtype, seed + 2)}};
+    std::map<const Node*, NDArray> fused_feeds;
+    for (uint32_t nid : idx.input_nodes()) fused_feeds[idx[nid].source] = arrays.at(idx[nid].source->attrs.name);
+    std::map<const Node*, NDArray> feeds = {{mm.node->inputs[0].node.get(), arrays["x"]},
+                                            {mm.node->inputs[1].node.get(), arrays["w"]}};
+    feeds[out.node->inputs[0].node->inputs[1].node.get()] = arrays["b"];
+    ExpectNear(test::EvalGraph({node_out}, fused_feeds)[0], test::EvalGraph({out}, feeds)[0], 1e-4, 1e-4);
+  };
+  run(6, DType::kFloat32, 1);
+  run(6, DType::kFloat32, 4);
+  EXPECT_EQ(cache.entries.size(), 1u);
+  run(9, DType::kFloat32, 7);
+  run(6, DType::kFloat32, 10);
+  EXPECT_EQ(cache.entries.size(), 2u);
+  run(9, DType::kFloat64, 13);
+  run(9, DType::kFloat64, 16);
+  EXPECT_EQ(cache.entries.size(), 3u);
+  run(9, DType::kFloat32, 19);
+  EXPECT_EQ(cache.entries.size(), 3u);
 }
 
 }  // namespace
