@@ -224,6 +224,17 @@ FCompute CpuKernelOf(const Op* op);
  */
 bool RunGeneratedKernel(const std::string& target, const OpContext& ctx, const NodeAttrs& attrs,
                         const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs);
+struct SingleOpKernel;
+/*!
+ * \brief The generated kernel RunGeneratedKernel would run for these inputs' dtypes and shapes
+ * (compiled on first use), or null. It lives as long as the process: a caller that keeps the
+ * pointer per input signature launches it later without the lookup by attributes.
+ */
+const SingleOpKernel* FindGeneratedKernel(const std::string& target, const NodeAttrs& attrs,
+                                          const std::vector<NDArray>& inputs);
+/*! \brief Launches a kernel FindGeneratedKernel gave on inputs of the signature it was found for. */
+void LaunchGeneratedKernel(const SingleOpKernel& kernel, const OpContext& ctx, const std::vector<NDArray>& inputs,
+                           const std::vector<NDArray>& outputs);
 }  // namespace codegen
 
 }  // namespace ir

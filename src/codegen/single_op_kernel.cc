@@ -73,7 +73,9 @@ SingleOpKernel Generate(const std::string& target, const NodeAttrs& attrs, const
     return SingleOpKernel();  // FCodeGen declines these dtypes or attributes
   }
   std::string source = KernelPrinter::Get(target).Print({kernel});
-  return SingleOpKernel{KernelCache::Global().GetOrCompile(target, source), kernel.name, group.aliases};
+  std::shared_ptr<CompiledModule> module = KernelCache::Global().GetOrCompile(target, source);
+  CompiledModule::Launcher launch = module->Resolve(kernel.name);
+  return SingleOpKernel{std::move(module), kernel.name, group.aliases, std::move(launch)};
 }
 
 bool IsAliased(const SingleOpKernel& kernel, size_t output) {
@@ -123,22 +125,38 @@ bool RunSingleOpKernel(const std::string& target, const OpContext& ctx, const No
                        const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) {
   const SingleOpKernel& kernel = GetSingleOpKernel(target, attrs, inputs);
   if (kernel.module == nullptr) return false;
-  std::vector<NDArray> args = inputs;
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    if (!IsAliased(kernel, j)) args.push_back(outputs[j]);
-  }
-  kernel.module->Launch(kernel.name, args, ctx);
-  for (const auto& alias : kernel.aliases) {
-    const NDArray& in = inputs.at(alias.first);
-    const NDArray& out = outputs.at(alias.second);
-    if (in.storage() != out.storage() || in.byte_offset() != out.byte_offset()) out.CopyFrom(in);
-  }
+  LaunchGeneratedKernel(kernel, ctx, inputs, outputs);
   return true;
 }
 
 bool RunGeneratedKernel(const std::string& target, const OpContext& ctx, const NodeAttrs& attrs,
                         const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) {
   return RunSingleOpKernel(target, ctx, attrs, inputs, outputs);
+}
+
+const SingleOpKernel* FindGeneratedKernel(const std::string& target, const NodeAttrs& attrs,
+                                          const std::vector<NDArray>& inputs) {
+  const SingleOpKernel& kernel = GetSingleOpKernel(target, attrs, inputs);
+  return kernel.module == nullptr ? nullptr : &kernel;
+}
+
+void LaunchGeneratedKernel(const SingleOpKernel& kernel, const OpContext& ctx, const std::vector<NDArray>& inputs,
+                           const std::vector<NDArray>& outputs) {
+  constexpr size_t kInline = 64;  // F_max inputs plus outputs: no allocation per launch
+  const NDArray* inline_args[kInline];
+  std::vector<const NDArray*> heap_args(inputs.size() + outputs.size() > kInline ? inputs.size() + outputs.size() : 0);
+  const NDArray** args = heap_args.empty() ? inline_args : heap_args.data();
+  size_t n = 0;
+  for (const NDArray& in : inputs) args[n++] = &in;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (!IsAliased(kernel, j)) args[n++] = &outputs[j];
+  }
+  kernel.launch(args, n, ctx);
+  for (const auto& alias : kernel.aliases) {
+    const NDArray& in = inputs.at(alias.first);
+    const NDArray& out = outputs.at(alias.second);
+    if (in.storage() != out.storage() || in.byte_offset() != out.byte_offset()) out.CopyFrom(in);
+  }
 }
 
 FCompute CpuKernelOf(const Op* op) {

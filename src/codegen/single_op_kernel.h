@@ -27,6 +27,8 @@ struct SingleOpKernel {
   std::shared_ptr<CompiledModule> module;
   std::string name;
   std::vector<std::pair<int, int>> aliases;
+  /*! \brief The kernel's entry, resolved once when it was generated (no lookup per launch). */
+  CompiledModule::Launcher launch;
 };
 
 /*! \brief True when `op` is elementwise or broadcast and has FCodeGen. */

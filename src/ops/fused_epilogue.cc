@@ -219,7 +219,14 @@ bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   }
   IR_CHECK(entry->anchor) << NodeDesc(e.anchor) << " has no CPU kernel";
   entry->anchor(ctx, e.anchor, anchor_in, {acc});
-  if (!codegen::RunGeneratedKernel("cpu", ctx, e.epilogue, epilogue_in, epilogue_out)) {
+  const codegen::SingleOpKernel* generated = entry->generated.load();
+  if (generated == nullptr) {
+    generated = codegen::FindGeneratedKernel("cpu", e.epilogue, epilogue_in);
+    entry->generated.store(generated);
+  }
+  if (generated != nullptr) {
+    codegen::LaunchGeneratedKernel(*generated, ctx, epilogue_in, epilogue_out);
+  } else {
     Op::GetAttr<FCompute>("FCompute")[e.epilogue.op](ctx, e.epilogue, epilogue_in, epilogue_out);
   }
   return true;

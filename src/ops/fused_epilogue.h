@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ir/codegen.h"
 #include "ir/device_kernel.h"
 #include "ir/fusion.h"
 #include "ir/op_attr_types.h"
@@ -31,6 +32,8 @@ struct EpilogueRunCache {
     ast::Expr expr;
     /*! \brief Set once the op refused the epilogue for this signature (it then always does). */
     mutable std::atomic<bool> refused{false};
+    /*! \brief The generated epilogue kernel once found (null before, or when there is none). */
+    mutable std::atomic<const codegen::SingleOpKernel*> generated{nullptr};
   };
   static constexpr size_t kCapacity = 8;
   std::mutex mutex;
