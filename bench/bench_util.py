@@ -34,14 +34,22 @@ MIN_SGEMM_GFLOPS = 20.0
 MAX_ADD_OVER_COPY = 10.0
 
 
-def median_ms(fn, reps):
-    """Calls fn once to warm up, then `reps` times; the median wall time in milliseconds."""
-    fn()
+def median_ms(fn, reps, warmup_s=0.05, rep_s=0.002):
+    """Milliseconds per call of fn in steady state: calls it for >= 10 calls and `warmup_s`
+    (allocators and caches settle), then times `reps` repetitions, each the mean of as many calls
+    as last about `rep_s` (a lone call of a tiny op is below the clock's resolution); the median.
+    ir-ops-bench measures the same way."""
+    start, calls = time.perf_counter(), 0
+    while calls < 10 or time.perf_counter() - start < warmup_s:
+        fn()
+        calls += 1
+    batch = max(1, int(rep_s * calls / (time.perf_counter() - start)))
     times = []
     for _ in range(reps):
         start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - start) * 1e3 / batch)
     times.sort()
     return times[len(times) // 2]
 

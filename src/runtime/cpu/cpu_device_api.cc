@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -50,8 +51,11 @@ class BlockCache {
  public:
   void* Take(size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = blocks_.find(bytes);
-    if (it == blocks_.end()) return nullptr;
+    // The block given back last (its lines are the likeliest still in cache): equal keys sit in
+    // the order they were given.
+    auto range = blocks_.equal_range(bytes);
+    if (range.first == range.second) return nullptr;
+    auto it = std::prev(range.second);
     void* ptr = it->second;
     blocks_.erase(it);
     cached_ -= bytes;
