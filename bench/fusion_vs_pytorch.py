@@ -102,7 +102,8 @@ def xent_peer(t):
 
 
 #: (words that must all occur in the lower-cased workload name, peer), most specific first.
-PEERS = [(("layer norm", "backward"), layer_norm_backward_peer), (("log", "softmax"), log_softmax_peer),
+PEERS = [(("layer norm", "backward"), layer_norm_backward_peer), (("layer norm", "dx"), layer_norm_backward_peer),
+         (("log", "softmax"), log_softmax_peer),
          (("xent",), xent_peer), (("cross", "entropy"), xent_peer), (("softmax",), softmax_peer),
          (("layer norm",), layer_norm_peer), (("sigmoid",), sigmoid_peer), (("adam",), adam_peer)]
 

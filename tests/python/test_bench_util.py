@@ -89,6 +89,7 @@ def test_fusion_bench_workloads_find_their_peer_or_none():
     assert fv.peer_for("softmax as 5 ops") is fv.softmax_peer
     assert fv.peer_for("log-softmax 16384x1024") is fv.log_softmax_peer
     assert fv.peer_for("layer norm backward") is fv.layer_norm_backward_peer
+    assert fv.peer_for("layer norm dx as 16 ops") is fv.layer_norm_backward_peer  # the name ir-fusion-bench uses
     assert fv.peer_for("layer norm as 9 ops") is fv.layer_norm_peer
     assert fv.peer_for("softmax-xent forward+backward") is fv.xent_peer
     assert fv.peer_for("a workload nobody knows") is None
