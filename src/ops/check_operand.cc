@@ -12,7 +12,7 @@
 
 #include <cstring>
 
-#include "op_common.h"
+#include "ops/op_common.h"
 
 namespace ir {
 namespace op {

@@ -2,7 +2,7 @@
  * \file arena_offsets.cc
  * \brief Greedy-by-size arena offsets for PlanMemory.
  */
-#include "arena_offsets.h"
+#include "passes/arena_offsets.h"
 
 #include <algorithm>
 #include <numeric>

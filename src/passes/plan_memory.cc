@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <map>
 
-#include "arena_offsets.h"
 #include "ir/graph_attr.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
+#include "passes/arena_offsets.h"
 
 namespace ir {
 namespace {
