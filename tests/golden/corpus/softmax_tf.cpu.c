@@ -34,14 +34,10 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
-#include <stdlib.h>
-int omp_get_max_threads(void);
-int omp_get_num_threads(void);
-int omp_get_thread_num(void);
 
 static void fused_18f05ed33538_body(const float* restrict in0, float* restrict out0) {
   {
-    float* restrict rs0 = (float*)malloc(sizeof(float) * 10);
+    float rs0[10];
     for (int64_t i0 = 0; i0 < 8; ++i0) {
       float acc_r1 = (-INFINITY);
       #pragma omp simd reduction(max:acc_r1)
@@ -69,7 +65,6 @@ static void fused_18f05ed33538_body(const float* restrict in0, float* restrict o
         out0[i0 * 10 + i1] = t9;
       }
     }
-    free(rs0);
   }
 }
 
