@@ -57,6 +57,16 @@ IR_DLL int IRSymbolCompose(IRSymbolHandle sym, const char* name, uint32_t num_ar
                            IRSymbolHandle* args);
 /*! \brief `symbols` holds num_symbols handles (may be NULL when it is 0). */
 IR_DLL int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolHandle* out);
+/*!
+ * \brief A control-flow node (op `op_name`: cond, while_loop) named `node_name`, with `num_inputs`
+ * single-output `inputs` and `num_bodies` bodies: body k takes `num_params[k]` params (variable
+ * symbols, all bodies' params concatenated in `params`) and returns the outputs of the symbol
+ * `body_outputs[k]`. `out` gets every output of the node.
+ */
+IR_DLL int IRSymbolCreateControlFlow(const char* op_name, const char* node_name, uint32_t num_attrs, const char** keys,
+                                     const char** vals, uint32_t num_inputs, IRSymbolHandle* inputs,
+                                     uint32_t num_bodies, const uint32_t* num_params, IRSymbolHandle* params,
+                                     IRSymbolHandle* body_outputs, IRSymbolHandle* out);
 IR_DLL int IRSymbolCopy(IRSymbolHandle sym, IRSymbolHandle* out);
 IR_DLL int IRSymbolFree(IRSymbolHandle sym);
 IR_DLL int IRSymbolGetNumOutputs(IRSymbolHandle sym, uint32_t* out);

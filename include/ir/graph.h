@@ -118,6 +118,19 @@ class IndexedGraph {
   std::unordered_map<const Node*, uint32_t> node2id_;
 };
 
+/*!
+ * \brief A body of a control-flow node: a graph closed over its parameters.
+ *
+ * `params` are variable nodes in argument order (the node passes its arguments to them);
+ * `graph.outputs` are the body's results. Everything a body reads from outside comes in through
+ * a param, with one exception: a variable node that is not a param may be the mutated input of an
+ * op (assign's target), and is then the session's persistent variable of that name.
+ */
+struct Subgraph {
+  std::vector<NodePtr> params;
+  Graph graph;
+};
+
 /*! \brief Calls fvisit(node) for every node reachable from heads, inputs first (iterative). */
 void PostOrderDFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(const NodePtr&)>& fvisit);
 

@@ -17,6 +17,7 @@ namespace ir {
 
 class Op;
 class Node;
+struct Subgraph;
 /*! \brief Nodes are shared: a node lives as long as some entry or graph refers to it. */
 using NodePtr = std::shared_ptr<Node>;
 
@@ -29,6 +30,12 @@ struct NodeAttrs {
   std::map<std::string, std::string> dict;
   /*! \brief The op's typed view of dict, filled by Op::attr_parser. */
   dmlc::any parsed;
+  /*!
+   * \brief Bodies of a control-flow node (cond's branches, while_loop's condition and body):
+   * graphs of their own, closed over their params (see Subgraph in ir/graph.h). Shared, never
+   * changed once the node is built.
+   */
+  std::vector<std::shared_ptr<const Subgraph>> subgraphs;
 };
 
 /*!
@@ -77,7 +84,7 @@ class Node {
    * number of inputs against the op's signature. Throws ir::Error naming op and node.
    */
   static NodePtr Create(const Op* op, const std::string& name, const std::map<std::string, std::string>& dict,
-                        std::vector<NodeEntry> inputs);
+                        std::vector<NodeEntry> inputs, std::vector<std::shared_ptr<const Subgraph>> subgraphs = {});
   /*! \brief A variable (graph input) named `name` with optional hidden attributes. */
   static NodePtr CreateVariable(const std::string& name, const std::map<std::string, std::string>& dict = {});
 };

@@ -43,6 +43,24 @@ struct OpContext {
 using FCompute = std::function<void(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                                     const std::vector<NDArray>& outputs)>;
 
+/*!
+ * \brief Runs body `index` of a control-flow node (NodeAttrs::subgraphs) on `args`, one per param,
+ * on the run's device, and returns its outputs (arrays the caller owns). `key` numbers the call
+ * within the node's run (the iteration): random ops in the body draw from the run's number and
+ * `key`, so running a body again with the same key (a gradient recomputing an iteration) draws
+ * the same numbers.
+ */
+using BodyRunner = std::function<std::vector<NDArray>(size_t index, const std::vector<NDArray>& args, uint64_t key)>;
+
+/*!
+ * \brief "FControlFlow": the kernel of an op with bodies (cond, while_loop). It decides which
+ * bodies run and how often, through `run_body`; the executor binds each body (its own pass
+ * pipeline, once per input signature) and returns the outputs, which must have the shapes and
+ * dtypes inference gave them.
+ */
+using FControlFlow = std::function<std::vector<NDArray>(
+    const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs, const BodyRunner& run_body)>;
+
 /*! \brief Attribute key of the kernels for a device type: "FCompute" for the CPU. */
 inline std::string FComputeKey(DeviceType type) {
   switch (type) {

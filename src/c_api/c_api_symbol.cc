@@ -6,6 +6,7 @@
 
 #include "c_api/c_api_common.h"
 #include "ir/op.h"
+#include "ir/pass.h"
 #include "ir/symbol.h"
 
 namespace ir {
@@ -148,6 +149,58 @@ int IRSymbolCreateGroup(uint32_t num_symbols, IRSymbolHandle* symbols, IRSymbolH
   std::vector<Symbol> parts;
   for (uint32_t i = 0; i < num_symbols; ++i) parts.push_back(*AsSymbol(symbols[i]));
   *out = new Symbol(Symbol::CreateGroup(parts));
+  IR_API_END();
+}
+
+namespace {
+
+/*! \brief The single entry of `symbol`; `what` names it in the error. */
+ir::NodeEntry SingleEntry(const Symbol& symbol, const std::string& what) {
+  IR_CHECK(symbol.outputs.size() == 1) << what << " has " << symbol.outputs.size() << " outputs, expected 1";
+  return symbol.outputs[0];
+}
+
+}  // namespace
+
+int IRSymbolCreateControlFlow(const char* op_name, const char* node_name, uint32_t num_attrs, const char** keys,
+                              const char** vals, uint32_t num_inputs, IRSymbolHandle* inputs, uint32_t num_bodies,
+                              const uint32_t* num_params, IRSymbolHandle* params, IRSymbolHandle* body_outputs,
+                              IRSymbolHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(op_name);
+  IR_API_CHECK_NOT_NULL(node_name);
+  IR_API_CHECK_ARRAY(keys, num_attrs);
+  IR_API_CHECK_ARRAY(vals, num_attrs);
+  IR_API_CHECK_ARRAY(inputs, num_inputs);
+  IR_CHECK(num_bodies == 0 || num_params != nullptr) << __func__ << ": argument 'num_params' is NULL";
+  IR_API_CHECK_ARRAY(body_outputs, num_bodies);
+  IR_API_CHECK_NOT_NULL(out);
+  std::map<std::string, std::string> attrs;
+  for (uint32_t i = 0; i < num_attrs; ++i) attrs[keys[i]] = vals[i];
+  std::vector<ir::NodeEntry> entries;
+  for (uint32_t i = 0; i < num_inputs; ++i)
+    entries.push_back(SingleEntry(*AsSymbol(inputs[i]), ir::StrCat("input ", i)));
+  uint64_t total = 0;
+  for (uint32_t k = 0; k < num_bodies; ++k) total += num_params[k];
+  IR_API_CHECK_ARRAY(params, total);
+  std::vector<std::shared_ptr<const ir::Subgraph>> bodies;
+  for (uint32_t k = 0, next = 0; k < num_bodies; ++k) {
+    auto body = std::make_shared<ir::Subgraph>();
+    for (uint32_t i = 0; i < num_params[k]; ++i, ++next) {
+      ir::NodeEntry param = SingleEntry(*AsSymbol(params[next]), ir::StrCat("body ", k, " param ", i));
+      IR_CHECK(param.node->is_variable())
+          << "body " << k << " param " << i << " ('" << param.node->attrs.name << "') is not a variable";
+      body->params.push_back(param.node);
+    }
+    body->graph.outputs = AsSymbol(body_outputs[k])->outputs;
+    bodies.push_back(std::move(body));
+  }
+  ir::NodePtr node = ir::Node::Create(ir::Op::Get(op_name), node_name, attrs, std::move(entries), std::move(bodies));
+  ir::Graph check(std::vector<ir::NodeEntry>{ir::NodeEntry{node, 0}});
+  ir::VerifyGraph(check);
+  Symbol result;
+  for (uint32_t i = 0; i < node->num_outputs(); ++i) result.outputs.push_back(ir::NodeEntry{node, i});
+  *out = new Symbol(std::move(result));
   IR_API_END();
 }
 

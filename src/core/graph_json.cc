@@ -4,10 +4,11 @@
  *
  * Format:
  *   {"nodes": [{"op": "null"|name, "name": ..., "attrs": {...}, "inputs": [[nid, index]...],
- *               "control_deps": [nid...]}...],
+ *               "control_deps": [nid...], "subgraphs": [body...]}...],
  *    "arg_nodes": [nid...], "heads": [[nid, index]...],
  *    "attrs": {"key": ["type", value]...}, "skipped_attrs": ["key"...]}
- * Nodes appear in IndexedGraph order, so every reference points backwards.
+ * Nodes appear in IndexedGraph order, so every reference points backwards. A control-flow
+ * node's bodies are nested: {"nodes": [...], "heads": [...], "params": [nid...]}.
  */
 #include <dmlc/json.h>
 
@@ -41,23 +42,72 @@ std::map<std::string, std::string> EscapeKeys(const std::map<std::string, std::s
   return escaped;
 }
 
+struct BodyJSON;
+
 struct NodeJSON {
   std::string op;
   std::string name;
   std::map<std::string, std::string> attrs;
   std::vector<EntryJSON> inputs;
   std::vector<uint32_t> control_deps;
+  std::vector<BodyJSON> subgraphs;
+
+  void Save(dmlc::JSONWriter* writer) const;
+};
+
+/*! \brief The nodes of a graph in IndexedGraph order, as NodeJSON. */
+std::vector<NodeJSON> NodesJSON(const IndexedGraph& idx);
+
+/*! \brief A body: its nodes (params included even when unused), heads and params. */
+struct BodyJSON {
+  const Subgraph* body = nullptr;
 
   void Save(dmlc::JSONWriter* writer) const {
-    writer->BeginObject(false);
-    writer->WriteObjectKeyValue("op", op);
-    writer->WriteObjectKeyValue("name", name);
-    if (!attrs.empty()) writer->WriteObjectKeyValue("attrs", EscapeKeys(attrs));
-    writer->WriteObjectKeyValue("inputs", inputs);
-    if (!control_deps.empty()) writer->WriteObjectKeyValue("control_deps", control_deps);
+    Graph all = body->graph;  // params as extra heads, so an unused one is still written
+    for (const NodePtr& p : body->params) all.outputs.push_back(NodeEntry{p, 0});
+    const IndexedGraph& idx = all.indexed_graph();
+    std::vector<EntryJSON> heads;
+    std::vector<uint32_t> params;
+    for (size_t i = 0; i < idx.outputs().size(); ++i) {
+      const auto& e = idx.outputs()[i];
+      if (i < body->graph.outputs.size()) {
+        heads.push_back({e.node_id, e.index});
+      } else {
+        params.push_back(e.node_id);
+      }
+    }
+    writer->BeginObject(true);
+    writer->WriteObjectKeyValue("nodes", NodesJSON(idx));
+    writer->WriteObjectKeyValue("heads", heads);
+    writer->WriteObjectKeyValue("params", params);
     writer->EndObject();
   }
 };
+
+void NodeJSON::Save(dmlc::JSONWriter* writer) const {
+  writer->BeginObject(false);
+  writer->WriteObjectKeyValue("op", op);
+  writer->WriteObjectKeyValue("name", name);
+  if (!attrs.empty()) writer->WriteObjectKeyValue("attrs", EscapeKeys(attrs));
+  writer->WriteObjectKeyValue("inputs", inputs);
+  if (!control_deps.empty()) writer->WriteObjectKeyValue("control_deps", control_deps);
+  if (!subgraphs.empty()) writer->WriteObjectKeyValue("subgraphs", subgraphs);
+  writer->EndObject();
+}
+
+std::vector<NodeJSON> NodesJSON(const IndexedGraph& idx) {
+  std::vector<NodeJSON> nodes;
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    NodeJSON spec{
+        node->is_variable() ? "null" : node->op()->name, node->attrs.name, SavedAttrs(node->attrs), {}, {}, {}};
+    for (const auto& e : idx[nid].inputs) spec.inputs.push_back({e.node_id, e.index});
+    spec.control_deps = idx[nid].control_deps;
+    for (const auto& body : node->attrs.subgraphs) spec.subgraphs.push_back(BodyJSON{body.get()});
+    nodes.push_back(std::move(spec));
+  }
+  return nodes;
+}
 
 /*! \brief The graph attributes with a JSON codec, written as {"key": ["type", value]}. */
 struct AttrsJSON {
@@ -113,7 +163,7 @@ class GraphReader {
     Expect(spec, Value::Kind::kObject, where);
     const Value* name = spec.Find("name");
     if (name != nullptr && name->kind == Value::Kind::kString) where += StrCat(" ('", name->text, "')");
-    CheckFields(spec, {"op", "name", "attrs", "inputs", "control_deps"}, where);
+    CheckFields(spec, {"op", "name", "attrs", "inputs", "control_deps", "subgraphs"}, where);
     const std::string& op = Field(spec, "op", Value::Kind::kString, true, where)->text;
     Field(spec, "name", Value::Kind::kString, true, where);
     std::map<std::string, std::string> attrs = NodeAttrs(spec, where);
@@ -122,12 +172,17 @@ class GraphReader {
     for (size_t i = 0; i < input_list.items.size(); ++i) {
       inputs.push_back(Entry(input_list.items[i], StrCat(where, " input ", i)));
     }
+    std::vector<std::shared_ptr<const Subgraph>> bodies;
+    if (const Value* list = Field(spec, "subgraphs", Value::Kind::kArray, false, where)) {
+      for (size_t i = 0; i < list->items.size(); ++i)
+        bodies.push_back(ReadBody(list->items[i], StrCat(where, " body ", i)));
+    }
     NodePtr node = detail::WithJSONContext(where, [&]() {
       if (op == "null") {
-        IR_CHECK(inputs.empty()) << "a variable cannot have inputs";
+        IR_CHECK(inputs.empty() && bodies.empty()) << "a variable cannot have inputs or bodies";
         return Node::CreateVariable(name->text, attrs);
       }
-      return Node::Create(Op::Get(op), name->text, attrs, std::move(inputs));
+      return Node::Create(Op::Get(op), name->text, attrs, std::move(inputs), std::move(bodies));
     });
     if (const Value* deps = Field(spec, "control_deps", Value::Kind::kArray, false, where)) {
       for (size_t i = 0; i < deps->items.size(); ++i) {
@@ -172,6 +227,27 @@ class GraphReader {
   }
 
  private:
+  /*! \brief A nested body {"nodes", "heads", "params"}, read by a reader of its own. */
+  static std::shared_ptr<const Subgraph> ReadBody(const Value& spec, const std::string& where) {
+    Expect(spec, Value::Kind::kObject, where);
+    CheckFields(spec, {"nodes", "heads", "params"}, where);
+    GraphReader reader;
+    for (const Value& node : Field(spec, "nodes", Value::Kind::kArray, true, where)->items) reader.AddNode(node);
+    auto body = std::make_shared<Subgraph>();
+    const Value& heads = *Field(spec, "heads", Value::Kind::kArray, true, where);
+    for (size_t i = 0; i < heads.items.size(); ++i) {
+      body->graph.outputs.push_back(reader.Entry(heads.items[i], StrCat(where, " head ", i)));
+    }
+    const Value& params = *Field(spec, "params", Value::Kind::kArray, true, where);
+    for (size_t i = 0; i < params.items.size(); ++i) {
+      const NodePtr& param = reader.nodes_[reader.NodeId(params.items[i], StrCat(where, " param ", i))];
+      IR_CHECK(param->is_variable()) << where << " param " << i << ": node '" << param->attrs.name
+                                     << "' is not a variable";
+      body->params.push_back(param);
+    }
+    return body;
+  }
+
   static std::map<std::string, std::string> NodeAttrs(const Value& spec, const std::string& where) {
     std::map<std::string, std::string> attrs;
     const Value* object = Field(spec, "attrs", Value::Kind::kObject, false, where);
@@ -189,15 +265,8 @@ class GraphReader {
 
 std::string SaveJSON(const Graph& graph) {
   const IndexedGraph& idx = graph.indexed_graph();
-  std::vector<NodeJSON> nodes;
+  std::vector<NodeJSON> nodes = NodesJSON(idx);
   std::vector<uint32_t> arg_nodes = idx.input_nodes();
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    const Node* node = idx[nid].source;
-    NodeJSON spec{node->is_variable() ? "null" : node->op()->name, node->attrs.name, SavedAttrs(node->attrs), {}, {}};
-    for (const auto& e : idx[nid].inputs) spec.inputs.push_back({e.node_id, e.index});
-    spec.control_deps = idx[nid].control_deps;
-    nodes.push_back(std::move(spec));
-  }
   std::vector<EntryJSON> heads;
   for (const auto& e : idx.outputs()) heads.push_back({e.node_id, e.index});
   std::vector<std::string> skipped;

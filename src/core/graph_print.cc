@@ -124,45 +124,89 @@ void PrintGraphLevelAttrs(const Graph& graph, std::ostream& os) {
   }
 }
 
+/*! \brief "%3" for each param of `body` (its node id there), "unused" for a param no output reads. */
+std::string ParamList(const Subgraph& body) {
+  const IndexedGraph& idx = body.graph.indexed_graph();
+  std::vector<std::string> params;
+  for (const NodePtr& p : body.params) {
+    params.push_back(idx.has_node(p.get()) ? StrCat("%", idx.node_id(p.get())) : Quote(p->attrs.name) + " unused");
+  }
+  return Join(params, ", ");
+}
+
+/*! \brief The nodes and return line of `graph`, each line after `indent`; bodies nested below their node. */
+void PrintNodes(const Graph& graph, const std::vector<IndexedAttr>& attrs, const std::string& indent,
+                std::ostream& os) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    os << indent.substr(2) << NodeLine(graph, attrs, nid) << "\n";
+    const auto& bodies = idx[nid].source->attrs.subgraphs;
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      os << indent << "  body " << k << " (" << ParamList(*bodies[k]) << ") {\n";
+      PrintNodes(bodies[k]->graph, {}, indent + "    ", os);
+      os << indent << "  }\n";
+    }
+  }
+  std::vector<std::string> heads;
+  for (const auto& e : idx.outputs()) heads.push_back(EntryRef(idx, e));
+  os << indent << "return " << Join(heads, ", ") << "\n";
+}
+
 }  // namespace
 
 std::string PrintGraphText(const Graph& graph) {
-  const IndexedGraph& idx = graph.indexed_graph();
   std::vector<std::string> mismatched;
   std::vector<IndexedAttr> attrs = PrintableIndexedAttrs(graph, &mismatched);
   std::ostringstream os;
   os << "graph {\n";
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) os << NodeLine(graph, attrs, nid) << "\n";
-  std::vector<std::string> heads;
-  for (const auto& e : idx.outputs()) heads.push_back(EntryRef(idx, e));
-  os << "  return " << Join(heads, ", ") << "\n}\n";
+  PrintNodes(graph, attrs, "  ", os);
+  os << "}\n";
   PrintGraphLevelAttrs(graph, os);
   for (const std::string& problem : mismatched) os << "; not shown: " << problem << "\n";
   return os.str();
 }
 
-std::string PrintGraphDot(const Graph& graph) {
+namespace {
+
+/*! \brief The dot nodes and edges of `graph`, ids prefixed by `prefix`; bodies as clusters. */
+void DotNodes(const Graph& graph, const std::string& prefix, std::ostream& os) {
   const IndexedGraph& idx = graph.indexed_graph();
   const ShapeVector* shapes = nullptr;
   if (graph.HasAttr("shape") && graph.attrs.at("shape")->type() == typeid(ShapeVector)) {
     shapes = &graph.GetAttr<ShapeVector>("shape");
   }
-  std::ostringstream os;
-  os << "digraph IR {\n  node [fontname=\"monospace\"];\n";
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
     std::string label = node->is_variable() ? Quote(node->attrs.name)
                                             : "\"" + Escape(node->op()->name) + "\\n" + Escape(node->attrs.name) + "\"";
-    os << "  n" << nid << " [label=" << label << " shape=" << (node->is_variable() ? "ellipse" : "box") << "];\n";
+    os << "  " << prefix << nid << " [label=" << label << " shape=" << (node->is_variable() ? "ellipse" : "box")
+       << "];\n";
     for (const auto& e : idx[nid].inputs) {
-      os << "  n" << e.node_id << " -> n" << nid;
+      os << "  " << prefix << e.node_id << " -> " << prefix << nid;
       if (shapes != nullptr && shapes->size() == idx.num_node_entries()) {
         os << " [label=" << Quote((*shapes)[idx.entry_id(e)].ToString()) << "]";
       }
       os << ";\n";
     }
-    for (uint32_t dep : idx[nid].control_deps) os << "  n" << dep << " -> n" << nid << " [style=dashed];\n";
+    for (uint32_t dep : idx[nid].control_deps)
+      os << "  " << prefix << dep << " -> " << prefix << nid << " [style=dashed];\n";
+    const auto& bodies = node->attrs.subgraphs;
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      std::string inner = StrCat(prefix, nid, "_", k, "_");
+      os << "  subgraph cluster_" << inner << " {\n  label=" << Quote(StrCat(node->attrs.name, " body ", k)) << ";\n";
+      DotNodes(bodies[k]->graph, inner, os);
+      os << "  }\n";
+    }
   }
+}
+
+}  // namespace
+
+std::string PrintGraphDot(const Graph& graph) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  std::ostringstream os;
+  os << "digraph IR {\n  node [fontname=\"monospace\"];\n";
+  DotNodes(graph, "n", os);
   for (size_t i = 0; i < idx.outputs().size(); ++i) {
     os << "  out" << i << " [label=\"output " << i << "\" shape=plaintext];\n";
     os << "  n" << idx.outputs()[i].node_id << " -> out" << i << ";\n";

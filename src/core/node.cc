@@ -77,12 +77,16 @@ uint32_t Node::num_outputs() const { return is_variable() ? 1 : attrs.op->Output
 NodePtr Node::Create() { return std::make_shared<Node>(); }
 
 NodePtr Node::Create(const Op* op, const std::string& name, const std::map<std::string, std::string>& dict,
-                     std::vector<NodeEntry> inputs) {
+                     std::vector<NodeEntry> inputs, std::vector<std::shared_ptr<const Subgraph>> subgraphs) {
   IR_CHECK(op != nullptr) << "Node::Create: null op for node '" << name << "'";
   NodePtr node = Create();
   node->attrs.op = op;
   node->attrs.name = name;
   node->attrs.dict = dict;
+  node->attrs.subgraphs = std::move(subgraphs);
+  for (size_t i = 0; i < node->attrs.subgraphs.size(); ++i) {
+    IR_CHECK(node->attrs.subgraphs[i] != nullptr) << NodeDesc(node->attrs) << ": body " << i << " is null";
+  }
   ParseAttrs(&node->attrs);
   uint32_t expected = op->InputCount(node->attrs);
   IR_CHECK(expected == kVariadic || expected == inputs.size())

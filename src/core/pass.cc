@@ -4,6 +4,7 @@
  */
 #include "ir/pass.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "core/json_util.h"
 #include "ir/graph_attr.h"
 #include "ir/op.h"
+#include "ir/op_attr_types.h"
 
 namespace ir {
 
@@ -30,6 +32,42 @@ struct PassRegistry {
 
 std::string NodeLabel(const Node* node) {
   return StrCat("'", node->attrs.name, "' (", node->is_variable() ? "variable" : node->op()->name, ")");
+}
+
+/*! \brief Throws unless every use of `var` in `body` (a non-param variable) is an input the op mutates. */
+void CheckFreeVariable(const IndexedGraph& body, uint32_t var) {
+  const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  for (uint32_t nid = 0; nid < body.num_nodes(); ++nid) {
+    for (uint32_t k = 0; k < body[nid].inputs.size(); ++k) {
+      if (body[nid].inputs[k].node_id != var) continue;
+      const Node* user = body[nid].source;
+      std::vector<uint32_t> mutated;
+      if (mutate != nullptr && mutate->count(user->op())) mutated = (*mutate)[user->op()](user->attrs);
+      IR_CHECK(std::find(mutated.begin(), mutated.end(), k) != mutated.end())
+          << "variable " << NodeLabel(body[var].source) << " is read by node " << NodeLabel(user)
+          << " but is not a param: a body reads outside values only through its params (only the target of an "
+             "assign may be a free variable)";
+    }
+  }
+}
+
+/*! \brief A body: params are distinct variables with distinct names, free variables are only written. */
+void VerifySubgraph(const Subgraph& body) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < body.params.size(); ++i) {
+    const NodePtr& param = body.params[i];
+    IR_CHECK(param != nullptr && param->is_variable()) << "param " << i << " is not a variable node";
+    IR_CHECK(names.insert(param->attrs.name).second)
+        << "param " << i << " ('" << param->attrs.name << "') has the name of an earlier param";
+  }
+  VerifyGraph(body.graph);
+  const IndexedGraph& idx = body.graph.indexed_graph();
+  for (uint32_t nid : idx.input_nodes()) {
+    const Node* var = idx[nid].source;
+    bool is_param =
+        std::any_of(body.params.begin(), body.params.end(), [var](const NodePtr& p) { return p.get() == var; });
+    if (!is_param) CheckFreeVariable(idx, nid);
+  }
 }
 
 void CheckDependencies(const PassReg& pass, const Graph& graph) {
@@ -169,6 +207,13 @@ void VerifyGraph(const Graph& graph) {
     uint32_t expected = node->op()->InputCount(node->attrs);
     IR_CHECK(expected == kVariadic || expected == node->inputs.size())
         << "node " << NodeLabel(node) << " has " << node->inputs.size() << " inputs, its op takes " << expected;
+    for (size_t k = 0; k < node->attrs.subgraphs.size(); ++k) {
+      try {
+        VerifySubgraph(*node->attrs.subgraphs[k]);
+      } catch (const Error& err) {
+        throw Error(StrCat("body ", k, " of node ", NodeLabel(node), ": ", err.what()));
+      }
+    }
   }
   for (const auto& kv : graph.attrs) CheckGraphAttrSize(kv.first, *kv.second, idx);
 }

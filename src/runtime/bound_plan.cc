@@ -112,9 +112,15 @@ void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
       << "graph attribute 'kernels' has " << generated->size() << " elements for " << idx.num_nodes() << " nodes";
   plan->kernels.assign(idx.num_nodes(), FCompute());
   plan->on_host.assign(idx.num_nodes(), false);
+  plan->control_flow.assign(idx.num_nodes(), nullptr);
+  const auto* control_flow = Op::FindAttr<FControlFlow>("FControlFlow");
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
     if (node->is_variable()) continue;
+    if (control_flow != nullptr && control_flow->count(node->op())) {
+      plan->control_flow[nid] = &(*control_flow)[node->op()];
+      continue;
+    }
     if (generated != nullptr && (*generated)[nid]) {
       plan->kernels[nid] = (*generated)[nid];
       continue;

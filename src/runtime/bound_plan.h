@@ -35,6 +35,8 @@ struct BoundPlan {
   /*! \brief Per node: its kernel (empty for variables) and whether it runs on host copies. */
   std::vector<FCompute> kernels;
   std::vector<bool> on_host;
+  /*! \brief Per node: its op's FControlFlow when it has bodies the executor runs (else null). */
+  std::vector<const FControlFlow*> control_flow;
   /*! \brief Per node: inputs the op mutates, and those it overwrites without reading. */
   std::vector<std::vector<uint32_t>> mutated;
   std::vector<std::vector<uint32_t>> overwritten;

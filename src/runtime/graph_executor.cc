@@ -11,6 +11,7 @@
 #include "ir/op.h"
 #include "ir/pass.h"
 #include "ir/runtime.h"
+#include "runtime/body_executors.h"
 #include "runtime/bound_plan.h"
 #include "runtime/graph_inputs.h"
 #include "runtime/host_fallback.h"
@@ -65,12 +66,11 @@ class Executor::Impl {
     graph_ = ApplyPass(std::move(g), "OrderMutations");
     inputs_ = runtime::ClassifyInputs(graph_);
     updates_variables_ =
-        std::any_of(inputs_.begin(), inputs_.end(), [](const runtime::GraphInput& input) { return input.mutated; });
+        std::any_of(inputs_.begin(), inputs_.end(), [](const runtime::GraphInput& input) { return input.mutated; }) ||
+        runtime::BodiesUpdateVariables(graph_);
   }
 
   std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds) {
-    auto start = std::chrono::steady_clock::now();
-    RunStats stats;
     std::shared_lock<std::shared_mutex> reading;
     std::unique_lock<std::shared_mutex> updating;
     if (updates_variables_) {
@@ -79,6 +79,32 @@ class Executor::Impl {
       reading = variables_->LockForRead();
     }
     DeviceWait device_wait(device_);  // before the locks are released
+    RunStats stats;
+    std::vector<NDArray> outputs = RunLocked(feeds, run_count_.fetch_add(1), &stats);
+    device_wait.Wait();
+    std::lock_guard<std::mutex> lock(last_mutex_);
+    last_stats_ = std::move(stats);
+    return outputs;
+  }
+
+  /*! \brief A body's run inside an outer run, which holds the store's lock and waits for the device. */
+  std::vector<NDArray> RunNested(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
+                                 RunStats* outer) {
+    RunStats stats;
+    std::vector<NDArray> outputs = RunLocked(feeds, run_number, &stats);
+    outer->kernels_launched += stats.kernels_launched;
+    outer->host_fallbacks += stats.host_fallbacks;
+    outer->bind_ms += stats.bind_ms;
+    outer->bound = outer->bound || stats.bound;
+    for (NodeProfile& node : stats.nodes) outer->nodes.push_back(std::move(node));
+    return outputs;
+  }
+
+  /*! \brief Binds (or finds the plan) and runs every node; the caller holds the store's lock. */
+  std::vector<NDArray> RunLocked(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
+                                 RunStats* stats_out) {
+    auto start = std::chrono::steady_clock::now();
+    RunStats& stats = *stats_out;
     std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
     // Two captures fit std::function's inline buffer: no allocation per run.
     runtime::PlanCache::Lease lease = plans_.Checkout(
@@ -90,20 +116,18 @@ class Executor::Impl {
       stats.bind_ms = plan.bind_ms;
     }
     CheckBoundInputs(plan, values);
-    RunContext run{plan, lease.workspace(), InputData(plan, values), run_count_.fetch_add(1), &stats, {}, {}};
+    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}};
     const IndexedGraph& idx = plan.graph.indexed_graph();
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
     }
     std::vector<NDArray> outputs = Fetch(plan, run.data);
-    device_wait.Wait();
     stats.bytes_allocated = plan.pool_bytes;
     stats.bytes_without_reuse = plan.no_reuse_bytes;
     stats.memory_lower_bound_bytes = plan.lower_bound_bytes;
     double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     stats.run_ms = total - stats.bind_ms;
     std::lock_guard<std::mutex> lock(last_mutex_);
-    last_stats_ = std::move(stats);
     last_graph_ = &plan.graph;
     return outputs;
   }
@@ -208,6 +232,11 @@ class Executor::Impl {
     ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run->run_number));
     const NodeAttrs& attrs = idx[nid].source->attrs;
     auto start = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    if (plan.control_flow[nid] != nullptr) {
+      RunControlFlow(run, nid, ctx);
+      if (options_.profile) Profile(run, nid, start);
+      return;
+    }
     if (plan.on_host[nid]) {
       runtime::RunOnHost(plan.kernels[nid], ctx, attrs, in, out, plan.mutated[nid]);
       ++run->stats->host_fallbacks;
@@ -216,6 +245,34 @@ class Executor::Impl {
     }
     ++run->stats->kernels_launched;
     if (options_.profile) Profile(run, nid, start);
+  }
+
+  /*!
+   * \brief Runs a control-flow node: its FControlFlow runs bodies through executors of their own
+   * (bound per input signature, reused every iteration); its outputs are the arrays they return.
+   */
+  void RunControlFlow(RunContext* run, uint32_t nid, const OpContext& ctx) {
+    const BoundPlan& plan = run->plan;
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    const NodeAttrs& attrs = idx[nid].source->attrs;
+    BodyRunner run_body = [this, run, &attrs](size_t index, const std::vector<NDArray>& args, uint64_t key) {
+      IR_CHECK(index < attrs.subgraphs.size()) << NodeDesc(attrs) << " has no body " << index;
+      runtime::BodyExecutors::Body& body = bodies_.Get(*attrs.subgraphs[index], options_, variables_);
+      uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(key + 0x5bd1e995u));
+      return body.executor->impl_->RunNested(body.Feeds(attrs, index, args), number, run->stats);
+    };
+    std::vector<NDArray> results = (*plan.control_flow[nid])(ctx, attrs, run->in, run_body);
+    IR_CHECK(results.size() == idx.num_outputs(nid))
+        << NodeDesc(attrs) << " computed " << results.size() << " outputs, it has " << idx.num_outputs(nid);
+    for (uint32_t j = 0; j < results.size(); ++j) {
+      uint32_t eid = idx.entry_id(nid, j);
+      IR_CHECK(results[j].shape() == plan.shapes[eid] && results[j].dtype() == plan.dtypes[eid])
+          << NodeDesc(attrs) << ": output " << j << " is " << DTypeName(results[j].dtype()) << results[j].shape()
+          << " but the graph was bound for " << DTypeName(plan.dtypes[eid]) << plan.shapes[eid]
+          << " (a value whose shape changes at run time must be declared in shape_invariants and not be read by "
+             "ops that need its shape before the run)";
+      run->data[eid] = results[j];
+    }
   }
 
   /*! \brief Records node `nid`'s time since `start`, its device work done first. */
@@ -247,6 +304,8 @@ class Executor::Impl {
   /*! \brief Some op of the graph writes a variable: runs hold the store's update lock. */
   bool updates_variables_ = false;
   runtime::PlanCache plans_;
+  /*! \brief Executors of the bodies of the graph's control-flow nodes. */
+  runtime::BodyExecutors bodies_;
   /*! \brief Numbers runs (seeds of random ops differ run to run). */
   std::atomic<uint64_t> run_count_{0};
   mutable std::mutex last_mutex_;

@@ -146,6 +146,21 @@ std::vector<Call> CApiNullArgsTest::Table() {
          free_symbol(out);
          return rc;
        }},
+      {"IRSymbolCreateControlFlow",
+       [&](Args& a) {
+         IRSymbolHandle p0 = nullptr, p1 = nullptr, out = nullptr;
+         EXPECT_EQ(IRSymbolCreateVariable("then/p", &p0), 0);
+         EXPECT_EQ(IRSymbolCreateVariable("else/p", &p1), 0);
+         IRSymbolHandle inputs[] = {x_, y_}, params[] = {p0, p1}, outputs[] = {p0, p1};
+         const uint32_t num_params[] = {1, 1};
+         int rc = IRSymbolCreateControlFlow(a("op_name", "cond"), a("node_name", "c"), 0, nullptr, nullptr, 2,
+                                            a("inputs", inputs), 2, a("num_params", num_params), a("params", params),
+                                            a("body_outputs", outputs), a("out", &out));
+         free_symbol(out);
+         free_symbol(p0);
+         free_symbol(p1);
+         return rc;
+       }},
       {"IRSymbolCopy",
        [&](Args& a) {
          IRSymbolHandle out = nullptr;

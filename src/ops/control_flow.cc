@@ -1,0 +1,413 @@
+/*!
+ * \file control_flow.cc
+ * \brief cond and while_loop: ops whose bodies are graphs (NodeAttrs::subgraphs), and the node
+ * their gradient builds, _while_loop_grad.
+ *
+ * Bodies are closed over their params (ir/graph.h, Subgraph), so inference, gradients and the
+ * executor see every value that crosses into a body as a node input. Shapes and dtypes are
+ * inferred by running the InferShape / InferType passes on the bodies. The kernels
+ * (FControlFlow) decide which bodies run: cond runs only the taken branch; while_loop iterates
+ * in the executor. A while loop's gradient keeps the loop variables of every iteration (its
+ * accumulator lives in the gradient node's run) and runs the bodies' gradient in reverse.
+ */
+#include "ir/autodiff.h"
+#include "ir/pass.h"
+#include "ops/op_common.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+struct WhileParam : public dmlc::Parameter<WhileParam> {
+  int maximum_iterations;
+  std::string shape_invariants;
+  bool back_prop;
+  int parallel_iterations;
+  DMLC_DECLARE_PARAMETER(WhileParam) {
+    DMLC_DECLARE_FIELD(maximum_iterations).set_default(-1).describe("Most iterations to run; -1 for no bound.");
+    DMLC_DECLARE_FIELD(shape_invariants)
+        .set_default("")
+        .describe(
+            "Per loop variable, the shape it keeps across iterations (-1 or ? for a dimension that may "
+            "change), as [[-1,2],[]]; empty: inferred.");
+    DMLC_DECLARE_FIELD(back_prop).set_default(true).describe("Whether gradients may flow through the loop.");
+    DMLC_DECLARE_FIELD(parallel_iterations)
+        .set_default(10)
+        .describe("Accepted for TensorFlow; iterations run in order.");
+  }
+};
+DMLC_REGISTER_PARAMETER(WhileParam);
+
+const Subgraph& Body(const NodeAttrs& attrs, size_t k) { return *attrs.subgraphs.at(k); }
+
+/*! \brief Throws unless the node has `count` bodies. */
+void CheckBodyCount(const NodeAttrs& attrs, size_t count, const char* what) {
+  IR_CHECK(attrs.subgraphs.size() == count)
+      << NodeDesc(attrs) << " needs " << count << " bodies (" << what << "), got " << attrs.subgraphs.size();
+}
+
+/*! \brief Throws unless body `k` takes `params` params and returns `outputs` values (-1: any). */
+void CheckArity(const NodeAttrs& attrs, size_t k, const char* name, size_t params, int outputs) {
+  const Subgraph& body = Body(attrs, k);
+  IR_CHECK(body.params.size() == params) << NodeDesc(attrs) << ": body " << k << " (" << name << ") takes "
+                                         << body.params.size() << " params, expected " << params;
+  IR_CHECK(outputs < 0 || body.graph.outputs.size() == static_cast<size_t>(outputs))
+      << NodeDesc(attrs) << ": body " << k << " (" << name << ") returns " << body.graph.outputs.size()
+      << " values, expected " << outputs;
+}
+
+bool IsHiddenKey(const std::string& key) {
+  return key.size() > 4 && key.compare(0, 2, "__") == 0 && key.compare(key.size() - 2, 2, "__") == 0;
+}
+
+void ParseCond(NodeAttrs* attrs) {
+  for (const auto& kv : attrs->dict) {
+    IR_CHECK(IsHiddenKey(kv.first)) << NodeDesc(*attrs) << " takes no parameters, got '" << kv.first << "'";
+  }
+  CheckBodyCount(*attrs, 2, "then_branch, else_branch");
+  const Subgraph& then_branch = Body(*attrs, 0);
+  IR_CHECK(!then_branch.graph.outputs.empty()) << NodeDesc(*attrs) << ": the branches return no value";
+  CheckArity(*attrs, 1, "else_branch", then_branch.params.size(), static_cast<int>(then_branch.graph.outputs.size()));
+}
+
+/*! \brief Per loop variable, its declared shape invariant (empty when none are declared). */
+std::vector<Shape> ShapeInvariants(const NodeAttrs& attrs) {
+  const std::string& text = dmlc::get<WhileParam>(attrs.parsed).shape_invariants;
+  std::vector<Shape> shapes;
+  std::string body;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) body += c;
+  }
+  if (body.empty()) return shapes;
+  IR_CHECK(body.size() >= 2 && body.front() == '[' && body.back() == ']')
+      << NodeDesc(attrs) << ": shape_invariants must be a list of shapes like [[-1,2],[]], got '" << text << "'";
+  size_t pos = 1;
+  while (pos + 1 < body.size()) {
+    size_t end = body[pos] == '[' ? body.find(']', pos) : body.find(',', pos);
+    end = end == std::string::npos ? body.size() - 1 : (body[pos] == '[' ? end + 1 : end);
+    shapes.push_back(Shape::Parse(body.substr(pos, end - pos)));
+    pos = end + 1;
+  }
+  return shapes;
+}
+
+/*! \brief Parses a while_loop (bodies cond, body) or _while_loop_grad (bodies cond, body, gradient). */
+void ParseWhile(NodeAttrs* attrs) {
+  ParamParser<WhileParam>(attrs);
+  bool grad = attrs->op->name == "_while_loop_grad";
+  CheckBodyCount(*attrs, grad ? 3 : 2, grad ? "cond, body, body gradient" : "cond, body");
+  size_t n = Body(*attrs, 1).params.size();
+  CheckArity(*attrs, 0, "cond", n, 1);
+  CheckArity(*attrs, 1, "body", n, static_cast<int>(n));
+  if (grad) CheckArity(*attrs, 2, "body gradient", 2 * n, static_cast<int>(n));
+  size_t declared = ShapeInvariants(*attrs).size();
+  IR_CHECK(declared == 0 || declared == n)
+      << NodeDesc(*attrs) << ": shape_invariants lists " << declared << " shapes for " << n << " loop variables";
+}
+
+uint32_t NumParams(const NodeAttrs& attrs, size_t body) {
+  return attrs.subgraphs.size() > body ? static_cast<uint32_t>(Body(attrs, body).params.size()) : 0;
+}
+uint32_t NumResults(const NodeAttrs& attrs, size_t body) {
+  return attrs.subgraphs.size() > body ? static_cast<uint32_t>(Body(attrs, body).graph.outputs.size()) : 0;
+}
+
+// ---------------------------------------------------------------- inference through bodies
+
+/*! \brief Shapes or dtypes: the pass that infers them and the graph attributes it reads and writes. */
+struct ShapeKind {
+  using Value = Shape;
+  static constexpr const char* kPass = "InferShape";
+  static constexpr const char* kInputs = "shape_inputs";
+  static constexpr const char* kResult = "shape";
+  static Shape Unknown() { return Shape(); }
+};
+struct TypeKind {
+  using Value = DType;
+  static constexpr const char* kPass = "InferType";
+  static constexpr const char* kInputs = "dtype_inputs";
+  static constexpr const char* kResult = "dtype";
+  static DType Unknown() { return DType::kUnknown; }
+};
+
+/*! \brief What the inference pass finds for the outputs of body `k` given its params' values. */
+template <typename Kind>
+std::vector<typename Kind::Value> InferBody(const NodeAttrs& attrs, size_t k,
+                                            const std::vector<typename Kind::Value>& args) {
+  using Value = typename Kind::Value;
+  const Subgraph& body = Body(attrs, k);
+  Graph g(body.graph.outputs);
+  const IndexedGraph& idx = g.indexed_graph();
+  std::vector<Value> seeds;
+  for (uint32_t nid : idx.input_nodes()) {
+    Value seed = Kind::Unknown();
+    for (size_t i = 0; i < body.params.size(); ++i) {
+      if (body.params[i].get() == idx[nid].source) seed = args.at(i);
+    }
+    seeds.push_back(seed);
+  }
+  g.SetAttr(Kind::kInputs, std::move(seeds));
+  try {
+    g = ApplyPass(std::move(g), Kind::kPass);
+  } catch (const Error& err) {
+    throw Error(StrCat(NodeDesc(attrs), ": in body ", k, ": ", err.what()));
+  }
+  const auto& values = g.GetAttr<std::vector<Value>>(Kind::kResult);
+  const IndexedGraph& done = g.indexed_graph();
+  std::vector<Value> results;
+  for (const NodeEntry& e : g.outputs) results.push_back(values[done.entry_id(e)]);
+  return results;
+}
+
+/*! \brief The least specific shape both satisfy: dimensions that differ become unknown. */
+Shape Join(const NodeAttrs& attrs, const std::string& what, const Shape& a, const Shape& b) {
+  if (!a.rank_known() || !b.rank_known()) return Shape();
+  IR_CHECK(a.ndim() == b.ndim()) << NodeDesc(attrs) << ": " << what << " has shape " << a << " and " << b
+                                 << ": the ranks differ";
+  Shape out = a;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (a[d] != b[d]) out[d] = kUnknownDim;
+  }
+  return out;
+}
+
+void CheckScalar(const NodeAttrs& attrs, const std::string& what, const Shape& shape) {
+  IR_CHECK(!shape.is_known() || shape.Size() == 1)
+      << NodeDesc(attrs) << ": " << what << " must be a scalar, got shape " << shape;
+}
+
+bool CondShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  CheckScalar(attrs, "the predicate (input 0)", (*in)[0]);
+  std::vector<Shape> args(in->begin() + 1, in->end());
+  std::vector<Shape> then_out = InferBody<ShapeKind>(attrs, 0, args);
+  std::vector<Shape> else_out = InferBody<ShapeKind>(attrs, 1, args);
+  for (size_t j = 0; j < out->size(); ++j) {
+    if (!then_out[j].rank_known() || !else_out[j].rank_known()) continue;
+    AssignShape(attrs, StrCat("output ", j), &(*out)[j],
+                Join(attrs, StrCat("output ", j, " of the two branches"), then_out[j], else_out[j]));
+  }
+  return AllKnown(*in, *out);
+}
+
+bool CondType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  std::vector<DType> args(in->begin() + 1, in->end());
+  std::vector<DType> then_out = InferBody<TypeKind>(attrs, 0, args);
+  std::vector<DType> else_out = InferBody<TypeKind>(attrs, 1, args);
+  for (size_t j = 0; j < out->size(); ++j) {
+    IR_CHECK(then_out[j] == DType::kUnknown || else_out[j] == DType::kUnknown || then_out[j] == else_out[j])
+        << NodeDesc(attrs) << ": output " << j << " is " << DTypeName(then_out[j]) << " in then_branch but "
+        << DTypeName(else_out[j]) << " in else_branch";
+    DType t = then_out[j] != DType::kUnknown ? then_out[j] : else_out[j];
+    if (t != DType::kUnknown) AssignType(attrs, StrCat("output ", j), &(*out)[j], t);
+  }
+  return AllKnown(*in, *out);
+}
+
+/*!
+ * \brief The loop variables' shapes across iterations: the declared invariants, else a fixed point
+ * from the entering shapes where a dimension an iteration changes becomes unknown.
+ */
+std::vector<Shape> LoopShapes(const NodeAttrs& attrs, const std::vector<Shape>& entering) {
+  std::vector<Shape> shapes = ShapeInvariants(attrs);
+  if (!shapes.empty()) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      Shape merged;
+      IR_CHECK(Shape::Merge(entering[i], shapes[i], &merged))
+          << NodeDesc(attrs) << ": loop variable " << i << " enters the loop with shape " << entering[i]
+          << ", which does not satisfy its shape invariant " << shapes[i];
+    }
+    return shapes;
+  }
+  shapes = entering;
+  for (bool changed = true; changed;) {  // dimensions only ever become unknown: this ends
+    changed = false;
+    std::vector<Shape> after = InferBody<ShapeKind>(attrs, 1, shapes);
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      Shape merged;
+      if (!after[i].rank_known() || Shape::Merge(shapes[i], after[i], &merged)) continue;
+      Shape widened = Join(attrs, StrCat("loop variable ", i, " (entering, after an iteration)"), shapes[i], after[i]);
+      changed = changed || widened != shapes[i];
+      shapes[i] = widened;
+    }
+  }
+  return shapes;
+}
+
+bool WhileShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  size_t n = out->size();
+  std::vector<Shape> entering(in->begin(), in->begin() + n);
+  std::vector<Shape> shapes = LoopShapes(attrs, entering);
+  CheckScalar(attrs, "the loop condition's result", InferBody<ShapeKind>(attrs, 0, shapes)[0]);
+  for (size_t i = 0; i < n; ++i) {
+    if (shapes[i].rank_known()) AssignShape(attrs, StrCat("output ", i), &(*out)[i], shapes[i]);
+  }
+  if (in->size() == 2 * n) {  // _while_loop_grad: the gradients entering are shaped like the outputs
+    for (size_t i = 0; i < n; ++i) {
+      if (shapes[i].rank_known()) AssignShape(attrs, StrCat("input ", n + i), &(*in)[n + i], shapes[i]);
+    }
+  }
+  return AllKnown(*in, *out);
+}
+
+bool WhileType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  size_t n = out->size();
+  std::vector<DType> types(in->begin(), in->begin() + n);
+  std::vector<DType> after = InferBody<TypeKind>(attrs, 1, types);
+  for (size_t i = 0; i < n; ++i) {
+    IR_CHECK(types[i] == DType::kUnknown || after[i] == DType::kUnknown || types[i] == after[i])
+        << NodeDesc(attrs) << ": loop variable " << i << " enters the loop as " << DTypeName(types[i])
+        << " but the body returns " << DTypeName(after[i]);
+    DType t = types[i] != DType::kUnknown ? types[i] : after[i];
+    if (t == DType::kUnknown) continue;
+    AssignType(attrs, StrCat("output ", i), &(*out)[i], t);
+    if (in->size() == 2 * n) AssignType(attrs, StrCat("input ", n + i), &(*in)[n + i], t);
+  }
+  return AllKnown(*in, *out);
+}
+
+// ---------------------------------------------------------------- kernels
+
+/*! \brief Whether a scalar of any dtype is nonzero; `what` names it in errors. */
+bool Truthy(const NodeAttrs& attrs, const char* what, const NDArray& value) {
+  IR_CHECK(value.shape().Size() == 1) << NodeDesc(attrs) << ": " << what << " must be a scalar, got shape "
+                                      << value.shape();
+  NDArray host = value.device().type == DeviceType::kCPU ? value : value.CopyTo(Device::CPU());
+  bool result = false;
+  IR_ALL_TYPES_SWITCH(host.dtype(), DT, { result = host.data<DT>()[0] != DT(0); });
+  return result;
+}
+
+std::vector<NDArray> CondCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                                 const BodyRunner& run_body) {
+  std::vector<NDArray> args(in.begin() + 1, in.end());
+  return run_body(Truthy(attrs, "the predicate", in[0]) ? 0 : 1, args, 0);
+}
+
+/*!
+ * \brief Runs the loop on `vars` and returns the final loop variables; `before_body(vars)` sees the
+ * variables entering each iteration. Iteration k runs its bodies with key k.
+ */
+template <typename F>
+std::vector<NDArray> Iterate(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body,
+                             const F& before_body) {
+  int64_t limit = dmlc::get<WhileParam>(attrs.parsed).maximum_iterations;
+  for (uint64_t k = 0; limit < 0 || k < static_cast<uint64_t>(limit); ++k) {
+    if (!Truthy(attrs, "the loop condition's result", run_body(0, vars, k).at(0))) break;
+    before_body(vars);
+    vars = run_body(1, vars, k);
+  }
+  return vars;
+}
+
+std::vector<NDArray> WhileCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                                  const BodyRunner& run_body) {
+  return Iterate(attrs, in, run_body, [](const std::vector<NDArray>&) {});
+}
+
+/*!
+ * \brief The loop again, keeping the variables entering each iteration, then the body's gradient
+ * from the last iteration to the first (the same keys: random ops draw what the loop drew).
+ */
+std::vector<NDArray> WhileGradCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                                      const BodyRunner& run_body) {
+  size_t n = in.size() / 2;
+  std::vector<std::vector<NDArray>> history;
+  Iterate(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body,
+          [&history](const std::vector<NDArray>& vars) { history.push_back(vars); });
+  std::vector<NDArray> grads(in.begin() + n, in.end());
+  for (size_t k = history.size(); k-- > 0;) {
+    std::vector<NDArray> args = std::move(history[k]);
+    args.insert(args.end(), grads.begin(), grads.end());
+    grads = run_body(2, args, k);
+  }
+  return grads;
+}
+
+// ---------------------------------------------------------------- gradients
+
+/*!
+ * \brief A body computing the gradient of `body`: its params, then one head gradient per output;
+ * it returns the gradient of each param. It recomputes what it needs of the body from the params.
+ */
+std::shared_ptr<const Subgraph> GradientBody(const Subgraph& body, const std::string& name) {
+  auto grad = std::make_shared<Subgraph>();
+  grad->params = body.params;
+  std::vector<NodeEntry> heads, xs;
+  for (size_t j = 0; j < body.graph.outputs.size(); ++j) {
+    NodePtr head = Node::CreateVariable(StrCat(name, "/head_grad_", j));
+    grad->params.push_back(head);
+    heads.push_back(NodeEntry{head, 0});
+  }
+  for (const NodePtr& param : body.params) xs.push_back(NodeEntry{param, 0});
+  grad->graph.outputs = Gradients(body.graph.outputs, xs, heads);
+  return grad;
+}
+
+std::vector<NodeEntry> CondGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds) {
+  const NodeAttrs& attrs = node->attrs;
+  std::vector<NodeEntry> inputs = node->inputs;
+  inputs.insert(inputs.end(), ograds.begin(), ograds.end());
+  NodePtr grad = Node::Create(Op::Get("cond"), attrs.name + "_grad", {}, std::move(inputs),
+                              {GradientBody(Body(attrs, 0), attrs.name + "_grad/then"),
+                               GradientBody(Body(attrs, 1), attrs.name + "_grad/else")});
+  std::vector<NodeEntry> result{NodeEntry()};  // the predicate gets none
+  for (uint32_t i = 0; i + 1 < node->inputs.size(); ++i) result.push_back(Out(grad, i));
+  return result;
+}
+
+std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds) {
+  const NodeAttrs& attrs = node->attrs;
+  const WhileParam& param = dmlc::get<WhileParam>(attrs.parsed);
+  IR_CHECK(param.back_prop) << "cannot differentiate through " << NodeDesc(attrs)
+                            << ": it was built with back_prop=false";
+  std::vector<NodeEntry> inputs = node->inputs;
+  inputs.insert(inputs.end(), ograds.begin(), ograds.end());
+  NodePtr grad = Node::Create(
+      Op::Get("_while_loop_grad"), attrs.name + "_grad",
+      {{"maximum_iterations", std::to_string(param.maximum_iterations)}, {"shape_invariants", param.shape_invariants}},
+      std::move(inputs), {attrs.subgraphs[0], attrs.subgraphs[1], GradientBody(Body(attrs, 1), attrs.name + "_grad")});
+  std::vector<NodeEntry> result;
+  for (uint32_t i = 0; i < node->inputs.size(); ++i) result.push_back(Out(grad, i));
+  return result;
+}
+
+}  // namespace
+
+IR_REGISTER_OP(cond)
+    .describe("then_branch(args) if pred else else_branch(args); only the taken branch runs (bodies 0 and 1).")
+    .set_num_inputs([](const NodeAttrs& attrs) { return 1 + NumParams(attrs, 0); })
+    .set_num_outputs([](const NodeAttrs& attrs) { return NumResults(attrs, 0); })
+    .set_attr_parser(ParseCond)
+    .set_attr<FInferShape>("FInferShape", CondShape)
+    .set_attr<FInferType>("FInferType", CondType)
+    .set_attr<FControlFlow>("FControlFlow", CondCompute)
+    .set_attr<FGradient>("FGradient", CondGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(while_loop)
+    .describe("vars = body(vars) while cond(vars) (bodies 0 and 1), at most maximum_iterations times; returns vars.")
+    .set_num_inputs([](const NodeAttrs& attrs) { return NumParams(attrs, 1); })
+    .set_num_outputs([](const NodeAttrs& attrs) { return NumParams(attrs, 1); })
+    .set_param<WhileParam>()
+    .set_attr_parser(ParseWhile)
+    .set_attr<FInferShape>("FInferShape", WhileShape)
+    .set_attr<FInferType>("FInferType", WhileType)
+    .set_attr<FControlFlow>("FControlFlow", WhileCompute)
+    .set_attr<FGradient>("FGradient", WhileGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(_while_loop_grad)
+    .describe(
+        "Gradient of a while_loop: inputs (vars, output gradients); runs the loop keeping each iteration's "
+        "vars, then body 2 (the body's gradient) from the last iteration back; returns the vars' gradients.")
+    .set_num_inputs([](const NodeAttrs& attrs) { return 2 * NumParams(attrs, 1); })
+    .set_num_outputs([](const NodeAttrs& attrs) { return NumParams(attrs, 1); })
+    .set_param<WhileParam>()
+    .set_attr_parser(ParseWhile)
+    .set_attr<FInferShape>("FInferShape", WhileShape)
+    .set_attr<FInferType>("FInferType", WhileType)
+    .set_attr<FControlFlow>("FControlFlow", WhileGradCompute)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+}  // namespace op
+}  // namespace ir

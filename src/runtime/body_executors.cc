@@ -1,0 +1,53 @@
+/*!
+ * \file body_executors.cc
+ * \brief Executors of control-flow bodies (see body_executors.h).
+ */
+#include "runtime/body_executors.h"
+
+#include "runtime/graph_inputs.h"
+
+namespace ir {
+namespace runtime {
+
+std::unordered_map<std::string, NDArray> BodyExecutors::Body::Feeds(const NodeAttrs& node, size_t index,
+                                                                    const std::vector<NDArray>& args) const {
+  IR_CHECK(args.size() == feed_names.size())
+      << NodeDesc(node) << ": body " << index << " takes " << feed_names.size() << " arguments, got " << args.size();
+  std::unordered_map<std::string, NDArray> feeds;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!feed_names[i].empty()) feeds.emplace(feed_names[i], args[i]);
+  }
+  return feeds;
+}
+
+BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, const SessionOptions& options,
+                                        const std::shared_ptr<VariableStore>& variables) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<Body>& slot = bodies_[&body];
+  if (slot) return *slot;
+  auto made = std::make_unique<Body>();
+  const IndexedGraph& idx = body.graph.indexed_graph();
+  for (const NodePtr& param : body.params) {
+    made->feed_names.push_back(idx.has_node(param.get()) ? param->attrs.name : std::string());
+  }
+  made->executor = std::make_unique<Executor>(body.graph, options, variables);
+  slot = std::move(made);
+  return *slot;
+}
+
+bool BodiesUpdateVariables(const Graph& graph) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    for (const auto& body : idx[nid].source->attrs.subgraphs) {
+      std::vector<GraphInput> inputs = ClassifyInputs(body->graph);
+      for (const GraphInput& input : inputs) {
+        if (input.mutated) return true;
+      }
+      if (BodiesUpdateVariables(body->graph)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace runtime
+}  // namespace ir
