@@ -35,12 +35,23 @@ std::string NodeLabel(const Node* node) {
                 node->is_variable() ? std::string("variable") : "op " + node->op()->name, ")");
 }
 
-/*! \brief Bytes of every entry; throws naming the first node whose shape or dtype is unknown. */
-std::vector<int64_t> EntryBytes(const IndexedGraph& idx, const ShapeVector& shapes, const DTypeVector& dtypes) {
+/*! \brief Marks entries whose bytes are known only at run time (EntryBytes with dynamic shapes). */
+constexpr int64_t kDynamicBytes = -1;
+
+/*!
+ * \brief Bytes of every entry; throws naming the first node whose shape or dtype is unknown, unless
+ * `dynamic`: then an unknown shape gets kDynamicBytes (the entry gets fresh storage when it runs).
+ */
+std::vector<int64_t> EntryBytes(const IndexedGraph& idx, const ShapeVector& shapes, const DTypeVector& dtypes,
+                                bool dynamic) {
   std::vector<int64_t> bytes(idx.num_node_entries());
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
       uint32_t eid = idx.entry_id(nid, i);
+      if (dynamic && !shapes[eid].is_known()) {
+        bytes[eid] = kDynamicBytes;
+        continue;
+      }
       IR_CHECK(shapes[eid].is_known()) << "unknown shape at " << NodeLabel(idx[nid].source) << ": output " << i
                                        << " is " << shapes[eid] << "; feed or annotate its inputs";
       IR_CHECK(dtypes[eid] != DType::kUnknown)
@@ -201,6 +212,9 @@ MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info) {
   plan.inplace_index.assign(num_entries, -1);
   plan.buffer_of.assign(num_entries, -1);
   MarkExternal(idx, &plan.storage_id, &plan.inplace_index);
+  for (size_t eid = 0; eid < num_entries; ++eid) {
+    if (bytes[eid] == kDynamicBytes && plan.storage_id[eid] == kUnplanned) plan.storage_id[eid] = kFreshOutput;
+  }
   for (const IndexedGraph::Entry& out : idx.outputs()) {
     int& sid = plan.storage_id[idx.entry_id(out)];
     if (sid != kExternal) sid = kFreshOutput;
@@ -260,7 +274,8 @@ Graph PlanMemory(Graph graph) {
   const IndexedGraph& idx = graph.indexed_graph();
   const ShapeVector& shapes = graph.GetAttr<ShapeVector>("shape");
   const DTypeVector& dtypes = graph.GetAttr<DTypeVector>("dtype");
-  EntryInfo info{EntryBytes(idx, shapes, dtypes), shapes, dtypes};
+  bool dynamic = GetPassOption<int>(graph, "memory.dynamic_shapes", 0) != 0;
+  EntryInfo info{EntryBytes(idx, shapes, dtypes, dynamic), shapes, dtypes};
   const std::vector<int64_t>& bytes = info.bytes;
   MemoryPlan plan = Plan(idx, info);
   ArenaLayout layout = ChooseLayout(&plan);
@@ -282,6 +297,12 @@ Graph PlanMemory(Graph graph) {
 }
 
 }  // namespace
+
+IR_REGISTER_GRAPH_ATTR("memory.dynamic_shapes")
+    .describe(
+        "Option of PlanMemory: 1 lets entries of unknown shape (a loop variable whose shape changes) through, "
+        "with fresh storage allocated when they are computed; 0 (default) makes them an error.")
+    .set_type<int>();
 
 IR_REGISTER_PASS(PlanMemory)
     .describe(

@@ -205,13 +205,32 @@ std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
   return passes;
 }
 
+/*!
+ * \brief Whether some shape of `input` (a pipeline input) stays unknown because of control flow:
+ * a loop variable whose shape changes across iterations. Graphs without bodies are not checked.
+ */
+bool HasDynamicShapes(const Graph& input) {
+  const IndexedGraph& idx = input.indexed_graph();
+  bool has_bodies = false;
+  for (uint32_t nid = 0; nid < idx.num_nodes() && !has_bodies; ++nid) {
+    has_bodies = !idx[nid].source->attrs.subgraphs.empty();
+  }
+  return has_bodies && ApplyPass(input, "InferShape").GetAttr<int>("shape_num_unknown_nodes") > 0;
+}
+
 std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,
                                 const std::vector<NDArray>& values, const SessionOptions& options, Device device) {
   auto start = std::chrono::steady_clock::now();
   auto plan = std::make_shared<BoundPlan>();
   try {
-    plan->graph = ApplyPasses(PipelineInput(graph, values, options),
-                              options.passes.empty() ? DefaultPipeline(options) : options.passes);
+    Graph input = PipelineInput(graph, values, options);
+    std::vector<std::string> passes = options.passes.empty() ? DefaultPipeline(options) : options.passes;
+    plan->dynamic = HasDynamicShapes(input);
+    if (plan->dynamic) {
+      input.SetAttr("memory.dynamic_shapes", 1);
+      passes = {"InferShape", "InferType", "PlanMemory"};
+    }
+    plan->graph = ApplyPasses(std::move(input), passes);
   } catch (const Error& err) {
     throw Error(StrCat("cannot bind the graph for inputs (", InputsDesc(inputs, values), "): ", err.what()));
   }

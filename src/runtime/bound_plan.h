@@ -44,6 +44,12 @@ struct BoundPlan {
   std::vector<uint64_t> seed_base;
   /*! \brief Per node, when profiling: its op as NodeProfile::op describes it (else empty). */
   std::vector<std::string> op_desc;
+  /*!
+   * \brief Some shapes are known only at run time (a loop variable whose shape changes): those
+   * entries get fresh storage, their shapes are inferred from the arrays as nodes run, and the
+   * graph is not fused (bodies still are).
+   */
+  bool dynamic = false;
   /*! \brief Bytes of the memory pool (one arena) of one Workspace of the plan. */
   size_t pool_bytes = 0;
   size_t no_reuse_bytes = 0;

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "ir/op.h"
+#include "ir/op_attr_types.h"
 #include "ir/pass.h"
 #include "ir/runtime.h"
 #include "runtime/body_executors.h"
@@ -116,7 +117,8 @@ class Executor::Impl {
       stats.bind_ms = plan.bind_ms;
     }
     CheckBoundInputs(plan, values);
-    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}};
+    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}, {}};
+    if (plan.dynamic) run.shapes = plan.shapes;
     const IndexedGraph& idx = plan.graph.indexed_graph();
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
@@ -152,7 +154,39 @@ class Executor::Impl {
     RunStats* stats;
     /*! \brief The current node's input and output arrays. */
     std::vector<NDArray> in, out;
+    /*! \brief A dynamic plan's shapes as this run finds them (empty for a static plan). */
+    ShapeVector shapes;
   };
+
+  /*! \brief The shape of entry `eid` in this run: the plan's, or as found so far in a dynamic run. */
+  static const Shape& ShapeOf(const RunContext& run, uint32_t eid) {
+    return run.plan.dynamic ? run.shapes[eid] : run.plan.shapes[eid];
+  }
+
+  /*!
+   * \brief In a dynamic run, the output shapes of node `nid` left unknown at bind, inferred by its
+   * op from the shapes of the arrays it reads.
+   */
+  void InferRunShapes(RunContext* run, uint32_t nid) const {
+    const IndexedGraph& idx = run->plan.graph.indexed_graph();
+    const NodeAttrs& attrs = idx[nid].source->attrs;
+    std::vector<Shape> in, out;
+    bool known = true;
+    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
+      out.push_back(run->shapes[idx.entry_id(nid, j)]);
+      known = known && out.back().is_known();
+    }
+    if (known) return;
+    for (const NDArray& a : run->in) in.push_back(a.shape());
+    Op::GetAttr<FInferShape>("FInferShape")[attrs.op](attrs, &in, &out);
+    for (uint32_t j = 0; j < out.size(); ++j) {
+      std::vector<std::string> shapes;
+      for (const Shape& shape : in) shapes.push_back(shape.ToString());
+      IR_CHECK(out[j].is_known()) << NodeDesc(attrs) << ": cannot tell the shape of output " << j
+                                  << " from its inputs' shapes " << Join(shapes, ", ");
+      run->shapes[idx.entry_id(nid, j)] = out[j];
+    }
+  }
 
   /*! \brief Passes may refine but never change an input's shape; a change is a bug worth naming. */
   void CheckBoundInputs(const BoundPlan& plan, const std::vector<NDArray>& values) const {
@@ -206,7 +240,7 @@ class Executor::Impl {
     uint32_t eid = idx.entry_id(nid, j);
     int sid = plan.storage_id[eid];
     if (sid >= 0) return run.workspace.views[eid];
-    if (sid == -2) return NDArray(plan.shapes[eid], plan.dtypes[eid], device_);
+    if (sid == -2) return NDArray(ShapeOf(run, eid), plan.dtypes[eid], device_);
     int alias = plan.inplace_index[eid];
     IR_CHECK(alias >= 0 && alias < static_cast<int>(in.size()))
         << "node '" << idx[nid].source->attrs.name << "' output " << j
@@ -222,7 +256,9 @@ class Executor::Impl {
     in.clear();
     out.clear();
     for (uint32_t k = 0; k < idx[nid].inputs.size(); ++k) in.push_back(InputArray(run, nid, k));
-    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
+    bool control_flow = plan.control_flow[nid] != nullptr;  // its bodies' results are its outputs
+    if (plan.dynamic && !control_flow) InferRunShapes(run, nid);
+    for (uint32_t j = 0; j < idx.num_outputs(nid) && !control_flow; ++j) {
       out.push_back(OutputArray(*run, nid, j, in));
       run->data[idx.entry_id(nid, j)] = out.back();
     }
@@ -232,18 +268,16 @@ class Executor::Impl {
     ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run->run_number));
     const NodeAttrs& attrs = idx[nid].source->attrs;
     auto start = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    if (plan.control_flow[nid] != nullptr) {
+    if (control_flow) {
       RunControlFlow(run, nid, ctx);
-      if (options_.profile) Profile(run, nid, start);
-      return;
-    }
-    if (plan.on_host[nid]) {
+    } else if (plan.on_host[nid]) {
       runtime::RunOnHost(plan.kernels[nid], ctx, attrs, in, out, plan.mutated[nid]);
       ++run->stats->host_fallbacks;
+      ++run->stats->kernels_launched;
     } else {
       plan.kernels[nid](ctx, attrs, in, out);
+      ++run->stats->kernels_launched;
     }
-    ++run->stats->kernels_launched;
     if (options_.profile) Profile(run, nid, start);
   }
 
@@ -266,11 +300,13 @@ class Executor::Impl {
         << NodeDesc(attrs) << " computed " << results.size() << " outputs, it has " << idx.num_outputs(nid);
     for (uint32_t j = 0; j < results.size(); ++j) {
       uint32_t eid = idx.entry_id(nid, j);
-      IR_CHECK(results[j].shape() == plan.shapes[eid] && results[j].dtype() == plan.dtypes[eid])
+      Shape found;
+      IR_CHECK(Shape::Merge(results[j].shape(), plan.shapes[eid], &found) &&
+               (plan.dynamic || results[j].shape() == plan.shapes[eid]) && results[j].dtype() == plan.dtypes[eid])
           << NodeDesc(attrs) << ": output " << j << " is " << DTypeName(results[j].dtype()) << results[j].shape()
           << " but the graph was bound for " << DTypeName(plan.dtypes[eid]) << plan.shapes[eid]
-          << " (a value whose shape changes at run time must be declared in shape_invariants and not be read by "
-             "ops that need its shape before the run)";
+          << " (a value whose shape changes across iterations needs a shape invariant)";
+      if (plan.dynamic) run->shapes[eid] = results[j].shape();
       run->data[eid] = results[j];
     }
   }

@@ -187,6 +187,26 @@ TEST(ControlFlowTest, LoopVariableChangingShapeBecomesUnknown) {
   EXPECT_EQ(g.GetAttr<ShapeVector>("shape")[g.indexed_graph().entry_id(NodeEntry{grow, 0})].ToString(), "[?,2]");
 }
 
+TEST(ControlFlowTest, LoopVariableChangingShapeRunsAndFeedsLaterOps) {
+  // x doubles its rows until it has at least 8 elements; the sum reads the grown array.
+  auto cond = MakeBody("h/cond", 1, [](std::vector<NodeEntry> p) {
+    return std::vector<NodeEntry>{Scalar("less_scalar", "h/less", Op("size", "h/size", {p[0]}), 8)};
+  });
+  auto body = MakeBody("h/body", 1, [](std::vector<NodeEntry> p) {
+    return std::vector<NodeEntry>{
+        Op("concat", "h/cat", {p[0], Scalar("multiply_scalar", "h/twice", p[0], 2)}, {{"axis", "0"}})};
+  });
+  NodePtr grow = ControlFlow("while_loop", "h", {V("x")}, {cond, body});
+  NodeEntry total = Op("sum", "total", {Scalar("add_scalar", "shift", {grow, 0}, 1)});
+  Session sess(Options(true));
+  std::vector<NDArray> out = sess.Run({{grow, 0}, total}, {{"x", F({1, 2}, Shape{1, 2})}});
+  EXPECT_EQ(out[0].shape(), (Shape{4, 2}));
+  EXPECT_EQ(out[0].ToVector<float>(), std::vector<float>({1, 2, 2, 4, 2, 4, 4, 8}));
+  EXPECT_EQ(out[1].ToVector<float>()[0], 27 + 8);
+  out = sess.Run({{grow, 0}}, {{"x", F({1, 2, 3, 4, 5, 6, 7, 8}, Shape{4, 2})}});
+  EXPECT_EQ(out[0].shape(), (Shape{4, 2})) << "zero trips";
+}
+
 /*! \brief d(sum(f(x)))/dx by the Gradient pass and by central differences, compared. */
 void ExpectGradientMatches(const NodeEntry& y, const std::string& x_name, NodeEntry x, std::vector<float> x0,
                            const std::unordered_map<std::string, NDArray>& feeds) {
