@@ -24,6 +24,7 @@ from .state_ops import *  # noqa: F401,F403
 from .gradients import gradients
 from .session import InteractiveSession, Session, get_default_session
 from .init_ops import *  # noqa: F401,F403
+from . import nest  # noqa: F401
 from .variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope
 from . import nn, train, ir, init_ops as _init_ops  # noqa: F401
 from .ir import list_ops, list_passes
@@ -40,6 +41,8 @@ initializers = _types.SimpleNamespace(
     he_normal=_init_ops.he_normal, he_uniform=_init_ops.he_uniform, lecun_normal=_init_ops.lecun_normal,
     lecun_uniform=_init_ops.lecun_uniform,
     global_variables=global_variables_initializer, variables=variables_initializer)  # noqa: F405
+contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
+    static_rnn=nn.static_rnn, static_bidirectional_rnn=nn.static_bidirectional_rnn, **vars(nn.rnn_cell)))
 
 
 def load_op_library(path):
