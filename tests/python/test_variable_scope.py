@@ -78,11 +78,12 @@ def test_reuse_variables_and_entering_a_scope_object_again():
         scope.reuse_variables()
         assert tf.get_variable("v") is v
     with tf.variable_scope("other"):
-        with tf.variable_scope(scope):  # the scope's own name, not other/model
+        with tf.variable_scope(scope) as again:  # the scope's own name, not other/model
             assert tf.get_variable_scope().name == "model"
             assert tf.get_variable("v") is v
             t = tf.constant(2.0) * 2.0
-    assert t.name.startswith("model/")
+    assert again.original_name_scope == "model/"
+    assert t.name.startswith("other/model/")  # (TF opens a new name scope there)
 
 
 def test_default_name_is_made_unique():

@@ -10,7 +10,7 @@ import collections
 from . import array_ops, math_ops, nest
 from .framework import Tensor, name_scope
 from .init_ops import constant_initializer, zeros_initializer
-from .variable_scope import get_variable, get_variable_scope, variable_scope
+from .variable_scope import absolute_name_scope, get_variable, get_variable_scope, variable_scope
 
 __all__ = ["RNNCell", "LSTMStateTuple", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell"]
 
@@ -92,7 +92,8 @@ class RNNCell(object):
                 variable_scope(scope, default_name=base)
             with opened as self._scope:
                 pass
-        with variable_scope(self._scope, reuse=True if self.built else self._reuse):
+        with variable_scope(self._scope, reuse=True if self.built else self._reuse, auxiliary_name_scope=False), \
+                absolute_name_scope(self._scope.original_name_scope):
             if not self.built:
                 self._build_for(inputs)
             return self.call(inputs, state)

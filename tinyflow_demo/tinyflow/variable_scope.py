@@ -5,6 +5,7 @@ VariableScope and how often each scope name was opened (default_name scopes are 
 from those counts, as TF does). A variable is named "<scope>/<name>" whatever name scope is
 active; a string variable_scope also opens a (uniquified) name scope for the ops inside it.
 """
+import contextlib
 import enum
 import inspect
 
@@ -223,7 +224,7 @@ class variable_scope(object):  # noqa: N801 (TF's name)
     """Context manager that opens a variable scope (and, by default, a name scope of the same name).
 
     name_or_scope: a string (a sub-scope of the current one) or a VariableScope (entered again with
-    its own name and name scope); default_name: used, made unique, when name_or_scope is None.
+    its own name; the name scope opened is new, as in TF); default_name: used, made unique, when name_or_scope is None.
     reuse: None inherits, True reuses, tf.AUTO_REUSE creates or reuses; sub-scopes inherit it.
     """
 
@@ -248,7 +249,7 @@ class variable_scope(object):  # noqa: N801 (TF's name)
         if isinstance(self._name_or_scope, VariableScope):
             scope = self._name_or_scope
             name, reuse = scope.name, self._reuse or scope.reuse
-            name_scope = scope.original_name_scope
+            relative = name.split("/")[-1]
             defaults = (scope.initializer, scope.regularizer, scope.dtype)
         else:
             relative = self._name_or_scope
@@ -256,10 +257,13 @@ class variable_scope(object):  # noqa: N801 (TF's name)
                 relative = _unique_scope_name(store, old.name, self._default_name)
             name = old.name + "/" + relative if old.name else relative
             reuse = self._reuse or old.reuse
-            name_scope = self._open_name_scope(graph, relative) if self._aux_name_scope else old.original_name_scope
             defaults = (old.initializer, old.regularizer, old.dtype)
-        if self._aux_name_scope:
-            graph._name_stack = name_scope.rstrip("/").split("/") if name_scope else []
+        if self._aux_name_scope and relative:
+            # TF opens a new (made unique) name scope, relative to the current one, even when it
+            # enters a scope object again: only its original_name_scope stays the first one.
+            graph._name_stack = graph.unique_name(relative).split("/")
+        name_scope = self._name_or_scope.original_name_scope if isinstance(self._name_or_scope, VariableScope) \
+            else current_name_scope()
         store.open_scope(name)
         self._counts = dict(store.scope_counts)  # what leaving a re-entered scope object restores
         new = VariableScope(reuse, name, *[mine if mine is not None else inherited for mine, inherited in
@@ -268,10 +272,6 @@ class variable_scope(object):  # noqa: N801 (TF's name)
         self._name = name
         store.current_scope = new
         return new
-
-    @staticmethod
-    def _open_name_scope(graph, relative):
-        return graph.unique_name(relative) + "/"
 
     def __exit__(self, *exc):
         store, graph = _store(), get_default_graph()
@@ -283,6 +283,24 @@ class variable_scope(object):  # noqa: N801 (TF's name)
         store.current_scope = old
         graph._name_stack = name_stack
         return False
+
+
+def current_name_scope():
+    """The name scope ops are created in now, as "a/b/" ("" at the root)."""
+    stack = get_default_graph()._name_stack
+    return "/".join(stack) + "/" if stack else ""
+
+
+@contextlib.contextmanager
+def absolute_name_scope(name_scope):
+    """Ops inside are named under name_scope ("a/b/", "" for the root), whatever scope is active."""
+    graph = get_default_graph()
+    saved = graph._name_stack
+    graph._name_stack = name_scope.rstrip("/").split("/") if name_scope else []
+    try:
+        yield
+    finally:
+        graph._name_stack = saved
 
 
 def _unique_scope_name(store, parent, prefix):
