@@ -20,6 +20,8 @@ def test_names_follow_the_scopes_not_the_name_scopes():
     assert (v.name, w.name, v.op.name) == ("foo/v:0", "foo/bar/w:0", "foo/v")
     assert scope.name == "foo" and tf.get_variable_scope().name == ""
     assert [x.name for x in tf.trainable_variables()] == ["foo/v:0", "foo/bar/w:0"]
+    assert tf.trainable_variables(scope="foo/bar") == [w] and tf.global_variables("bar") == []
+    assert scope.trainable_variables() == [v, w]
 
 
 def test_ops_inside_a_scope_get_its_name_scope_made_unique():
