@@ -194,7 +194,7 @@ def test_cell_called_directly_reuses_its_variables_and_scope_argument():
     assert [v.op.name for v in cell.variables] == ["outer/gru_cell/gates/kernel", "outer/gru_cell/gates/bias",
                                                    "outer/gru_cell/candidate/kernel", "outer/gru_cell/candidate/bias"]
     assert len(tf.trainable_variables()) == 4
-    named, _ = rnn_cell.BasicRNNCell(2)(x, h, scope="my_rnn")
+    rnn_cell.BasicRNNCell(2)(x, h, scope="my_rnn")
     assert tf.trainable_variables()[-2].op.name == "my_rnn/kernel"
     with pytest.raises(ValueError, match="already exists"):  # a second cell in the same scope, without reuse
         with tf.variable_scope("outer"):
