@@ -1,5 +1,7 @@
 """Variables and state: initializers, assign, group, collections."""
 import builtins
+import re
+
 from .framework import Operation, Tensor, apply_op, convert_to_tensor, get_default_graph
 
 __all__ = ["global_variables", "all_variables", "trainable_variables", "local_variables",
@@ -7,15 +9,20 @@ __all__ = ["global_variables", "all_variables", "trainable_variables", "local_va
            "local_variables_initializer", "assign", "assign_add", "assign_sub", "group", "no_op", "tuple"]
 
 
+def _in_scope(variables, scope):
+    """TF's collection filter: the variables whose name matches the regex scope from its start."""
+    return variables if scope is None else [v for v in variables if re.match(scope, v.name)]
+
+
 def global_variables(scope=None):
-    return get_default_graph().get_collection("variables")
+    return _in_scope(get_default_graph().get_collection("variables"), scope)
 
 
 all_variables = global_variables
 
 
 def trainable_variables(scope=None):
-    return get_default_graph().get_collection("trainable_variables")
+    return _in_scope(get_default_graph().get_collection("trainable_variables"), scope)
 
 
 def local_variables(scope=None):
