@@ -81,7 +81,7 @@ class Executor::Impl {
     }
     DeviceWait device_wait(device_);  // before the locks are released
     RunStats stats;
-    std::vector<NDArray> outputs = RunLocked(feeds, run_count_.fetch_add(1), &stats);
+    std::vector<NDArray> outputs = RunLocked(feeds, run_count_.fetch_add(1), false, &stats);
     device_wait.Wait();
     std::lock_guard<std::mutex> lock(last_mutex_);
     last_stats_ = std::move(stats);
@@ -92,7 +92,7 @@ class Executor::Impl {
   std::vector<NDArray> RunNested(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
                                  RunStats* outer) {
     RunStats stats;
-    std::vector<NDArray> outputs = RunLocked(feeds, run_number, &stats);
+    std::vector<NDArray> outputs = RunLocked(feeds, run_number, true, &stats);
     outer->kernels_launched += stats.kernels_launched;
     outer->host_fallbacks += stats.host_fallbacks;
     outer->bind_ms += stats.bind_ms;
@@ -103,7 +103,7 @@ class Executor::Impl {
 
   /*! \brief Binds (or finds the plan) and runs every node; the caller holds the store's lock. */
   std::vector<NDArray> RunLocked(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
-                                 RunStats* stats_out) {
+                                 bool nested, RunStats* stats_out) {
     auto start = std::chrono::steady_clock::now();
     RunStats& stats = *stats_out;
     std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
@@ -123,7 +123,7 @@ class Executor::Impl {
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
     }
-    std::vector<NDArray> outputs = Fetch(plan, run.data);
+    std::vector<NDArray> outputs = Fetch(plan, run.data, nested);
     stats.bytes_allocated = plan.pool_bytes;
     stats.bytes_without_reuse = plan.no_reuse_bytes;
     stats.memory_lower_bound_bytes = plan.lower_bound_bytes;
@@ -307,7 +307,11 @@ class Executor::Impl {
           << " but the graph was bound for " << DTypeName(plan.dtypes[eid]) << plan.shapes[eid]
           << " (a value whose shape changes across iterations needs a shape invariant)";
       if (plan.dynamic) run->shapes[eid] = results[j].shape();
-      run->data[eid] = results[j];
+      // A body may pass an argument through (a zero-trip loop returns its inputs): the output must
+      // not alias an input, whose storage the plan may reuse once this node has read it.
+      bool aliases =
+          std::any_of(run->in.begin(), run->in.end(), [&](const NDArray& input) { return input.Overlaps(results[j]); });
+      run->data[eid] = aliases ? results[j].CopyTo(results[j].device()) : results[j];
     }
   }
 
@@ -319,15 +323,22 @@ class Executor::Impl {
         NodeProfile{run->plan.graph.indexed_graph()[nid].source->attrs.name, run->plan.op_desc[nid], ms});
   }
 
-  /*! \brief The graph outputs; values not in fresh storage are copied so later runs cannot change them. */
-  std::vector<NDArray> Fetch(const BoundPlan& plan, const std::vector<NDArray>& data) const {
+  /*!
+   * \brief The graph outputs; values not in fresh storage are copied so later runs cannot change
+   * them. A body (`nested`) returns a param it passes through as it is: its caller owns that
+   * array and nothing writes it (a loop invariant is not copied every iteration).
+   */
+  std::vector<NDArray> Fetch(const BoundPlan& plan, const std::vector<NDArray>& data, bool nested) const {
     const IndexedGraph& idx = plan.graph.indexed_graph();
+    const std::vector<uint32_t>& mutated = idx.mutable_input_nodes();
     std::vector<NDArray> outputs;
     for (const IndexedGraph::Entry& out : idx.outputs()) {
       uint32_t eid = idx.entry_id(out);
       const NDArray& value = data[eid];
       IR_CHECK(value.defined()) << "output '" << idx[out.node_id].source->attrs.name << "' was not computed";
-      outputs.push_back(plan.storage_id[eid] == -2 ? value : value.CopyTo(value.device()));
+      bool passed_through = nested && idx[out.node_id].source->is_variable() &&
+                            std::find(mutated.begin(), mutated.end(), out.node_id) == mutated.end();
+      outputs.push_back(plan.storage_id[eid] == -2 || passed_through ? value : value.CopyTo(value.device()));
     }
     return outputs;
   }

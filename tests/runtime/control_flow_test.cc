@@ -86,6 +86,18 @@ TEST(ControlFlowTest, WhileLoopRunsDataDependentAndZeroTrips) {
   }
 }
 
+TEST(ControlFlowTest, ZeroTripLoopOutputOutlivesItsPooledInput) {
+  // The loop returns its input a (a pooled intermediate); d, computed later, may reuse a's slot.
+  NodeEntry x = V("x");
+  NodeEntry a = Scalar("multiply_scalar", "a", x, 2);
+  NodePtr loop = PowerLoop(V("i0"), V("n"), a);
+  NodeEntry d = Scalar("add_scalar", "d", Scalar("multiply_scalar", "c", x, 3), 1);
+  Session sess(Options(false));
+  std::vector<NDArray> out = sess.Run({{loop, 2}, d}, {{"i0", I(0)}, {"n", I(0)}, {"x", F({1, 2}, Shape{2})}});
+  EXPECT_EQ(out[0].ToVector<float>(), std::vector<float>({2, 4}));
+  EXPECT_EQ(out[1].ToVector<float>(), std::vector<float>({4, 7}));
+}
+
 TEST(ControlFlowTest, MaximumIterationsBoundsTheLoop) {
   Session sess(Options(true));
   NodePtr loop = PowerLoop(V("i0"), V("n"), V("x"));
