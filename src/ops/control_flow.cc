@@ -280,28 +280,41 @@ bool Truthy(const NodeAttrs& attrs, const char* what, const NDArray& value) {
 std::vector<NDArray> CondCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                  const BodyRunner& run_body) {
   std::vector<NDArray> args(in.begin() + 1, in.end());
-  return run_body(Truthy(attrs, "the predicate", in[0]) ? 0 : 1, args, 0);
+  return run_body(Truthy(attrs, "the predicate", in[0]) ? 0 : 1, args, 0, false);
+}
+
+/*! \brief `vars` where each array is its own: one overlapping an earlier one (or every one, with `all`) copied. */
+std::vector<NDArray> OwnedCopies(std::vector<NDArray> vars, bool all) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    bool shared = all;
+    for (size_t j = 0; j < i && !shared; ++j) shared = vars[i].Overlaps(vars[j]);
+    if (shared) vars[i] = vars[i].CopyTo(vars[i].device());
+  }
+  return vars;
 }
 
 /*!
  * \brief Runs the loop on `vars` and returns the final loop variables; `before_body(vars)` sees the
- * variables entering each iteration. Iteration k runs its bodies with key k.
+ * variables entering each iteration. Iteration k runs its bodies with key k. With `donate`, the
+ * body may update the loop variables in place: the loop owns copies of the entering values and
+ * keeps no other reference to an iteration's variables.
  */
 template <typename F>
-std::vector<NDArray> Iterate(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body,
+std::vector<NDArray> Iterate(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body, bool donate,
                              const F& before_body) {
   int64_t limit = dmlc::get<WhileParam>(attrs.parsed).maximum_iterations;
   for (uint64_t k = 0; limit < 0 || k < static_cast<uint64_t>(limit); ++k) {
-    if (!Truthy(attrs, "the loop condition's result", run_body(0, vars, k).at(0))) break;
+    if (!Truthy(attrs, "the loop condition's result", run_body(0, vars, k, false).at(0))) break;
     before_body(vars);
-    vars = run_body(1, vars, k);
+    if (donate) vars = OwnedCopies(std::move(vars), k == 0);
+    vars = run_body(1, vars, k, donate);
   }
   return vars;
 }
 
 std::vector<NDArray> WhileCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                   const BodyRunner& run_body) {
-  return Iterate(attrs, in, run_body, [](const std::vector<NDArray>&) {});
+  return Iterate(attrs, in, run_body, true, [](const std::vector<NDArray>&) {});
 }
 
 /*!
@@ -312,13 +325,13 @@ std::vector<NDArray> WhileGradCompute(const OpContext&, const NodeAttrs& attrs, 
                                       const BodyRunner& run_body) {
   size_t n = in.size() / 2;
   std::vector<std::vector<NDArray>> history;
-  Iterate(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body,
+  Iterate(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, false,
           [&history](const std::vector<NDArray>& vars) { history.push_back(vars); });
   std::vector<NDArray> grads(in.begin() + n, in.end());
   for (size_t k = history.size(); k-- > 0;) {
     std::vector<NDArray> args = std::move(history[k]);
     args.insert(args.end(), grads.begin(), grads.end());
-    grads = run_body(2, args, k);
+    grads = run_body(2, args, k, false);
   }
   return grads;
 }

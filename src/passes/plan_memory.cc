@@ -157,6 +157,11 @@ struct MemoryPlan {
   std::vector<LiveBuffer> buffers;
   /*! \brief The most bytes of pooled values live at once (in-place outputs share their input's). */
   int64_t lower_bound = 0;
+  /*!
+   * \brief Per entry: an argument the caller gave up (memory.donate_inputs), or an output written
+   * into one: its last reader may write its output there in place.
+   */
+  std::vector<bool> donated;
 };
 
 /*! \brief Per entry: its bytes, shape and dtype. */
@@ -179,15 +184,31 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const EntryInfo& info, c
                  std::vector<bool>* handed_over, SlotAllocator* pool, MemoryPlan* plan) {
   const std::vector<int64_t>& bytes = info.bytes;
   std::vector<std::pair<int, int>> pairs = InplacePairs(idx, nid);
+  auto last_read_here = [&](uint32_t in, int k) {
+    uint32_t reads_here =
+        static_cast<uint32_t>(std::count(idx[nid].inputs.begin(), idx[nid].inputs.end(), idx[nid].inputs[k]));
+    return !(*handed_over)[in] && refs[in] == reads_here;
+  };
   for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
     uint32_t eid = idx.entry_id(nid, j);
+    int sid = plan->storage_id[eid];
+    for (const auto& p : pairs) {  // into a donated argument: graph outputs too (a loop's updated state)
+      uint32_t in = idx.entry_id(idx[nid].inputs[p.first]);
+      if (p.second != static_cast<int>(j) || (sid != kUnplanned && sid != kFreshOutput) || !plan->donated[in] ||
+          !last_read_here(in, p.first) || !LayoutsAllowInplace(idx[nid].source, info, in, eid)) {
+        continue;
+      }
+      plan->storage_id[eid] = kExternal;
+      plan->inplace_index[eid] = p.first;
+      plan->donated[eid] = true;
+      (*handed_over)[in] = true;
+      break;
+    }
     if (plan->storage_id[eid] != kUnplanned) continue;
     for (const auto& p : pairs) {
       if (p.second != static_cast<int>(j)) continue;
       uint32_t in = idx.entry_id(idx[nid].inputs[p.first]);
-      uint32_t reads_here =
-          static_cast<uint32_t>(std::count(idx[nid].inputs.begin(), idx[nid].inputs.end(), idx[nid].inputs[p.first]));
-      if (plan->storage_id[in] < 0 || (*handed_over)[in] || refs[in] != reads_here ||
+      if (plan->storage_id[in] < 0 || !last_read_here(in, p.first) ||
           !LayoutsAllowInplace(idx[nid].source, info, in, eid)) {
         continue;
       }
@@ -204,14 +225,20 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const EntryInfo& info, c
   }
 }
 
-MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info) {
+MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info, bool donate) {
   const std::vector<int64_t>& bytes = info.bytes;
   size_t num_entries = idx.num_node_entries();
   MemoryPlan plan;
   plan.storage_id.assign(num_entries, kUnplanned);
   plan.inplace_index.assign(num_entries, -1);
   plan.buffer_of.assign(num_entries, -1);
+  plan.donated.assign(num_entries, false);
   MarkExternal(idx, &plan.storage_id, &plan.inplace_index);
+  const std::vector<uint32_t>& mutated = idx.mutable_input_nodes();
+  for (uint32_t nid : idx.input_nodes()) {
+    bool written = std::find(mutated.begin(), mutated.end(), nid) != mutated.end();
+    plan.donated[idx.entry_id(nid, 0)] = donate && !written;
+  }
   for (size_t eid = 0; eid < num_entries; ++eid) {
     if (bytes[eid] == kDynamicBytes && plan.storage_id[eid] == kUnplanned) plan.storage_id[eid] = kFreshOutput;
   }
@@ -277,7 +304,7 @@ Graph PlanMemory(Graph graph) {
   bool dynamic = GetPassOption<int>(graph, "memory.dynamic_shapes", 0) != 0;
   EntryInfo info{EntryBytes(idx, shapes, dtypes, dynamic), shapes, dtypes};
   const std::vector<int64_t>& bytes = info.bytes;
-  MemoryPlan plan = Plan(idx, info);
+  MemoryPlan plan = Plan(idx, info, GetPassOption<int>(graph, "memory.donate_inputs", 0) != 0);
   ArenaLayout layout = ChooseLayout(&plan);
   int64_t no_reuse = 0;
   std::vector<int64_t> offsets(bytes.size(), -1);
@@ -302,6 +329,12 @@ IR_REGISTER_GRAPH_ATTR("memory.dynamic_shapes")
     .describe(
         "Option of PlanMemory: 1 lets entries of unknown shape (a loop variable whose shape changes) through, "
         "with fresh storage allocated when they are computed; 0 (default) makes them an error.")
+    .set_type<int>();
+
+IR_REGISTER_GRAPH_ATTR("memory.donate_inputs")
+    .describe(
+        "Option of PlanMemory: 1 when the caller gives up the graph's placeholder inputs (a loop body's "
+        "arguments): the last reader of one may write its output there in place, graph outputs included.")
     .set_type<int>();
 
 IR_REGISTER_PASS(PlanMemory)

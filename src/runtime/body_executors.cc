@@ -20,17 +20,19 @@ std::unordered_map<std::string, NDArray> BodyExecutors::Body::Feeds(const NodeAt
   return feeds;
 }
 
-BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, const SessionOptions& options,
+BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, bool donate, const SessionOptions& options,
                                         const std::shared_ptr<VariableStore>& variables) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::unique_ptr<Body>& slot = bodies_[&body];
+  std::unique_ptr<Body>& slot = bodies_[{&body, donate}];
   if (slot) return *slot;
   auto made = std::make_unique<Body>();
   const IndexedGraph& idx = body.graph.indexed_graph();
   for (const NodePtr& param : body.params) {
     made->feed_names.push_back(idx.has_node(param.get()) ? param->attrs.name : std::string());
   }
-  made->executor = std::make_unique<Executor>(body.graph, options, variables);
+  Graph graph = body.graph;
+  if (donate) graph.SetAttr("memory.donate_inputs", 1);
+  made->executor = std::make_unique<Executor>(std::move(graph), options, variables);
   slot = std::move(made);
   return *slot;
 }

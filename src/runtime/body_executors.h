@@ -32,12 +32,17 @@ class BodyExecutors {
                                                    const std::vector<NDArray>& args) const;
   };
 
-  /*! \brief The executor of `body`, made on first use with the outer executor's options and store. */
-  Body& Get(const Subgraph& body, const SessionOptions& options, const std::shared_ptr<VariableStore>& variables);
+  /*!
+   * \brief The executor of `body`, made on first use with the outer executor's options and store;
+   * with `donate`, one whose plans may write outputs into the arguments (PlanMemory's
+   * memory.donate_inputs).
+   */
+  Body& Get(const Subgraph& body, bool donate, const SessionOptions& options,
+            const std::shared_ptr<VariableStore>& variables);
 
  private:
   std::mutex mutex_;
-  std::map<const Subgraph*, std::unique_ptr<Body>> bodies_;
+  std::map<std::pair<const Subgraph*, bool>, std::unique_ptr<Body>> bodies_;
 };
 
 /*! \brief True when some body of some control-flow node of `graph` (at any depth) updates a variable. */

@@ -289,9 +289,10 @@ class Executor::Impl {
     const BoundPlan& plan = run->plan;
     const IndexedGraph& idx = plan.graph.indexed_graph();
     const NodeAttrs& attrs = idx[nid].source->attrs;
-    BodyRunner run_body = [this, run, &attrs](size_t index, const std::vector<NDArray>& args, uint64_t key) {
+    BodyRunner run_body = [this, run, &attrs](size_t index, const std::vector<NDArray>& args, uint64_t key,
+                                              bool donate) {
       IR_CHECK(index < attrs.subgraphs.size()) << NodeDesc(attrs) << " has no body " << index;
-      runtime::BodyExecutors::Body& body = bodies_.Get(*attrs.subgraphs[index], options_, variables_);
+      runtime::BodyExecutors::Body& body = bodies_.Get(*attrs.subgraphs[index], donate, options_, variables_);
       uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(key + 0x5bd1e995u));
       return body.executor->impl_->RunNested(body.Feeds(attrs, index, args), number, run->stats);
     };
@@ -323,22 +324,35 @@ class Executor::Impl {
         NodeProfile{run->plan.graph.indexed_graph()[nid].source->attrs.name, run->plan.op_desc[nid], ms});
   }
 
+  /*! \brief Whether entry `e` is, or aliases, a variable some op of the plan writes (a stored variable). */
+  static bool IsStoredVariable(const BoundPlan& plan, IndexedGraph::Entry e) {
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    const std::vector<uint32_t>& mutated = idx.mutable_input_nodes();
+    for (;;) {
+      if (idx[e.node_id].source->is_variable()) {
+        return std::find(mutated.begin(), mutated.end(), e.node_id) != mutated.end();
+      }
+      uint32_t eid = idx.entry_id(e);
+      int alias = plan.inplace_index[eid];
+      if (plan.storage_id[eid] != -1 || alias < 0) return false;
+      e = idx[e.node_id].inputs[alias];
+    }
+  }
+
   /*!
    * \brief The graph outputs; values not in fresh storage are copied so later runs cannot change
-   * them. A body (`nested`) returns a param it passes through as it is: its caller owns that
-   * array and nothing writes it (a loop invariant is not copied every iteration).
+   * them. A body (`nested`) returns as they are the params it passes through and the outputs it
+   * wrote into donated params: its caller owns those arrays. Only a stored variable is copied.
    */
   std::vector<NDArray> Fetch(const BoundPlan& plan, const std::vector<NDArray>& data, bool nested) const {
     const IndexedGraph& idx = plan.graph.indexed_graph();
-    const std::vector<uint32_t>& mutated = idx.mutable_input_nodes();
     std::vector<NDArray> outputs;
     for (const IndexedGraph::Entry& out : idx.outputs()) {
       uint32_t eid = idx.entry_id(out);
       const NDArray& value = data[eid];
       IR_CHECK(value.defined()) << "output '" << idx[out.node_id].source->attrs.name << "' was not computed";
-      bool passed_through = nested && idx[out.node_id].source->is_variable() &&
-                            std::find(mutated.begin(), mutated.end(), out.node_id) == mutated.end();
-      outputs.push_back(plan.storage_id[eid] == -2 || passed_through ? value : value.CopyTo(value.device()));
+      bool owned = plan.storage_id[eid] == -2 || (nested && plan.storage_id[eid] == -1 && !IsStoredVariable(plan, out));
+      outputs.push_back(owned ? value : value.CopyTo(value.device()));
     }
     return outputs;
   }

@@ -98,6 +98,22 @@ TEST(ControlFlowTest, ZeroTripLoopOutputOutlivesItsPooledInput) {
   EXPECT_EQ(out[1].ToVector<float>(), std::vector<float>({4, 7}));
 }
 
+TEST(ControlFlowTest, DonatedArgumentsAreUpdatedInPlace) {
+  // A loop body's arguments are donated: its last reader writes the result there, output or not.
+  for (int donate : {0, 1}) {
+    NodeEntry p = V("p");
+    Graph g({Scalar("add_scalar", "next", Scalar("multiply_scalar", "scaled", p, 2), 1)});
+    g.SetAttr("shape_inputs", ShapeVector{Shape{1000}});
+    g.SetAttr("dtype_inputs", DTypeVector{DType::kFloat32});
+    g.SetAttr("memory.donate_inputs", donate);
+    g = ApplyPasses(g, {"InferShape", "InferType", "PlanMemory"});
+    const IndexedGraph& idx = g.indexed_graph();
+    const auto& sid = g.GetAttr<std::vector<int>>("storage_id");
+    EXPECT_EQ(sid[idx.entry_id(g.outputs[0])], donate ? -1 : -2) << "donate=" << donate;
+    EXPECT_EQ(g.GetAttr<int64_t>("memory_plan_bytes"), donate ? 0 : 4000);
+  }
+}
+
 TEST(ControlFlowTest, MaximumIterationsBoundsTheLoop) {
   Session sess(Options(true));
   NodePtr loop = PowerLoop(V("i0"), V("n"), V("x"));
