@@ -12,6 +12,8 @@
 The library is found at $TINYFLOW_LIB (the file or its directory) or ../../build/lib/libir.so
 relative to this package. tinyflow.ir exposes the graphs and passes underneath.
 """
+import types as _types
+
 from ._lib import LIB_PATH, TinyflowError, check_call as _check_call, c_str as _c_str
 from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64  # noqa: A004
 from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variable, constant, control_dependencies,
@@ -21,13 +23,26 @@ from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403
 from .gradients import gradients
 from .session import InteractiveSession, Session, get_default_session
-from . import nn, train, ir  # noqa: F401
+from .init_ops import *  # noqa: F401,F403
+from . import nest  # noqa: F401
+from .variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope
+from . import nn, train, ir, init_ops as _init_ops  # noqa: F401
 from .ir import list_ops, list_passes
 
 errors = type("errors", (), {"OpError": TinyflowError, "InvalidArgumentError": TinyflowError})
 float16 = float32
 newaxis = None
 __version__ = "0.1"
+initializers = _types.SimpleNamespace(
+    zeros=zeros_initializer, ones=ones_initializer, constant=constant_initializer,  # noqa: F405
+    random_uniform=random_uniform_initializer, random_normal=random_normal_initializer,  # noqa: F405
+    truncated_normal=truncated_normal_initializer, variance_scaling=variance_scaling_initializer,  # noqa: F405
+    glorot_uniform=glorot_uniform_initializer, glorot_normal=glorot_normal_initializer,  # noqa: F405
+    he_normal=_init_ops.he_normal, he_uniform=_init_ops.he_uniform, lecun_normal=_init_ops.lecun_normal,
+    lecun_uniform=_init_ops.lecun_uniform,
+    global_variables=global_variables_initializer, variables=variables_initializer)  # noqa: F405
+contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
+    static_rnn=nn.static_rnn, static_bidirectional_rnn=nn.static_bidirectional_rnn, **vars(nn.rnn_cell)))
 
 
 def load_op_library(path):
@@ -36,18 +51,6 @@ def load_op_library(path):
     from ._lib import LIB
     _check_call(LIB.IRLoadOpLibrary(_c_str(os.path.abspath(path))))
     return path
-
-
-def get_variable(name, shape=None, dtype=float32, initializer=None, trainable=True, **unused):
-    """A new variable (no variable-scope reuse): initializer is a value, a tensor or fn(shape, dtype)."""
-    if initializer is None:
-        limit = (6.0 / sum(shape[-2:] if len(shape) > 1 else [shape[0], 1])) ** 0.5
-        initial = random_uniform(shape, -limit, limit, dtype=dtype)  # noqa: F405
-    elif callable(initializer):
-        initial = initializer(shape, dtype=dtype)
-    else:
-        initial = initializer
-    return Variable(initial, trainable=trainable, name=name, dtype=dtype)
 
 
 def apply_op(op_name, inputs, attrs=None, name=None):

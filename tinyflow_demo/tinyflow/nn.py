@@ -5,7 +5,7 @@ from .framework import Tensor, apply_op, convert_to_tensor
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "conv2d", "max_pool", "avg_pool",
            "bias_add", "dropout", "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
            "sparse_softmax_cross_entropy_with_logits", "l2_loss", "batch_normalization", "moments", "relu6",
-           "leaky_relu", "elu"]
+           "leaky_relu", "elu", "rnn_cell", "static_rnn", "static_bidirectional_rnn"]
 
 
 def relu(features, name=None):
@@ -146,3 +146,12 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         inv = math_ops.multiply(inv, scale)
     y = math_ops.add(math_ops.multiply(x, inv), math_ops.negative(math_ops.multiply(mean, inv)))
     return y if offset is None else math_ops.add(y, offset, name=name)
+
+
+# tf.nn.rnn_cell and the statically unrolled RNNs (imported last: the cells use this module's dropout).
+from . import rnn_cell as _cells, rnn_cell_wrappers as _wrappers  # noqa: E402
+from .rnn import static_bidirectional_rnn, static_rnn  # noqa: E402,F401
+import types as _types  # noqa: E402
+
+rnn_cell = _types.SimpleNamespace(**{name: getattr(module, name) for module in (_cells, _wrappers)
+                                     for name in module.__all__})

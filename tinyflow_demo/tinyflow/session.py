@@ -101,7 +101,9 @@ class _FetchPlan(object):
         if node[0] == "d":
             return node[1]((k, self.build(values, v)) for k, v in node[2])
         items = [self.build(values, v) for v in node[2]]
-        return items if node[1] is list else node[1](items)
+        if node[1] is list:
+            return items
+        return node[1](*items) if hasattr(node[1], "_fields") else node[1](items)  # a namedtuple takes fields
 
 
 class _RunPlan(object):
