@@ -22,6 +22,7 @@ from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403
 from .gradients import gradients
+from .control_flow_ops import case, cond, while_loop
 from .session import InteractiveSession, Session, get_default_session
 from .init_ops import *  # noqa: F401,F403
 from . import nest  # noqa: F401
