@@ -23,6 +23,8 @@ from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403
 from .gradients import gradients
 from .control_flow_ops import case, cond, while_loop
+from .tensor_array_ops import TensorArray
+from .functional_ops import foldl, foldr, map_fn, scan
 from .session import InteractiveSession, Session, get_default_session
 from .init_ops import *  # noqa: F401,F403
 from . import nest  # noqa: F401
