@@ -15,7 +15,7 @@ from . import dtypes as _dtypes
 from ._lib import LIB, c_handle_array, c_str, c_str_array, check_call
 
 __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "reset_default_graph",
-           "apply_op", "convert_to_tensor", "placeholder", "constant", "control_dependencies",
+           "apply_op", "convert_to_tensor", "placeholder", "placeholder_with_default", "constant", "control_dependencies",
            "name_scope", "TensorShape", "Dimension"]
 
 _OP_HANDLES = {}
@@ -423,6 +423,24 @@ def placeholder(dtype, shape=None, name=None):
     get_default_graph()._inputs[node_name] = op.outputs[0]
     t = op.outputs[0]
     t._inferred = (TensorShape(shape), dtype)
+    return t
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002
+    """A placeholder that takes `input`'s value when a run does not feed it (Session.run feeds the
+    default: evaluated in the same run's feeds)."""
+    default = convert_to_tensor(input)
+    dims = _as_shape_list(shape)
+    known = default.shape.dims
+    if known is not None and dims is not None and (len(known) != len(dims) or any(
+            d is not None and k is not None and d != k for d, k in zip(dims, known))):
+        raise ValueError("placeholder_with_default: default of shape %s is not compatible with shape %s"
+                         % (default.shape, TensorShape(dims)))
+    t = placeholder(default.dtype, dims, name=name or "PlaceholderWithDefault")
+    graph = get_default_graph()
+    if not hasattr(graph, "_defaults"):
+        graph._defaults = {}
+    graph._defaults[t.op.name] = (t, default)
     return t
 
 
