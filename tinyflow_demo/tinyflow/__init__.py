@@ -17,11 +17,15 @@ import types as _types
 from ._lib import LIB_PATH, TinyflowError, check_call as _check_call, c_str as _c_str
 from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64  # noqa: A004
 from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variable, constant, control_dependencies,
-                        convert_to_tensor, get_default_graph, name_scope, placeholder, reset_default_graph)
+                        convert_to_tensor, get_default_graph, name_scope, placeholder, placeholder_with_default,
+                        reset_default_graph)
 from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403
 from .gradients import gradients
+from .control_flow_ops import case, cond, while_loop
+from .tensor_array_ops import TensorArray
+from .functional_ops import foldl, foldr, map_fn, scan
 from .session import InteractiveSession, Session, get_default_session
 from .init_ops import *  # noqa: F401,F403
 from . import nest  # noqa: F401

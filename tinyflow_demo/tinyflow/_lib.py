@@ -29,6 +29,11 @@ def _find_library():
 LIB_PATH = _find_library()
 LIB = ctypes.CDLL(LIB_PATH, ctypes.RTLD_GLOBAL)
 LIB.IRGetLastError.restype = ctypes.c_char_p
+_HANDLES = ctypes.POINTER(ctypes.c_void_p)
+LIB.IRSymbolCreateControlFlow.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p),
+    ctypes.c_uint32, _HANDLES, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32), _HANDLES, _HANDLES,
+    _HANDLES]
 
 
 def check_call(ret):

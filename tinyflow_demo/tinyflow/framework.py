@@ -15,7 +15,7 @@ from . import dtypes as _dtypes
 from ._lib import LIB, c_handle_array, c_str, c_str_array, check_call
 
 __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "reset_default_graph",
-           "apply_op", "convert_to_tensor", "placeholder", "constant", "control_dependencies",
+           "apply_op", "convert_to_tensor", "placeholder", "placeholder_with_default", "constant", "control_dependencies",
            "name_scope", "TensorShape", "Dimension"]
 
 _OP_HANDLES = {}
@@ -136,6 +136,7 @@ class Graph(object):
         self.collections = {}
         self._control_stack = []
         self._name_stack = []
+        self._body_stack = []  # control-flow bodies being traced, innermost last (control_flow_ops)
         self.seed = None
 
     def unique_name(self, base):
@@ -166,6 +167,17 @@ class Graph(object):
 
     def finalize(self):
         pass
+
+    @contextlib.contextmanager
+    def _init_scope(self):
+        """Builds outside every control-flow body and control-dependency scope (TF's init_scope):
+        variables and their initializers belong to the outer graph, not to a loop or branch."""
+        saved = self._body_stack, self._control_stack
+        self._body_stack, self._control_stack = [], []
+        try:
+            yield
+        finally:
+            self._body_stack, self._control_stack = saved
 
 
 _GRAPH_STACK = [Graph()]
@@ -232,6 +244,7 @@ class Operation(object):
         self.name = name
         self.inputs = list(inputs)
         self.graph = graph
+        self._body = graph._body_stack[-1] if graph._body_stack else None  # the body it was built in
         n = symbol.num_outputs()
         self.outputs = [Tensor(self, i, symbol.output(i) if n > 1 else symbol) for i in range(n)]
 
@@ -373,6 +386,8 @@ def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
     symbol = _Symbol(handle)
     node_name = graph.unique_name(name or op_type)
     inputs = [convert_to_tensor(x) for x in inputs]
+    if graph._body_stack:  # inside a cond/while_loop body: outer tensors become params (bodies are closed)
+        inputs = graph._body_stack[-1].capture_inputs(op_type, inputs)
     check_call(LIB.IRSymbolCompose(symbol.handle, c_str(node_name), len(inputs), None,
                                    c_handle_array([x.handle for x in inputs])))
     if graph._control_stack:
@@ -408,6 +423,24 @@ def placeholder(dtype, shape=None, name=None):
     get_default_graph()._inputs[node_name] = op.outputs[0]
     t = op.outputs[0]
     t._inferred = (TensorShape(shape), dtype)
+    return t
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002
+    """A placeholder that takes `input`'s value when a run does not feed it (Session.run feeds the
+    default: evaluated in the same run's feeds)."""
+    default = convert_to_tensor(input)
+    dims = _as_shape_list(shape)
+    known = default.shape.dims
+    if known is not None and dims is not None and (len(known) != len(dims) or any(
+            d is not None and k is not None and d != k for d, k in zip(dims, known))):
+        raise ValueError("placeholder_with_default: default of shape %s is not compatible with shape %s"
+                         % (default.shape, TensorShape(dims)))
+    t = placeholder(default.dtype, dims, name=name or "PlaceholderWithDefault")
+    graph = get_default_graph()
+    if not hasattr(graph, "_defaults"):
+        graph._defaults = {}
+    graph._defaults[t.op.name] = (t, default)
     return t
 
 
@@ -462,8 +495,12 @@ class Variable(Tensor):
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, collections=None,
                  validate_shape=True):
-        from . import math_ops
         graph = get_default_graph()
+        with graph._init_scope():
+            self._init(graph, initial_value, trainable, name, dtype, collections, validate_shape)
+
+    def _init(self, graph, initial_value, trainable, name, dtype, collections, validate_shape):
+        from . import math_ops
         if callable(initial_value):
             initial_value = initial_value()
         if dtype is not None and not isinstance(initial_value, Tensor):

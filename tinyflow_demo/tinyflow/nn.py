@@ -5,7 +5,8 @@ from .framework import Tensor, apply_op, convert_to_tensor
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "conv2d", "max_pool", "avg_pool",
            "bias_add", "dropout", "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
            "sparse_softmax_cross_entropy_with_logits", "l2_loss", "batch_normalization", "moments", "relu6",
-           "leaky_relu", "elu", "rnn_cell", "static_rnn", "static_bidirectional_rnn"]
+           "leaky_relu", "elu", "rnn_cell", "static_rnn", "static_bidirectional_rnn", "dynamic_rnn",
+           "bidirectional_dynamic_rnn"]
 
 
 def relu(features, name=None):
@@ -151,6 +152,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
 # tf.nn.rnn_cell and the statically unrolled RNNs (imported last: the cells use this module's dropout).
 from . import rnn_cell as _cells, rnn_cell_wrappers as _wrappers  # noqa: E402
 from .rnn import static_bidirectional_rnn, static_rnn  # noqa: E402,F401
+from .dynamic_rnn import bidirectional_dynamic_rnn, dynamic_rnn  # noqa: E402,F401
 import types as _types  # noqa: E402
 
 rnn_cell = _types.SimpleNamespace(**{name: getattr(module, name) for module in (_cells, _wrappers)

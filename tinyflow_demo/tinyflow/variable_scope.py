@@ -12,7 +12,7 @@ import inspect
 import numpy as np
 
 from . import dtypes as _dtypes
-from .framework import Tensor, TensorShape, Variable, control_dependencies, convert_to_tensor, get_default_graph
+from .framework import Tensor, TensorShape, Variable, convert_to_tensor, get_default_graph
 from .init_ops import glorot_uniform_initializer, zeros_initializer
 
 __all__ = ["VariableScope", "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE"]
@@ -177,7 +177,7 @@ def _new_variable(name, shape, dtype, initializer, from_value, trainable, collec
     saved = graph._name_stack
     try:
         graph._name_stack = [name, "Initializer"]
-        with control_dependencies(None):
+        with graph._init_scope():  # outside control-flow bodies and control dependencies
             if from_value:
                 initial = convert_to_tensor(initializer)
             else:
