@@ -155,7 +155,8 @@ class Session {
   ~Session();
   /*!
    * \brief Computes `fetches` and runs `targets` (nodes run for their effect, e.g. a train op).
-   * Returns one array per fetch.
+   * Returns one array per fetch. A feed names a placeholder, or a single-output op node whose
+   * value it then replaces in this run (as TensorFlow feeds any tensor).
    */
   std::vector<NDArray> Run(const std::vector<NodeEntry>& fetches,
                            const std::unordered_map<std::string, NDArray>& feeds = {},

@@ -259,3 +259,16 @@ def test_placeholder_with_default():
         np.testing.assert_allclose(sess.run(y, {d: [5.0, 5.0]}), [15.0, 15.0])
     with pytest.raises(ValueError):
         tf.placeholder_with_default(tf.constant([1.0, 2.0]), [3])
+
+
+def test_feeding_any_single_output_tensor_replaces_it():
+    x = tf.placeholder(tf.float32, [2])
+    hidden = x * 2.0
+    d = tf.placeholder_with_default(hidden + 1.0, [2])
+    y = d * 3.0
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(y, {x: [1.0, 2.0]}), [9.0, 15.0])
+        np.testing.assert_allclose(sess.run(y, {hidden: [0.0, 1.0]}), [3.0, 6.0])  # x not needed
+        np.testing.assert_allclose(sess.run(y, {d: [1.0, 1.0]}), [3.0, 3.0])
+        with pytest.raises(tf.errors.OpError):
+            sess.run(y)  # the default needs x

@@ -30,6 +30,19 @@ TEST(SessionTest, AssignInitializesAndAssignAddAccumulates) {
   EXPECT_EQ(sess.variables().Names(), std::vector<std::string>({"W"}));
 }
 
+TEST(SessionTest, AFeedReplacesTheOpNodeItNames) {
+  // tf.placeholder_with_default: an identity of the default, which a run may feed instead.
+  Session sess(UnfusedOptions());
+  NodeEntry with_default = Op("identity", "training", {Op("runtime_test_scale", "default", {Var("x")})});
+  NodeEntry y = Op("runtime_test_add", "y", {with_default, Var("x")});
+  EXPECT_EQ(Values(sess.Run({y}, {{"x", Filled({2}, 1)}})[0]), std::vector<float>({3, 3}));
+  EXPECT_EQ(Values(sess.Run({y}, {{"x", Filled({2}, 1)}, {"training", Filled({2}, 10)}})[0]),
+            std::vector<float>({11, 11}));
+  EXPECT_EQ(Values(sess.Run({with_default}, {{"training", Filled({2}, 4)}})[0]), std::vector<float>({4, 4}))
+      << "fetching the fed node gives the fed value; x need not be fed";
+  EXPECT_EQ(Values(sess.Run({y}, {{"x", Filled({2}, 2)}})[0]), std::vector<float>({6, 6})) << "unfed again";
+}
+
 TEST(SessionTest, AssignSubAndTheirOutputsAreTheNewValue) {
   Session sess(UnfusedOptions());
   sess.variables().Set("W", Filled({2}, 10));

@@ -427,8 +427,8 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    """A placeholder that takes `input`'s value when a run does not feed it (Session.run feeds the
-    default: evaluated in the same run's feeds)."""
+    """A placeholder that takes `input`'s value when a run does not feed it: an identity of the default,
+    which a run may feed like any single-output tensor (the session replaces it by the fed value)."""
     default = convert_to_tensor(input)
     dims = _as_shape_list(shape)
     known = default.shape.dims
@@ -436,12 +436,7 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002
             d is not None and k is not None and d != k for d, k in zip(dims, known))):
         raise ValueError("placeholder_with_default: default of shape %s is not compatible with shape %s"
                          % (default.shape, TensorShape(dims)))
-    t = placeholder(default.dtype, dims, name=name or "PlaceholderWithDefault")
-    graph = get_default_graph()
-    if not hasattr(graph, "_defaults"):
-        graph._defaults = {}
-    graph._defaults[t.op.name] = (t, default)
-    return t
+    return apply_op("identity", [default], name=name or "PlaceholderWithDefault")
 
 
 def _as_shape_list(shape):

@@ -120,7 +120,6 @@ class _RunPlan(object):
             names.append(_feed_name(placeholder))
             self.dtypes.append(placeholder.dtype if isinstance(placeholder, Tensor) else None)
         self.names = c_str_array(names)
-        self.defaults = _unfed_defaults(graph, fetch_plan, set(names))
         # The feeds' dtype enums when every key fixes its dtype (else each run takes the values').
         typed = all(d is not None for d in self.dtypes)
         self.enums = (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes]) if typed else None
@@ -157,11 +156,6 @@ class Session(object):
             raise RuntimeError("Attempted to use a closed Session.")
         feed_dict = feed_dict or {}
         plan = self._run_plan(fetches, feed_dict)
-        if plan.defaults:  # placeholder_with_default inputs this run does not feed: feed their defaults
-            feed_dict = dict(feed_dict)
-            feed_dict.update({t: self.run(default, {k: v for k, v in feed_dict.items() if _feed_name(k) in needs})
-                              for t, default, needs in plan.defaults})
-            plan = self._run_plan(fetches, feed_dict)
         arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
         for value, dtype in zip(feed_dict.values(), plan.dtypes):
             arr = _host_array(value, dtype)
@@ -301,32 +295,13 @@ class InteractiveSession(Session):
         Session.close(self)
 
 
-def _input_names(symbols):
-    names = set()
-    for symbol in symbols:
-        if symbol is not None:
-            n = ctypes.c_uint32()
-            out = ctypes.POINTER(ctypes.c_char_p)()
-            check_call(LIB.IRSymbolListInputNames(symbol.handle, 0, ctypes.byref(n), ctypes.byref(out)))
-            names.update(py_str_list(n, out))
-    return names
-
-
-def _unfed_defaults(graph, fetch_plan, fed):
-    """[(placeholder, default tensor, the inputs the default reads)] of the graph's
-    placeholder_with_default inputs that the run reads but does not feed."""
-    defaults = getattr(graph, "_defaults", None)
-    if not defaults:
-        return []
-    inputs = _input_names([fetch_plan.fetch_symbol, fetch_plan.target_symbol])
-    return [defaults[name] + (_input_names([defaults[name][1]._symbol]),)
-            for name in sorted(inputs) if name in defaults and name not in fed]
-
-
 def _feed_name(key):
+    """The IR name a feed goes to: a placeholder, a variable, or (as TF feeds any tensor) the op whose
+    single output the fed value replaces in that run (tf.placeholder_with_default)."""
     if isinstance(key, Tensor):
-        if key.op.type not in ("Placeholder", "VariableV2"):
-            raise TinyflowError("cannot feed %s: only placeholders and variables can be fed" % key.name)
+        if key.op.type not in ("Placeholder", "VariableV2") and len(key.op.outputs) != 1:
+            raise TinyflowError("cannot feed %s: its op %s has %d outputs; only a single-output op's tensor can be fed"
+                                % (key.name, key.op.name, len(key.op.outputs)))
         return key.op.name
     if isinstance(key, str):
         return key.split(":")[0]
