@@ -48,12 +48,13 @@ using FCompute = std::function<void(const OpContext& ctx, const NodeAttrs& attrs
  * on the run's device, and returns its outputs (arrays the caller owns). `key` numbers the call
  * within the node's run (the iteration): random ops in the body draw from the run's number and
  * `key`, so running a body again with the same key (a gradient recomputing an iteration) draws
- * the same numbers. With `donate`, the caller gives up `args` (it owns them and keeps no other
- * reference, and no two overlap): the body may write its outputs into them in place (a loop
- * updating a TensorArray row by row does not copy the whole array every iteration).
+ * the same numbers. `donate[i]` (empty: none) says the caller gives up `args[i]`: it owns it,
+ * keeps no other reference to it, and it overlaps no other argument; the body may then write an
+ * output into it in place (a loop updating a TensorArray row by row does not copy the whole
+ * array every iteration).
  */
-using BodyRunner =
-    std::function<std::vector<NDArray>(size_t index, const std::vector<NDArray>& args, uint64_t key, bool donate)>;
+using BodyRunner = std::function<std::vector<NDArray>(size_t index, const std::vector<NDArray>& args, uint64_t key,
+                                                      const std::vector<bool>& donate)>;
 
 /*!
  * \brief "FControlFlow": the kernel of an op with bodies (cond, while_loop). It decides which

@@ -280,58 +280,88 @@ bool Truthy(const NodeAttrs& attrs, const char* what, const NDArray& value) {
 std::vector<NDArray> CondCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                  const BodyRunner& run_body) {
   std::vector<NDArray> args(in.begin() + 1, in.end());
-  return run_body(Truthy(attrs, "the predicate", in[0]) ? 0 : 1, args, 0, false);
-}
-
-/*! \brief `vars` where each array is its own: one overlapping an earlier one (or every one, with `all`) copied. */
-std::vector<NDArray> OwnedCopies(std::vector<NDArray> vars, bool all) {
-  for (size_t i = 0; i < vars.size(); ++i) {
-    bool shared = all;
-    for (size_t j = 0; j < i && !shared; ++j) shared = vars[i].Overlaps(vars[j]);
-    if (shared) vars[i] = vars[i].CopyTo(vars[i].device());
-  }
-  return vars;
+  return run_body(Truthy(attrs, "the predicate", in[0]) ? 0 : 1, args, 0, {});
 }
 
 /*!
- * \brief Runs the loop on `vars` and returns the final loop variables; `before_body(vars)` sees the
- * variables entering each iteration. Iteration k runs its bodies with key k. With `donate`, the
- * body may update the loop variables in place: the loop owns copies of the entering values and
- * keeps no other reference to an iteration's variables.
+ * \brief `args` with each one flagged in `donate` made the caller's own: copied when `copy_all` (it
+ * still belongs to the graph) or when it overlaps another argument or an array in `kept`.
  */
-template <typename F>
-std::vector<NDArray> Iterate(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body, bool donate,
-                             const F& before_body) {
+std::vector<NDArray> OwnedCopies(std::vector<NDArray> args, const std::vector<bool>& donate, bool copy_all,
+                                 const std::vector<NDArray>& kept) {
+  auto overlaps = [](const NDArray& a, const NDArray& b) { return b.defined() && a.Overlaps(b); };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!donate[i]) continue;
+    bool shared = copy_all;
+    for (size_t j = 0; j < args.size() && !shared; ++j) shared = j != i && overlaps(args[i], args[j]);
+    for (size_t j = 0; j < kept.size() && !shared; ++j) shared = overlaps(args[i], kept[j]);
+    if (shared) args[i] = args[i].CopyTo(args[i].device());
+  }
+  return args;
+}
+
+/*! \brief A loop's final variables and, when asked for, the variables entering each iteration. */
+struct LoopRun {
+  std::vector<NDArray> vars;
+  std::vector<std::vector<NDArray>> history;
+};
+
+/*!
+ * \brief Runs the loop on `vars`. Iteration k runs its bodies with key k. The body may update the
+ * variables flagged in `donate` in place (the loop owns copies of the entering values). With
+ * `keep`, the variables it flags are recorded per iteration (the others recorded as undefined):
+ * those are never donated.
+ */
+LoopRun RunLoop(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body,
+                const std::vector<bool>& donate, const std::vector<bool>* keep) {
   int64_t limit = dmlc::get<WhileParam>(attrs.parsed).maximum_iterations;
+  bool donating = std::find(donate.begin(), donate.end(), true) != donate.end();
+  LoopRun loop;
   for (uint64_t k = 0; limit < 0 || k < static_cast<uint64_t>(limit); ++k) {
-    if (!Truthy(attrs, "the loop condition's result", run_body(0, vars, k, false).at(0))) break;
-    before_body(vars);
-    if (donate) vars = OwnedCopies(std::move(vars), k == 0);
+    if (!Truthy(attrs, "the loop condition's result", run_body(0, vars, k, {}).at(0))) break;
+    if (keep != nullptr) {
+      loop.history.emplace_back(vars.size());
+      for (size_t i = 0; i < vars.size(); ++i) {
+        if ((*keep)[i]) loop.history.back()[i] = vars[i];
+      }
+    }
+    if (donating) vars = OwnedCopies(std::move(vars), donate, k == 0, keep ? loop.history.back() : vars);
     vars = run_body(1, vars, k, donate);
   }
-  return vars;
+  loop.vars = std::move(vars);
+  return loop;
 }
 
 std::vector<NDArray> WhileCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                   const BodyRunner& run_body) {
-  return Iterate(attrs, in, run_body, true, [](const std::vector<NDArray>&) {});
+  return RunLoop(attrs, in, run_body, std::vector<bool>(in.size(), true), nullptr).vars;
 }
 
 /*!
- * \brief The loop again, keeping the variables entering each iteration, then the body's gradient
- * from the last iteration to the first (the same keys: random ops draw what the loop drew).
+ * \brief The loop again, keeping the variables entering each iteration that the body's gradient
+ * reads (the others, a TensorArray being written, say, are updated in place and not kept), then
+ * the body's gradient from the last iteration to the first (the same keys: random ops draw what
+ * the loop drew). The gradients are updated in place iteration to iteration.
  */
 std::vector<NDArray> WhileGradCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                       const BodyRunner& run_body) {
   size_t n = in.size() / 2;
-  std::vector<std::vector<NDArray>> history;
-  Iterate(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, false,
-          [&history](const std::vector<NDArray>& vars) { history.push_back(vars); });
+  const Subgraph& gradient = Body(attrs, 2);
+  const IndexedGraph& gidx = gradient.graph.indexed_graph();
+  std::vector<bool> keep(n), donate(n);
+  for (size_t i = 0; i < n; ++i) {
+    keep[i] = gidx.has_node(gradient.params[i].get());
+    donate[i] = !keep[i];
+  }
+  LoopRun loop = RunLoop(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, donate, &keep);
   std::vector<NDArray> grads(in.begin() + n, in.end());
-  for (size_t k = history.size(); k-- > 0;) {
-    std::vector<NDArray> args = std::move(history[k]);
+  std::vector<bool> donate_grads(2 * n, false);
+  std::fill(donate_grads.begin() + n, donate_grads.end(), true);
+  for (size_t k = loop.history.size(); k-- > 0;) {
+    std::vector<NDArray> args = std::move(loop.history[k]);
     args.insert(args.end(), grads.begin(), grads.end());
-    grads = run_body(2, args, k, false);
+    args = OwnedCopies(std::move(args), donate_grads, k + 1 == loop.history.size(), {});
+    grads = run_body(2, args, k, donate_grads);
   }
   return grads;
 }

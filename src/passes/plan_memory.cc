@@ -158,7 +158,7 @@ struct MemoryPlan {
   /*! \brief The most bytes of pooled values live at once (in-place outputs share their input's). */
   int64_t lower_bound = 0;
   /*!
-   * \brief Per entry: an argument the caller gave up (memory.donate_inputs), or an output written
+   * \brief Per entry: an argument the caller gave up (memory.donated_inputs), or an output written
    * into one: its last reader may write its output there in place.
    */
   std::vector<bool> donated;
@@ -225,7 +225,7 @@ void PlanOutputs(const IndexedGraph& idx, uint32_t nid, const EntryInfo& info, c
   }
 }
 
-MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info, bool donate) {
+MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info, const std::vector<std::string>& donated) {
   const std::vector<int64_t>& bytes = info.bytes;
   size_t num_entries = idx.num_node_entries();
   MemoryPlan plan;
@@ -237,7 +237,8 @@ MemoryPlan Plan(const IndexedGraph& idx, const EntryInfo& info, bool donate) {
   const std::vector<uint32_t>& mutated = idx.mutable_input_nodes();
   for (uint32_t nid : idx.input_nodes()) {
     bool written = std::find(mutated.begin(), mutated.end(), nid) != mutated.end();
-    plan.donated[idx.entry_id(nid, 0)] = donate && !written;
+    const std::string& name = idx[nid].source->attrs.name;
+    plan.donated[idx.entry_id(nid, 0)] = !written && std::find(donated.begin(), donated.end(), name) != donated.end();
   }
   for (size_t eid = 0; eid < num_entries; ++eid) {
     if (bytes[eid] == kDynamicBytes && plan.storage_id[eid] == kUnplanned) plan.storage_id[eid] = kFreshOutput;
@@ -304,7 +305,7 @@ Graph PlanMemory(Graph graph) {
   bool dynamic = GetPassOption<int>(graph, "memory.dynamic_shapes", 0) != 0;
   EntryInfo info{EntryBytes(idx, shapes, dtypes, dynamic), shapes, dtypes};
   const std::vector<int64_t>& bytes = info.bytes;
-  MemoryPlan plan = Plan(idx, info, GetPassOption<int>(graph, "memory.donate_inputs", 0) != 0);
+  MemoryPlan plan = Plan(idx, info, graph.GetAttrOr<std::vector<std::string>>("memory.donated_inputs", {}));
   ArenaLayout layout = ChooseLayout(&plan);
   int64_t no_reuse = 0;
   std::vector<int64_t> offsets(bytes.size(), -1);
@@ -331,11 +332,11 @@ IR_REGISTER_GRAPH_ATTR("memory.dynamic_shapes")
         "with fresh storage allocated when they are computed; 0 (default) makes them an error.")
     .set_type<int>();
 
-IR_REGISTER_GRAPH_ATTR("memory.donate_inputs")
+IR_REGISTER_GRAPH_ATTR("memory.donated_inputs")
     .describe(
-        "Option of PlanMemory: 1 when the caller gives up the graph's placeholder inputs (a loop body's "
-        "arguments): the last reader of one may write its output there in place, graph outputs included.")
-    .set_type<int>();
+        "Option of PlanMemory: names of graph inputs the caller gives up (a loop body's arguments): the "
+        "last reader of one may write its output there in place, graph outputs included.")
+    .set_type<std::vector<std::string>>();
 
 IR_REGISTER_PASS(PlanMemory)
     .describe(

@@ -20,7 +20,8 @@ std::unordered_map<std::string, NDArray> BodyExecutors::Body::Feeds(const NodeAt
   return feeds;
 }
 
-BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, bool donate, const SessionOptions& options,
+BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, const std::vector<bool>& donate,
+                                        const SessionOptions& options,
                                         const std::shared_ptr<VariableStore>& variables) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<Body>& slot = bodies_[{&body, donate}];
@@ -31,7 +32,11 @@ BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, bool donate, const
     made->feed_names.push_back(idx.has_node(param.get()) ? param->attrs.name : std::string());
   }
   Graph graph = body.graph;
-  if (donate) graph.SetAttr("memory.donate_inputs", 1);
+  std::vector<std::string> donated;
+  for (size_t i = 0; i < donate.size() && i < made->feed_names.size(); ++i) {
+    if (donate[i] && !made->feed_names[i].empty()) donated.push_back(made->feed_names[i]);
+  }
+  if (!donated.empty()) graph.SetAttr("memory.donated_inputs", std::move(donated));
   made->executor = std::make_unique<Executor>(std::move(graph), options, variables);
   slot = std::move(made);
   return *slot;

@@ -34,15 +34,15 @@ class BodyExecutors {
 
   /*!
    * \brief The executor of `body`, made on first use with the outer executor's options and store;
-   * with `donate`, one whose plans may write outputs into the arguments (PlanMemory's
-   * memory.donate_inputs).
+   * one per set of donated params (`donate[i]`, empty for none), whose plans may write outputs
+   * into those arguments (PlanMemory's memory.donated_inputs).
    */
-  Body& Get(const Subgraph& body, bool donate, const SessionOptions& options,
+  Body& Get(const Subgraph& body, const std::vector<bool>& donate, const SessionOptions& options,
             const std::shared_ptr<VariableStore>& variables);
 
  private:
   std::mutex mutex_;
-  std::map<std::pair<const Subgraph*, bool>, std::unique_ptr<Body>> bodies_;
+  std::map<std::pair<const Subgraph*, std::vector<bool>>, std::unique_ptr<Body>> bodies_;
 };
 
 /*! \brief True when some body of some control-flow node of `graph` (at any depth) updates a variable. */

@@ -290,7 +290,7 @@ class Executor::Impl {
     const IndexedGraph& idx = plan.graph.indexed_graph();
     const NodeAttrs& attrs = idx[nid].source->attrs;
     BodyRunner run_body = [this, run, &attrs](size_t index, const std::vector<NDArray>& args, uint64_t key,
-                                              bool donate) {
+                                              const std::vector<bool>& donate) {
       IR_CHECK(index < attrs.subgraphs.size()) << NodeDesc(attrs) << " has no body " << index;
       runtime::BodyExecutors::Body& body = bodies_.Get(*attrs.subgraphs[index], donate, options_, variables_);
       uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(key + 0x5bd1e995u));

@@ -100,12 +100,12 @@ TEST(ControlFlowTest, ZeroTripLoopOutputOutlivesItsPooledInput) {
 
 TEST(ControlFlowTest, DonatedArgumentsAreUpdatedInPlace) {
   // A loop body's arguments are donated: its last reader writes the result there, output or not.
-  for (int donate : {0, 1}) {
+  for (bool donate : {false, true}) {
     NodeEntry p = V("p");
     Graph g({Scalar("add_scalar", "next", Scalar("multiply_scalar", "scaled", p, 2), 1)});
     g.SetAttr("shape_inputs", ShapeVector{Shape{1000}});
     g.SetAttr("dtype_inputs", DTypeVector{DType::kFloat32});
-    g.SetAttr("memory.donate_inputs", donate);
+    if (donate) g.SetAttr("memory.donated_inputs", std::vector<std::string>{"p"});
     g = ApplyPasses(g, {"InferShape", "InferType", "PlanMemory"});
     const IndexedGraph& idx = g.indexed_graph();
     const auto& sid = g.GetAttr<std::vector<int>>("storage_id");
