@@ -331,6 +331,18 @@ TEST(TFControlFlowTF2Test, MissingAndMismatchedFunctionsAreErrors) {
                                                                    FuncAttr("cond", "id") + FuncAttr("body", "id") +
                                                                        pb::Attr("T", "list { type: DT_RESOURCE }"));
   ExpectImportError(resource_loop + library, {"loop variable 0 ('x') is a resource"});
+  // A branch assigning to the variable passed in would update a copy: an error, not a silent no-op.
+  std::string handle =
+      pb::Node("v", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2})));
+  std::string update =
+      Function("update", {"r:DT_RESOURCE"}, {"y:DT_FLOAT"},
+               pb::Const("c", {2}, {1, 2}) +
+                   pb::Node("set", "AssignVariableOp", {"r", "c:output:0"}, pb::Type("DT_FLOAT", "dtype")) +
+                   " control_ret { key: 'set' value: 'set' }",
+               {{"y", "c:output:0"}});
+  ExpectImportError(
+      pb::Placeholder("p", {}, "DT_BOOL") + handle + IfNode("if", {"p", "v"}, "update", "update") + Library({update}),
+      {"then_branch function 'update' updates its argument 0"});
 }
 
 }  // namespace
