@@ -43,12 +43,13 @@ bool IsCallOp(const std::string& op) { return op == "PartitionedCall" || op == "
 
 class Inliner {
  public:
-  explicit Inliner(const tensorflow::GraphDef& graph) {
-    for (const FunctionDef& f : graph.library().function()) functions_[f.signature().name()] = &f;
+  explicit Inliner(const tensorflow::FunctionDefLibrary& library) {
+    for (const FunctionDef& f : library.function()) functions_[f.signature().name()] = &f;
   }
 
-  std::vector<NodeDef> Run(const tensorflow::GraphDef& graph) {
-    for (const NodeDef& node : graph.node()) Emit(node, 0);
+  template <typename Nodes>
+  std::vector<NodeDef> Run(const Nodes& nodes) {
+    for (const NodeDef& node : nodes) Emit(node, 0);
     return std::move(out_);
   }
 
@@ -177,7 +178,13 @@ void Inliner::Inline(const NodeDef& call, const FunctionDef& fn, int depth) {
 
 }  // namespace
 
-std::vector<NodeDef> InlineFunctions(const tensorflow::GraphDef& graph) { return Inliner(graph).Run(graph); }
+std::vector<NodeDef> InlineFunctions(const tensorflow::GraphDef& graph) {
+  return Inliner(graph.library()).Run(graph.node());
+}
+
+std::vector<NodeDef> InlineFunctions(const std::vector<NodeDef>& nodes, const tensorflow::FunctionDefLibrary& library) {
+  return Inliner(library).Run(nodes);
+}
 
 }  // namespace tf
 }  // namespace ir

@@ -26,6 +26,9 @@ namespace tf {
  *         recursion deeper than 32 calls, naming the call and the function.
  */
 std::vector<tensorflow::NodeDef> InlineFunctions(const tensorflow::GraphDef& graph);
+/*! \brief The same for `nodes` calling functions of `library` (a function body being imported). */
+std::vector<tensorflow::NodeDef> InlineFunctions(const std::vector<tensorflow::NodeDef>& nodes,
+                                                 const tensorflow::FunctionDefLibrary& library);
 
 }  // namespace tf
 }  // namespace ir

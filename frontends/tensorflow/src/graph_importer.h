@@ -7,6 +7,7 @@
 #define IR_TF_GRAPH_IMPORTER_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -19,6 +20,8 @@
 namespace ir {
 namespace tf {
 
+struct FunctionScope;
+
 /*! \brief What to import (the TFImport pass reads it from graph attributes). */
 struct ImportSpec {
   /*! \brief "name", "name:i", "^name"; empty = the outputs of every node nothing else reads. */
@@ -27,6 +30,8 @@ struct ImportSpec {
   int64_t max_const_bytes = int64_t{1} << 30;
   /*! \brief GraphDef producer version (0 for graphs without one): some semantics changed with it. */
   int producer = 0;
+  /*! \brief The library If/While/Case bodies come from, shared by nested body imports. */
+  std::shared_ptr<FunctionScope> functions;
 };
 
 /*! \brief A reference to a TF tensor or node: "name", "name:3", "^name". */

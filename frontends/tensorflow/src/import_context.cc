@@ -198,6 +198,7 @@ bool ImportContext::IsFed() const { return importer_->spec().feed_shapes.count(d
 Shape ImportContext::FedShape() const { return importer_->spec().feed_shapes.at(def_.name()); }
 int ImportContext::producer() const { return importer_->spec().producer; }
 int64_t ImportContext::max_const_bytes() const { return importer_->spec().max_const_bytes; }
+const ImportSpec& ImportContext::spec() const { return importer_->spec(); }
 
 // ---------------------------------------------------------------- building
 
@@ -206,6 +207,15 @@ NodeEntry ImportContext::Op(const std::string& op, std::vector<NodeEntry> inputs
   NodeEntry e = MakeNode(op, suffix.empty() ? def_.name() : def_.name() + "/" + suffix, std::move(inputs), attrs);
   created_.push_back(e.node);
   return e;
+}
+
+NodePtr ImportContext::OpWithBodies(const std::string& op, std::vector<NodeEntry> inputs,
+                                    std::vector<std::shared_ptr<const Subgraph>> bodies,
+                                    const std::map<std::string, std::string>& attrs, const std::string& suffix) {
+  NodePtr node = Node::Create(Op::Get(op), suffix.empty() ? def_.name() : def_.name() + "/" + suffix, attrs,
+                              std::move(inputs), std::move(bodies));
+  created_.push_back(node);
+  return node;
 }
 
 NodeEntry ImportContext::Constant(const NDArray& value, const std::string& suffix) {

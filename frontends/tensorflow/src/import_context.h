@@ -7,6 +7,7 @@
 #define IR_TF_IMPORT_CONTEXT_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@ namespace ir {
 namespace tf {
 
 class GraphImporter;
+struct ImportSpec;
 
 /*! \brief One TF node being converted. Errors thrown here get the node's name and op prepended. */
 class ImportContext {
@@ -81,11 +83,17 @@ class ImportContext {
   int producer() const;
   /*! \brief The largest Const tensor accepted, in bytes. */
   int64_t max_const_bytes() const;
+  /*! \brief What this import was asked for (nested body imports start from it). */
+  const ImportSpec& spec() const;
 
   // ------------------------------------------------------------ building
   /*! \brief A node of our op `op`, named after the TF node (plus "/suffix" when given). */
   NodeEntry Op(const std::string& op, std::vector<NodeEntry> inputs,
                const std::map<std::string, std::string>& attrs = {}, const std::string& suffix = "");
+  /*! \brief A node of control-flow op `op` (cond, while_loop) with `bodies`, named after the TF node. */
+  NodePtr OpWithBodies(const std::string& op, std::vector<NodeEntry> inputs,
+                       std::vector<std::shared_ptr<const Subgraph>> bodies,
+                       const std::map<std::string, std::string>& attrs = {}, const std::string& suffix = "");
   /*! \brief A `constant` node holding `value`. */
   NodeEntry Constant(const NDArray& value, const std::string& suffix = "");
   /*! \brief A variable node named after the TF node with hidden attributes (__kind__...). */

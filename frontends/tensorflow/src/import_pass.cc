@@ -7,6 +7,7 @@
  */
 #include <algorithm>
 
+#include "convert_functional.h"
 #include "converter.h"
 #include "function_inline.h"
 #include "graph.pb.h"
@@ -47,6 +48,7 @@ Graph TFImport(Graph src) {
   tensorflow::GraphDef graph_def = ParseGraphDef(src.GetAttr<std::string>("tf.graph_def"));
   ImportSpec spec = SpecOf(src);
   spec.producer = graph_def.versions().producer();
+  spec.functions = std::make_shared<FunctionScope>(graph_def.library());
   GraphImporter importer(InlineFunctions(graph_def), spec);
   std::vector<std::string> names;
   Graph result = importer.Import(&names);

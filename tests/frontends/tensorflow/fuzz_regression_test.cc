@@ -25,6 +25,10 @@ const std::map<std::string, std::string>& ExpectedErrors() {
       {"exponential_inlining.pbtxt", "the graph has more than 262144 nodes after inlining functions"},
       {"shape_of_huge_tensor.pbtxt", "input 1 ('shape') must be known before the graph runs"},
       {"overflowing_extent.pbtxt", "is too large"},
+      {"exponential_bodies.pbtxt", "control-flow bodies have more than 262144 nodes in all"},
+      {"if_empty_branch_name.pbtxt", "attribute 'then_branch' names no function (empty name)"},
+      {"if_arity_mismatch.pbtxt", "then_branch function 'id' takes 1 argument(s), but the node passes 2"},
+      {"while_recursive_body.pbtxt", "function 'b' calls itself through control-flow bodies (b -> b)"},
   };
   return errors;
 }
