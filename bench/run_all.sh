@@ -12,6 +12,8 @@ py=/usr/bin/python3
 status=0
 echo "== fused vs unfused vs STREAM, F_max sweep (synthetic), compile cache =="
 "$build/bin/ir-fusion-bench" --json "$out/fusion.json"
+echo "== RNN: while_loop vs unrolled, bind and step time =="
+"$build/bin/ir-rnn-while-bench" --json "$out/rnn_while_vs_unrolled.json"
 echo "== F_max sweep on LeNet training and the Adam update; cold/warm bind =="
 TINYFLOW_LIB="$build/lib/libir.so" $py bench/lenet_fmax_bench.py --json "$out/lenet_fmax.json"
 if $py -c "import torch" 2>/dev/null; then

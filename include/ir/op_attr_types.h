@@ -89,6 +89,16 @@ using TIsStateful = bool;
  */
 using TShapeOnly = bool;
 
+/*!
+ * \brief "FInlineConstantInputs": simplifies a node once some of its inputs are known constants
+ * (a cond whose predicate is known becomes its taken branch, inlined). FoldConstants calls it with
+ * the node (its inputs already those of the rewritten graph) and each input's value (undefined
+ * where not known); it returns the entries that replace the node's outputs, one per output, or
+ * nothing to keep the node. New nodes it makes need no shapes: FoldConstants infers them.
+ */
+using FInlineConstantInputs =
+    std::function<std::vector<NodeEntry>(const NodePtr& node, const std::vector<NDArray>& values)>;
+
 /*! \brief How an op's outputs depend on its inputs; fusion groups ops by this. */
 enum OpPattern : int {
   /*! \brief Output i reads input i (same shapes). */

@@ -10,7 +10,10 @@
  * in the executor. A while loop's gradient keeps the loop variables of every iteration (its
  * accumulator lives in the gradient node's run) and runs the bodies' gradient in reverse.
  */
+#include <unordered_map>
+
 #include "ir/autodiff.h"
+#include "ir/fold_constants.h"
 #include "ir/pass.h"
 #include "ops/op_common.h"
 
@@ -371,6 +374,70 @@ std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<Node
   return result;
 }
 
+// ---------------------------------------------------------------- folding known inputs
+
+/*!
+ * \brief Copies of `body`'s nodes named "<prefix>/<name>", its params replaced by `args`; returns
+ * its outputs. A variable that is not a param (one the body mutates) stays itself: it names the
+ * session's variable.
+ */
+std::vector<NodeEntry> InlineBody(const Subgraph& body, const std::vector<NodeEntry>& args, const std::string& prefix) {
+  std::unordered_map<const Node*, NodeEntry> params;
+  for (size_t i = 0; i < body.params.size(); ++i) params[body.params[i].get()] = args.at(i);
+  std::unordered_map<const Node*, NodePtr> copies;
+  auto entry = [&](const NodeEntry& e) {
+    auto p = params.find(e.node.get());
+    if (p != params.end()) return p->second;
+    auto c = copies.find(e.node.get());
+    return c == copies.end() ? e : NodeEntry{c->second, e.index};
+  };
+  PostOrderDFSVisit(body.graph.outputs, [&](const NodePtr& node) {
+    if (node->is_variable()) return;
+    NodePtr copy = Node::Create();
+    copy->attrs = node->attrs;
+    copy->attrs.name = StrCat(prefix, "/", node->attrs.name);
+    for (const NodeEntry& in : node->inputs) copy->inputs.push_back(entry(in));
+    for (const NodePtr& dep : node->control_deps) copy->control_deps.push_back(entry(NodeEntry{dep, 0}).node);
+    copies[node.get()] = copy;
+  });
+  std::vector<NodeEntry> outputs;
+  for (const NodeEntry& e : body.graph.outputs) outputs.push_back(entry(e));
+  return outputs;
+}
+
+/*! \brief A cond whose predicate is known becomes its taken branch, inlined. */
+std::vector<NodeEntry> InlineKnownCond(const NodePtr& node, const std::vector<NDArray>& values) {
+  if (!values.at(0).defined()) return {};
+  const NodeAttrs& attrs = node->attrs;
+  std::vector<NodeEntry> args(node->inputs.begin() + 1, node->inputs.end());
+  return InlineBody(Body(attrs, Truthy(attrs, "the predicate", values[0]) ? 0 : 1), args, attrs.name);
+}
+
+/*!
+ * \brief The loop condition's value on the entering variables when the known ones determine it
+ * (the condition body, known inputs as constants, folds to a constant), else an undefined array.
+ */
+NDArray KnownCondition(const NodePtr& node, const std::vector<NDArray>& values) {
+  std::vector<NodeEntry> args;
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string name = StrCat(node->attrs.name, "/entering_", i);
+    args.push_back(values[i].defined() ? MakeConstantNode(name, values[i]) : NodeEntry{Node::CreateVariable(name), 0});
+  }
+  Graph g(InlineBody(Body(node->attrs, 0), args, node->attrs.name));
+  g = ApplyPasses(std::move(g), {"InferShape", "InferType", "FoldConstants"});
+  return ConstantNodeValue(*g.outputs.at(0).node);
+}
+
+/*! \brief A while_loop that runs no iteration (its condition known false, or no iterations allowed) is its inputs. */
+std::vector<NodeEntry> InlineZeroTripLoop(const NodePtr& node, const std::vector<NDArray>& values) {
+  const NodeAttrs& attrs = node->attrs;
+  if (dmlc::get<WhileParam>(attrs.parsed).maximum_iterations != 0) {
+    NDArray known = KnownCondition(node, values);
+    if (!known.defined() || Truthy(attrs, "the loop condition's result", known)) return {};
+  }
+  return node->inputs;
+}
+
 }  // namespace
 
 IR_REGISTER_OP(cond)
@@ -382,6 +449,7 @@ IR_REGISTER_OP(cond)
     .set_attr<FInferType>("FInferType", CondType)
     .set_attr<FControlFlow>("FControlFlow", CondCompute)
     .set_attr<FGradient>("FGradient", CondGradient)
+    .set_attr<FInlineConstantInputs>("FInlineConstantInputs", InlineKnownCond)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(while_loop)
@@ -394,6 +462,7 @@ IR_REGISTER_OP(while_loop)
     .set_attr<FInferType>("FInferType", WhileType)
     .set_attr<FControlFlow>("FControlFlow", WhileCompute)
     .set_attr<FGradient>("FGradient", WhileGradient)
+    .set_attr<FInlineConstantInputs>("FInlineConstantInputs", InlineZeroTripLoop)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(_while_loop_grad)

@@ -7,6 +7,8 @@
  * multiples and gradient reduction axes from Shape at run time. Once shapes are inferred they
  * are constants; folding them lets later passes treat the ops that consume them like any other.
  * The pass copies the nodes it keeps: the caller's nodes may be shared with other graphs.
+ * Ops that simplify once inputs are known (FInlineConstantInputs: a cond with a constant
+ * predicate) are replaced by what they return; the pass then infers the new nodes and folds again.
  */
 #include "ir/fold_constants.h"
 
@@ -88,8 +90,13 @@ class Folder {
     return count;
   }
 
-  /*! \brief A copy of the graph where folded nodes that have inputs became constants. */
-  Graph Rewrite() const;
+  /*!
+   * \brief A copy of the graph where folded nodes that have inputs became constants and nodes
+   * that simplify given their known inputs (FInlineConstantInputs) were replaced; counts those.
+   */
+  Graph Rewrite(int* num_inlined) const;
+  /*! \brief Whether some node's op may simplify given known inputs (then Rewrite is worth a try). */
+  bool MayInline() const;
 
  private:
   bool IsConstantOp(uint32_t nid) const {
@@ -124,6 +131,8 @@ class Folder {
   bool OutputsFit(uint32_t nid) const;
   void EvaluateNode(uint32_t nid);
   NDArray Value(uint32_t nid, uint32_t index);
+  /*! \brief The value of an entry known before running, else an undefined array. */
+  NDArray KnownValue(const IndexedGraph::Entry& e) const;
 
   const Graph& graph_;
   const IndexedGraph& idx_;
@@ -202,6 +211,22 @@ void Folder::EvaluateNode(uint32_t nid) {
   for (uint32_t j = 0; j < out.size(); ++j) values_[idx_.entry_id(nid, j)] = out[j];
 }
 
+const OpMap<FInlineConstantInputs>* Inliners() { return Op::FindAttr<FInlineConstantInputs>("FInlineConstantInputs"); }
+
+bool Folder::MayInline() const {
+  const auto* inliners = Inliners();
+  if (inliners == nullptr) return false;
+  for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) {
+    if (!idx_[nid].source->is_variable() && inliners->count(idx_[nid].source->op())) return true;
+  }
+  return false;
+}
+
+NDArray Folder::KnownValue(const IndexedGraph::Entry& e) const {
+  if (folded_[e.node_id]) return values_[idx_.entry_id(e)];
+  return IsConstantOp(e.node_id) ? ConstantNodeValue(*idx_[e.node_id].source) : NDArray();
+}
+
 /*! \brief Where each node of the rewritten graph came from, for its shapes and dtypes. */
 struct Origin {
   uint32_t old_nid = 0;
@@ -218,7 +243,9 @@ void ProvideShapes(const Graph& old_graph, const std::unordered_map<const Node*,
   ShapeVector shapes(idx.num_node_entries());
   DTypeVector dtypes(idx.num_node_entries());
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    const Origin& from = origin.at(idx[nid].source);
+    auto it = origin.find(idx[nid].source);
+    if (it == origin.end()) continue;  // made by an inliner: inferred afterwards
+    const Origin& from = it->second;
     for (uint32_t j = 0; j < idx.num_outputs(nid); ++j) {
       uint32_t eid = idx.entry_id(nid, j);
       if (from.value.defined()) {
@@ -244,16 +271,22 @@ void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, c
   std::unordered_map<const Node*, T> by_node;
   for (size_t k = 0; k < old_values.size(); ++k) by_node[copies[old_idx.input_nodes()[k]].get()] = old_values[k];
   std::vector<T> values;
-  for (uint32_t nid : result->indexed_graph().input_nodes())
-    values.push_back(by_node.at(result->indexed_graph()[nid].source));
+  for (uint32_t nid : result->indexed_graph().input_nodes()) {
+    auto it = by_node.find(result->indexed_graph()[nid].source);  // absent: a variable an inlined body mutates
+    values.push_back(it == by_node.end() ? T() : it->second);
+  }
   result->SetAttr(key, std::move(values));
 }
 
-Graph Folder::Rewrite() const {
+Graph Folder::Rewrite(int* num_inlined) const {
   std::vector<NodePtr> copies(idx_.num_nodes());
   std::unordered_map<const Node*, Origin> origin;
   std::map<std::pair<uint32_t, uint32_t>, NodeEntry> constants;
+  std::unordered_map<uint32_t, std::vector<NodeEntry>> inlined;
+  const auto* inliners = Inliners();
   auto entry_for = [&](const IndexedGraph::Entry& e) -> NodeEntry {
+    auto in = inlined.find(e.node_id);
+    if (in != inlined.end()) return in->second.at(e.index);
     if (!IsReplaced(e.node_id)) return NodeEntry{copies[e.node_id], e.index};
     NodeEntry& c = constants[{e.node_id, e.index}];
     if (c.node == nullptr) {
@@ -274,7 +307,17 @@ Graph Folder::Rewrite() const {
       if (!IsReplaced(dep)) copy->control_deps.push_back(copies[dep]);
     }
     origin[copy.get()] = Origin{nid, NDArray()};
-    copies[nid] = std::move(copy);
+    copies[nid] = copy;
+    if (inliners == nullptr || !inliners->count(copy->op())) continue;
+    std::vector<NDArray> known;
+    for (const IndexedGraph::Entry& in : idx_[nid].inputs) known.push_back(KnownValue(in));
+    std::vector<NodeEntry> outputs = (*inliners)[copy->op()](copy, known);
+    if (outputs.empty()) continue;
+    IR_CHECK(outputs.size() == idx_.num_outputs(nid))
+        << NodeDesc(copy->attrs) << ": FInlineConstantInputs returned " << outputs.size() << " entries for "
+        << idx_.num_outputs(nid) << " outputs";
+    inlined[nid] = std::move(outputs);
+    ++*num_inlined;
   }
   Graph result;
   for (const IndexedGraph::Entry& out : idx_.outputs()) result.outputs.push_back(entry_for(out));
@@ -287,8 +330,16 @@ Graph Folder::Rewrite() const {
 
 Graph FoldConstants(Graph graph) {
   Folder folder(graph);
-  int count = folder.Evaluate();
-  Graph result = count == 0 ? graph : folder.Rewrite();
+  int count = folder.Evaluate(), num_inlined = 0;
+  if (count == 0 && !folder.MayInline()) {
+    graph.SetAttr("fold_constants.num_folded", 0);
+    return graph;
+  }
+  Graph result = folder.Rewrite(&num_inlined);
+  if (num_inlined > 0) {  // the inlined nodes need shapes, and may fold further
+    result = FoldConstants(ApplyPasses(std::move(result), {"InferShape", "InferType"}));
+    count += result.GetAttr<int>("fold_constants.num_folded");
+  }
   result.SetAttr("fold_constants.num_folded", count);
   return result;
 }

@@ -1,0 +1,248 @@
+/*!
+ * \file tensor_array.cc
+ * \brief TensorArray ops over a dense tensor [size, elem...] threaded as a value (TF's "flow"):
+ * tensor_array_read / tensor_array_gather (rows out) and tensor_array_write /
+ * tensor_array_scatter (a copy with rows replaced, in place when the planner allows).
+ *
+ * Every kernel is a few row-range copies, so one implementation serves the CPU and every
+ * device target: it is written against a copy function (a host memcpy, or the device's copy).
+ * The indices are read on the host to check their range, as TF keeps them in host memory.
+ */
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/device_kernel.h"
+#include "ops/array_common.h"
+#include "ops/strided_copy.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+/*! \brief Copies src into dst (same size; nothing when they are the same memory). */
+using CopyFn = std::function<void(const NDArray& src, const NDArray& dst)>;
+
+const DTypeSet& IndexTypes() {
+  static const DTypeSet types = {DType::kInt32, DType::kInt64};
+  return types;
+}
+
+/*! \brief Whether rows are read out of the array (read, gather) or written into it (write, scatter). */
+enum class Access { kRead, kWrite };
+
+/*!
+ * \brief The indices (any device) as int64 on the host; each must lie in [0, size), and a
+ * scatter may not write a row twice (TF: a TensorArray element is written once).
+ */
+std::vector<int64_t> CheckedRows(const NodeAttrs& attrs, const NDArray& indices, int64_t size, Access access) {
+  std::vector<int64_t> rows;
+  if (indices.dtype() == DType::kInt32) {
+    for (int32_t i : indices.ToVector<int32_t>()) rows.push_back(i);
+  } else {
+    rows = indices.ToVector<int64_t>();
+  }
+  std::map<int64_t, size_t> seen;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    IR_CHECK(0 <= rows[k] && rows[k] < size)
+        << NodeDesc(attrs) << ": tried to " << (access == Access::kRead ? "read from" : "write to") << " index "
+        << rows[k] << " but array size is: " << size;
+    if (access == Access::kRead) continue;
+    auto it = seen.emplace(rows[k], k);
+    IR_CHECK(it.second) << NodeDesc(attrs) << ": index " << rows[k] << " is written twice (indices elements "
+                        << it.first->second << " and " << k << ")";
+  }
+  return rows;
+}
+
+/*! \brief Calls copy(row, pos, len) for each run of consecutive rows rows[pos..pos+len) = row, row+1, ... */
+void ForEachRun(const std::vector<int64_t>& rows, const std::function<void(int64_t, int64_t, int64_t)>& copy) {
+  for (size_t pos = 0; pos < rows.size();) {
+    size_t end = pos + 1;
+    while (end < rows.size() && rows[end] == rows[end - 1] + 1) ++end;
+    copy(rows[pos], static_cast<int64_t>(pos), static_cast<int64_t>(end - pos));
+    pos = end;
+  }
+}
+
+/*! \brief `array` as [k, elem...]: a read's output or a write's value as one row. */
+NDArray AsRows(const NDArray& array, bool single) {
+  if (!single) return array;
+  std::vector<int64_t> dims = array.shape().dims();
+  dims.insert(dims.begin(), 1);
+  return array.Reshape(Shape(dims));
+}
+
+/*! \brief read / gather: out rows are the array's rows at the indices. */
+void Gather(const NodeAttrs& attrs, const std::vector<NDArray>& in, const NDArray& out, bool single,
+            const CopyFn& copy) {
+  const NDArray& ta = in[0];
+  NDArray rows_out = AsRows(out, single);
+  ForEachRun(CheckedRows(attrs, in[1], ta.shape()[0], Access::kRead), [&](int64_t row, int64_t pos, int64_t len) {
+    copy(ta.Slice(row, row + len), rows_out.Slice(pos, pos + len));
+  });
+}
+
+/*! \brief write / scatter: out is the array with the value's rows at the indices. */
+void Scatter(const NodeAttrs& attrs, const std::vector<NDArray>& in, const NDArray& out, bool single,
+             const CopyFn& copy) {
+  std::vector<int64_t> rows = CheckedRows(attrs, in[1], in[0].shape()[0], Access::kWrite);
+  copy(in[0], out);  // nothing when the planner let out take ta's storage
+  NDArray value = AsRows(in[2], single);
+  ForEachRun(rows, [&](int64_t row, int64_t pos, int64_t len) {
+    copy(value.Slice(pos, pos + len), out.Slice(row, row + len));
+  });
+}
+
+using Kernel = void (*)(const NodeAttrs&, const std::vector<NDArray>&, const NDArray&, bool, const CopyFn&);
+
+/*! \brief The CPU kernel of a row-copy op. */
+template <Kernel kKernel, bool kSingle>
+void HostCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                 const std::vector<NDArray>& out) {
+  kKernel(attrs, in, out[0], kSingle, [](const NDArray& src, const NDArray& dst) { CopyUnlessAliased(src, dst); });
+}
+
+/*! \brief The device kernel of a row-copy op (every target): the copies run on the device. */
+template <Kernel kKernel, bool kSingle>
+void DeviceCompute(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                   const std::vector<NDArray>& out) {
+  kKernel(attrs, in, out[0], kSingle, [&dev](const NDArray& src, const NDArray& dst) { dev.Copy(src, dst); });
+}
+
+// ---------------------------------------------------------------- inference
+
+/*! \brief [k] + the element shape of `ta` (unknown rank when ta's is). */
+Shape RowsShape(const Shape& ta, const Shape& k) {
+  if (!ta.rank_known()) return Shape();
+  std::vector<int64_t> dims = k.dims();
+  dims.insert(dims.end(), ta.dims().begin() + 1, ta.dims().end());
+  return Shape(dims);
+}
+
+/*! \brief [unknown size] + `elem`: what the element shape says about the array (unknown rank when it says nothing). */
+Shape ArrayShape(const Shape& elem, int leading) {
+  if (!elem.rank_known() || elem.ndim() < leading) return Shape();
+  std::vector<int64_t> dims(elem.dims().begin() + leading, elem.dims().end());
+  dims.insert(dims.begin(), kUnknownDim);
+  return Shape(dims);
+}
+
+/*! \brief The indices' shape: a scalar for read/write, a vector for gather/scatter. */
+Shape IndexShape(bool single, const Shape& indices) {
+  return single ? Shape::Scalar() : (indices.rank_known() ? indices : Shape::UnknownDims(1));
+}
+
+/*!
+ * \brief Shapes of a read/gather (inputs ta, indices; output the rows) or a write/scatter
+ * (inputs ta, indices, value; output ta's shape), inferred both ways.
+ */
+template <bool kSingle>
+bool RowsShapes(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  Shape& ta = (*in)[0];
+  AssignShape(attrs, "input 1 (the index)", &(*in)[1], IndexShape(kSingle, (*in)[1]));
+  IR_CHECK(!ta.rank_known() || ta.ndim() >= 1)
+      << NodeDesc(attrs) << ": the tensor array must have rank >= 1, got " << ta;
+  Shape k = kSingle ? Shape::Scalar() : Shape{(*in)[1][0]};
+  bool write = in->size() == 3;
+  Shape& rows = write ? (*in)[2] : (*out)[0];
+  AssignShape(attrs, write ? "input 2 (the value)" : "output 0", &rows, RowsShape(ta, k));
+  AssignShape(attrs, "input 0 (the tensor array)", &ta, ArrayShape(rows, kSingle ? 0 : 1));
+  AssignShape(attrs, write ? "input 2 (the value)" : "output 0", &rows, RowsShape(ta, k));
+  if (write) {
+    AssignShape(attrs, "output 0", &(*out)[0], ta);
+    AssignShape(attrs, "input 0 (the tensor array)", &ta, (*out)[0]);
+  }
+  return AllKnown(*in, *out);
+}
+
+bool RowsTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckDType(attrs, "index", (*in)[1], IndexTypes());
+  if (in->size() == 3) {
+    AssignType(attrs, "input 2 (the value)", &(*in)[2], (*in)[0]);
+    AssignType(attrs, "input 0 (the tensor array)", &(*in)[0], (*in)[2]);
+  }
+  return SameTypeAsFirstInput(attrs, in, out);
+}
+
+// ---------------------------------------------------------------- gradients
+
+/*! \brief read: the gradient written into zeros at the index. */
+std::vector<NodeEntry> ReadGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  NodeEntry zeros = GradNode("zeros_like", n, "zeros", {In(n, 0)});
+  return {GradNode("tensor_array_write", n, "ta", {zeros, In(n, 1), og[0]}), NodeEntry()};
+}
+
+/*! \brief gather: the gradients added into zeros at the indices (a row may be gathered twice). */
+std::vector<NodeEntry> GatherGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {GradNode("gather_grad", n, "ta", {og[0], In(n, 1), In(n, 0)}), NodeEntry()};
+}
+
+/*! \brief write / scatter: ta gets og with the written rows zeroed, value gets og's written rows. */
+template <bool kSingle>
+std::vector<NodeEntry> WriteGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  NodeEntry zeros = GradNode("zeros_like", n, "zeros", {In(n, 2)});
+  const char* write = kSingle ? "tensor_array_write" : "tensor_array_scatter";
+  const char* read = kSingle ? "tensor_array_read" : "tensor_array_gather";
+  return {GradNode(write, n, "ta", {og[0], In(n, 1), zeros}), NodeEntry(),
+          GradNode(read, n, "value", {og[0], In(n, 1)})};
+}
+
+/*! \brief What the four ops share. */
+template <Kernel kKernel, bool kSingle>
+void RowsOp(Op& op) {
+  // Separate statements: the arguments depend on the template parameters.
+  op.set_attr<FInferShape>("FInferShape", RowsShapes<kSingle>);
+  op.set_attr<FInferType>("FInferType", RowsTypes);
+  op.set_attr<FCompute>("FCompute", HostCompute<kKernel, kSingle>);
+  op.set_attr<FDeviceKernel>("FDeviceKernel", DeviceCompute<kKernel, kSingle>);
+  op.set_attr<TOpPattern>("TOpPattern", kOpaque);
+}
+
+/*! \brief A write updates its array in place when the planner can give the output ta's storage. */
+void InPlaceOnArray(Op& op) {
+  op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
+      return std::vector<std::pair<int, int>>{{0, 0}};
+    }).set_attr<TInplaceSameShape>("TInplaceSameShape", true);
+}
+
+}  // namespace
+
+IR_REGISTER_OP(tensor_array_read)
+    .describe(
+        "Row `index` of the tensor array ta [size, elem...] (TensorArrayReadV3); an index outside [0, size) "
+        "is an error.")
+    .set_num_inputs(2)
+    .set_input_names({"ta", "index"})
+    .apply(RowsOp<Gather, true>)
+    .set_attr<FGradient>("FGradient", ReadGradient);
+
+IR_REGISTER_OP(tensor_array_write)
+    .describe("A copy of the tensor array ta with row `index` replaced by value (TensorArrayWriteV3).")
+    .set_num_inputs(3)
+    .set_input_names({"ta", "index", "value"})
+    .apply(RowsOp<Scatter, true>)
+    .apply(InPlaceOnArray)
+    .set_attr<FGradient>("FGradient", WriteGradient<true>);
+
+IR_REGISTER_OP(tensor_array_gather)
+    .describe("Rows of the tensor array ta at a vector of indices: [k, elem...] (TensorArrayGatherV3).")
+    .set_num_inputs(2)
+    .set_input_names({"ta", "indices"})
+    .apply(RowsOp<Gather, false>)
+    .set_attr<FGradient>("FGradient", GatherGradient);
+
+IR_REGISTER_OP(tensor_array_scatter)
+    .describe(
+        "A copy of the tensor array ta with rows `indices` replaced by value's rows (TensorArrayScatterV3); "
+        "an index written twice is an error.")
+    .set_num_inputs(3)
+    .set_input_names({"ta", "indices", "value"})
+    .apply(RowsOp<Scatter, false>)
+    .apply(InPlaceOnArray)
+    .set_attr<FGradient>("FGradient", WriteGradient<false>);
+
+}  // namespace op
+}  // namespace ir
