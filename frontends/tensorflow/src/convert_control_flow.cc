@@ -48,8 +48,8 @@ std::vector<NodePtr> FindParams(const Graph& g, const std::vector<std::string>& 
  */
 std::shared_ptr<const Subgraph> ImportBody(ImportContext& ctx, int k, size_t offset, size_t shaped_from) {
   BodyDef def = DecodeBody(ctx.def(), k);
-  IR_CHECK(offset + def.params.size() == ctx.num_inputs()) << "body " << k << " has " << def.params.size()
-                                                           << " params for " << ctx.num_inputs() - offset << " values";
+  IR_CHECK(offset + def.params.size() == ctx.num_inputs())
+      << "body " << k << " has " << def.params.size() << " params for " << ctx.num_inputs() - offset << " values";
   ImportSpec spec;
   spec.outputs = def.outputs;
   spec.producer = ctx.producer();

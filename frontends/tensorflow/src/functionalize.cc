@@ -5,6 +5,7 @@
 #include "functionalize.h"
 
 #include <algorithm>
+#include <set>
 
 #include "graph.pb.h"
 #include "graph_importer.h"
@@ -13,9 +14,7 @@
 namespace ir {
 namespace tf {
 
-std::string RefName(const std::string& node, int index) {
-  return index == 0 ? node : StrCat(node, ":", index);
-}
+std::string RefName(const std::string& node, int index) { return index == 0 ? node : StrCat(node, ":", index); }
 
 bool IsControl(const std::string& input) { return !input.empty() && input[0] == '^'; }
 
@@ -93,9 +92,10 @@ int TypeAttr(const tensorflow::NodeDef& node) {
 }
 
 std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes) {
-  bool any = std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) {
-    return n.op() == "Enter" || n.op() == "Switch" || n.op() == "RefEnter" || n.op() == "RefSwitch";
-  });
+  static const std::set<std::string> kOps{"Enter",         "RefEnter",         "Exit",    "RefExit",
+                                          "Switch",        "RefSwitch",        "Merge",   "RefMerge",
+                                          "NextIteration", "RefNextIteration", "LoopCond"};
+  bool any = std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) { return kOps.count(n.op()); });
   if (!any) return nodes;
   return FunctionalizeConds(FunctionalizeLoops(std::move(nodes)));
 }

@@ -50,8 +50,8 @@ std::string CondBuilder::Pred(int sw) const {
   IR_CHECK(N(sw).input_size() >= 2 && !IsControl(N(sw).input(1)))
       << "Switch '" << N(sw).name() << "' needs a data input and a predicate";
   std::string ref = N(sw).input(1);
-  for (int src = g_.Source(ref); src >= 0 && N(src).op() == "Identity" && N(src).input_size() >= 1 &&
-                                 !IsControl(N(src).input(0));
+  for (int src = g_.Source(ref);
+       src >= 0 && N(src).op() == "Identity" && N(src).input_size() >= 1 && !IsControl(N(src).input(0));
        src = g_.Source(ref)) {
     ref = N(src).input(0);
   }
@@ -173,15 +173,12 @@ tensorflow::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed
   cond.add_input(pred);
   for (const std::string& arg : args) cond.add_input(arg);
   (*cond.mutable_attr())["pred_switch"].set_s(pred_switch);
-  bool with_index = false;
-  for (const auto& use : g_.Consumers(merge)) with_index |= TensorRef::Parse(N(use.first).input(use.second)).index == 1;
   for (int b = 0; b < 2; ++b) {
     for (const std::string& arg : args) branches[b].params.push_back(params.at(arg));
     for (const std::string& p : branches[b].params) branches[b].nodes.push_back(ParamNode(p, TypeAttr(m)));
-    if (with_index) {
-      branches[b].nodes.push_back(IndexConst(m.name() + "/__index", taken_input[b]));
-      branches[b].outputs.push_back(m.name() + "/__index");
-    }
+    // Output 1, Merge's value_index: which input was taken.
+    branches[b].nodes.push_back(IndexConst(m.name() + "/__index", taken_input[b]));
+    branches[b].outputs.push_back(m.name() + "/__index");
     EncodeBody(branches[b], b, &cond);
   }
   return cond;

@@ -6,11 +6,14 @@
  */
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "ir/op.h"
 #include "ir_tf/import.h"
 #include "ir_tf/npy.h"
+#include "test_util.h"
 #include "tf_test_util.h"
 
 namespace ir {
@@ -39,7 +42,8 @@ struct OracleCase {
 
 std::string OraclePath(const OracleCase& c, std::string tensor) {
   for (char& ch : tensor) ch = ch == ':' ? '.' : ch;
-  for (size_t at = tensor.find('/'); at != std::string::npos; at = tensor.find('/', at + 2)) tensor.replace(at, 1, "__");
+  for (size_t at = tensor.find('/'); at != std::string::npos; at = tensor.find('/', at + 2))
+    tensor.replace(at, 1, "__");
   return ControlFlowDir() + "oracles/" + c.graph + "/" + c.name + "/" + tensor + ".npy";
 }
 
@@ -76,6 +80,203 @@ TEST(ControlFlowTF1Test, Dl4jNestedWhileMatchesOracle) {
       RunOracle({"dl4j_nested_while", name, {"input_0", "input_1"}, {"output"}}, fusion);
     }
   }
+}
+
+TEST(ControlFlowTF1Test, WhileConcatImportsAndGrowingShapeIsAClearError) {
+  // The float loop var doubles its rows each trip: inferred [?, 2], which the executor cannot
+  // bind yet (dynamic shapes); the import itself must succeed.
+  ImportOptions options;
+  options.outputs = {"while/Exit", "while/Exit_1"};
+  Graph g = ImportGraphDef(test::TextModel(ReadText(ControlFlowDir() + "tf_while_concat.pbtxt")).graph_def, options);
+  ASSERT_EQ(g.outputs.size(), 2u);
+  EXPECT_EQ(g.outputs[0].node->op()->name, "while_loop");
+  EXPECT_ERROR(RunOracle({"tf_while_concat", "default", {}, {"while/Exit", "while/Exit_1"}}, false),
+               "unknown shape at node 'while/while/while_loop' (op while_loop): output 1 is [?,2]");
+}
+
+// ---------------------------------------------------------------- handwritten TF1 graphs
+
+using test::pbtxt::Attr;
+using test::pbtxt::Const;
+using test::pbtxt::Ints;
+using test::pbtxt::Node;
+using test::pbtxt::Placeholder;
+using test::pbtxt::Type;
+
+std::string Frame(const std::string& frame) { return Attr("frame_name", "s: '" + frame + "'"); }
+
+/*!
+ * \brief Loop variable `i` of frame `frame` as TF1 writes it: <pre>/Enter_i (reading `init`) ->
+ * Merge_i(Enter_i, NextIteration_i) -> Switch_i(Merge_i, <pre>/LoopCond); Switch_i:1 ->
+ * Identity_i (the body's value); Switch_i -> Exit_i; NextIteration_i reads `next`.
+ */
+std::string LoopVar(const std::string& pre, const std::string& frame, int i, const std::string& init,
+                    const std::string& next, const std::string& dtype = "DT_FLOAT") {
+  std::string n = std::to_string(i), t = Type(dtype);
+  return Node(pre + "/Enter_" + n, "Enter", {init}, t + Frame(frame)) +
+         Node(pre + "/Merge_" + n, "Merge", {pre + "/Enter_" + n, pre + "/NextIteration_" + n}, t + Attr("N", "i: 2")) +
+         Node(pre + "/Switch_" + n, "Switch", {pre + "/Merge_" + n, pre + "/LoopCond"}, t) +
+         Node(pre + "/Identity_" + n, "Identity", {pre + "/Switch_" + n + ":1"}, t) +
+         Node(pre + "/Exit_" + n, "Exit", {pre + "/Switch_" + n}, t) +
+         Node(pre + "/NextIteration_" + n, "NextIteration", {next}, t);
+}
+
+/*! \brief A loop-invariant Enter (is_constant) named `name` of `input`. */
+std::string ConstEnter(const std::string& name, const std::string& frame, const std::string& input) {
+  return Node(name, "Enter", {input}, Type() + Frame(frame) + Attr("is_constant", "b: true"));
+}
+
+/*! \brief <pre>/LoopCond on `a` < a Const `limit` tied to the frame by a control edge from `a`. */
+std::string LessThan(const std::string& pre, const std::string& a, int limit) {
+  return Node(pre + "/limit", "Const", {"^" + a},
+              Attr("dtype", "type: DT_INT32") +
+                  Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: " + std::to_string(limit) + " }")) +
+         Node(pre + "/Less", "Less", {a, pre + "/limit"}, Type("DT_INT32")) +
+         Node(pre + "/LoopCond", "LoopCond", {pre + "/Less"});
+}
+
+/*! \brief <name> = `a` + an int32 1 tied by a control edge to `a`. */
+std::string Increment(const std::string& name, const std::string& a) {
+  return Node(
+             name + "/one", "Const", {"^" + a},
+             Attr("dtype", "type: DT_INT32") + Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 }")) +
+         Node(name, "Add", {a, name + "/one"}, Type("DT_INT32"));
+}
+
+NDArray Floats(std::vector<float> v) { return NDArray::FromVector<float>(Shape{static_cast<int64_t>(v.size())}, v); }
+
+TEST(ControlFlowTF1Test, NestedLoopsWithUnrelatedFrameNamesAndChainedConstantEnters) {
+  // for i < 3: { for j < 4: acc += x } : the inner frame's name does not extend the outer one's,
+  // and x reaches the inner body through a constant Enter of a constant Enter.
+  std::string g =
+      Placeholder("x", {2}) + Placeholder("a", {2}) + Ints("i0", {0}, true) +
+      LoopVar("o", "outer_frame", 0, "i0", "o/inc", "DT_INT32") + LoopVar("o", "outer_frame", 1, "a", "in/Exit_1") +
+      ConstEnter("o/x", "outer_frame", "x") + LessThan("o", "o/Merge_0", 3) + Increment("o/inc", "o/Identity_0") +
+      Node("in/j0", "Const", {"^o/Identity_0"},
+           Attr("dtype", "type: DT_INT32") + Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 }")) +
+      LoopVar("in", "inner", 0, "in/j0", "in/inc", "DT_INT32") + LoopVar("in", "inner", 1, "o/Identity_1", "in/add") +
+      ConstEnter("in/x", "inner", "o/x") + LessThan("in", "in/Merge_0", 4) + Increment("in/inc", "in/Identity_0") +
+      Node("in/add", "Add", {"in/Identity_1", "in/x"}, Type());
+  std::vector<float> x{0.5f, -2.f}, a{1.f, 3.f}, expected = a;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      for (size_t k = 0; k < 2; ++k) expected[k] += x[k];
+    }
+  }
+  for (bool fusion : {false, true}) {
+    std::vector<NDArray> r = RunText(g, {{"x", Floats(x)}, {"a", Floats(a)}}, {"o/Exit_0", "o/Exit_1"}, fusion);
+    ExpectClose(r[0], {3}, "outer counter", 0, 0);
+    ExpectClose(r[1], {expected[0], expected[1]}, "acc");
+  }
+}
+
+/*! \brief A TF1 cond's predicate Switch and its pivots <pre>/switch_t, <pre>/switch_f. */
+std::string Pivots(const std::string& pre, const std::string& pred) {
+  return Node(pre + "/Switch", "Switch", {pred, pred}, Type("DT_BOOL")) +
+         Node(pre + "/switch_t", "Identity", {pre + "/Switch:1"}, Type("DT_BOOL")) +
+         Node(pre + "/switch_f", "Identity", {pre + "/Switch"}, Type("DT_BOOL")) +
+         Node(pre + "/pred_id", "Identity", {pred}, Type("DT_BOOL"));
+}
+
+/*! \brief A float scalar Const tied by a control edge to `pivot`. */
+std::string PinnedFloat(const std::string& name, const std::string& pivot, float v) {
+  return Node(name, "Const", {"^" + pivot},
+              Attr("dtype", "type: DT_FLOAT") +
+                  Attr("value", "tensor { dtype: DT_FLOAT tensor_shape {} float_val: " + std::to_string(v) + " }"));
+}
+
+TEST(ControlFlowTF1Test, CondInsideWhile) {
+  // while i < 5: x = i < 2 ? x * 2 : x + 1 ; i += 1
+  std::string g = Placeholder("x0", {}) + Ints("i0", {0}, true) + LoopVar("w", "w/", 0, "i0", "w/inc", "DT_INT32") +
+                  LoopVar("w", "w/", 1, "x0", "c/Merge") + LessThan("w", "w/Merge_0", 5) +
+                  Increment("w/inc", "w/Identity_0") + LessThan("c", "w/Identity_0", 2) + Pivots("c", "c/Less") +
+                  Node("c/SwitchX", "Switch", {"w/Identity_1", "c/pred_id"}, Type()) +
+                  PinnedFloat("c/two", "c/switch_t", 2) + Node("c/Mul", "Mul", {"c/SwitchX:1", "c/two"}, Type()) +
+                  PinnedFloat("c/one", "c/switch_f", 1) + Node("c/Add", "Add", {"c/SwitchX", "c/one"}, Type()) +
+                  Node("c/Merge", "Merge", {"c/Add", "c/Mul"}, Type() + Attr("N", "i: 2"));
+  for (float x0 : {1.5f, -3.f}) {
+    float x = x0;
+    for (int i = 0; i < 5; ++i) x = i < 2 ? x * 2 : x + 1;
+    for (bool fusion : {false, true}) {
+      ExpectClose(RunText(g, {{"x0", NDArray::Scalar<float>(x0)}}, {"w/Exit_1"}, fusion)[0], {x}, "x");
+    }
+  }
+}
+
+TEST(ControlFlowTF1Test, WhileInsideCondAndMergeValueIndex) {
+  // p ? (loop: v doubled 3 times) : x - 1; the loop's counter starts from a Const pinned to the
+  // true branch; Merge:1 is the index of the input taken.
+  std::string g =
+      Placeholder("x", {2}) + Placeholder("p", {}, "DT_BOOL") + Pivots("c", "p") +
+      Node("c/SwitchX", "Switch", {"x", "c/pred_id"}, Type()) +
+      Node("cw/k0", "Const", {"^c/switch_t"},
+           Attr("dtype", "type: DT_INT32") + Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 }")) +
+      LoopVar("cw", "cw/while", 0, "cw/k0", "cw/inc", "DT_INT32") +
+      LoopVar("cw", "cw/while", 1, "c/SwitchX:1", "cw/dbl") + LessThan("cw", "cw/Merge_0", 3) +
+      Increment("cw/inc", "cw/Identity_0") + Node("cw/dbl", "Add", {"cw/Identity_1", "cw/Identity_1"}, Type()) +
+      PinnedFloat("c/one", "c/switch_f", 1) + Node("c/Sub", "Sub", {"c/SwitchX", "c/one"}, Type()) +
+      Node("c/Merge", "Merge", {"c/Sub", "cw/Exit_1"}, Type() + Attr("N", "i: 2"));
+  NDArray x = Floats({1.25f, -4.f});
+  for (bool p : {true, false}) {
+    std::vector<NDArray> r = RunText(g, {{"x", x}, {"p", NDArray::Scalar<bool>(p)}}, {"c/Merge", "c/Merge:1"});
+    std::vector<double> expected = p ? std::vector<double>{1.25 * 8, -4 * 8} : std::vector<double>{0.25, -5};
+    ExpectClose(r[0], expected, p ? "true branch" : "false branch");
+    ExpectClose(r[1], {p ? 1.0 : 0.0}, "value_index", 0, 0);
+  }
+}
+
+TEST(ControlFlowTF1Test, ConstantBranchesTiedOnlyByControlEdges) {
+  std::string g = Placeholder("p", {}, "DT_BOOL") + Pivots("c", "p") + PinnedFloat("c/five", "c/switch_t", 5) +
+                  PinnedFloat("c/seven", "c/switch_f", 7) +
+                  Node("c/Merge", "Merge", {"c/five", "c/seven"}, Type() + Attr("N", "i: 2"));
+  for (bool p : {true, false}) {
+    std::vector<NDArray> r = RunText(g, {{"p", NDArray::Scalar<bool>(p)}}, {"c/Merge", "c/Merge:1"});
+    ExpectClose(r[0], {p ? 5.0 : 7.0}, "value", 0, 0);
+    ExpectClose(r[1], {p ? 0.0 : 1.0}, "value_index", 0, 0);
+  }
+}
+
+TEST(ControlFlowTF1Test, ZeroTripLoopReturnsItsInputs) {
+  std::string g = Placeholder("n", {}, "DT_INT32") + Placeholder("x", {2}) + Ints("i0", {0}, true) +
+                  LoopVar("w", "w", 0, "i0", "w/inc", "DT_INT32") + LoopVar("w", "w", 1, "x", "w/dbl") +
+                  ConstEnter("w/n", "w", "n") + Node("w/Less", "Less", {"w/Merge_0", "w/n"}, Type("DT_INT32")) +
+                  Node("w/LoopCond", "LoopCond", {"w/Less"}) + Increment("w/inc", "w/Identity_0") +
+                  Node("w/dbl", "Add", {"w/Identity_1", "w/Identity_1"}, Type());
+  for (int n : {0, -2, 3}) {
+    std::vector<NDArray> r =
+        RunText(g, {{"n", NDArray::Scalar<int32_t>(n)}, {"x", Floats({1.f, -0.5f})}}, {"w/Exit_0", "w/Exit_1"});
+    double scale = n > 0 ? std::pow(2.0, n) : 1.0;
+    ExpectClose(r[0], {static_cast<double>(std::max(n, 0))}, "counter", 0, 0);
+    ExpectClose(r[1], {scale, -0.5 * scale}, "x");
+  }
+}
+
+// ---------------------------------------------------------------- malformed control flow
+
+TEST(ControlFlowTF1Test, MalformedFramesAreErrorsNamingTheNode) {
+  std::string merge_without_next = Placeholder("x", {}) + Node("w/Enter", "Enter", {"x"}, Type() + Frame("w")) +
+                                   Node("w/Enter2", "Enter", {"x"}, Type() + Frame("w")) +
+                                   Node("w/Merge", "Merge", {"w/Enter", "w/Enter2"}, Type()) +
+                                   Node("w/Switch", "Switch", {"w/Merge", "w/LoopCond"}, Type()) +
+                                   Node("w/LoopCond", "LoopCond", {"w/Merge"}) +
+                                   Node("w/Exit", "Exit", {"w/Switch"}, Type());
+  EXPECT_ERROR(RunText(merge_without_next, {{"x", NDArray::Scalar<float>(1)}}, {"w/Exit"}),
+               "Merge 'w/Merge' of while frame 'w' has no NextIteration input");
+  std::string exit_without_frame = Placeholder("x", {}) + Node("e", "Exit", {"x"}, Type());
+  EXPECT_ERROR(RunText(exit_without_frame, {{"x", NDArray::Scalar<float>(1)}}, {"e"}),
+               "Exit 'e' is not inside a while loop frame");
+  std::string float_pred = Placeholder("x", {2}) + Placeholder("pf", {2}) + Node("s", "Switch", {"x", "pf"}, Type()) +
+                           Node("t", "Neg", {"s:1"}, Type()) + Node("m", "Merge", {"s", "t"}, Type());
+  EXPECT_ERROR(RunText(float_pred, {{"x", Floats({1, 2})}, {"pf", Floats({1, 0})}}, {"m"}),
+               "Switch 's': its predicate 'pf' must be a scalar bool, but it is float32 [2]");
+  std::string stray_switch =
+      Placeholder("x", {}) + Placeholder("p", {}, "DT_BOOL") + Node("s", "Switch", {"x", "p"}, Type());
+  EXPECT_ERROR(RunText(stray_switch, {{"x", NDArray::Scalar<float>(1)}, {"p", NDArray::Scalar<bool>(true)}}, {"s:1"}),
+               "TensorFlow node 's' (op Switch): this TF1 control-flow node is not part of");
+  std::string mixed = Placeholder("x", {}) + Placeholder("p", {}, "DT_BOOL") + Node("s", "Switch", {"x", "p"}, Type()) +
+                      Node("both", "Add", {"s", "s:1"}, Type());
+  EXPECT_ERROR(RunText(mixed, {{"x", NDArray::Scalar<float>(1)}, {"p", NDArray::Scalar<bool>(true)}}, {"both"}),
+               "node 'both' (op Add) reads both branches of the cond on 'p' without a Merge");
 }
 
 }  // namespace
