@@ -251,6 +251,54 @@ TEST(ControlFlowTF1Test, ZeroTripLoopReturnsItsInputs) {
   }
 }
 
+/*! \brief A TensorArrayV3 of `size` float rows of shape [2]. */
+std::string TensorArray(const std::string& name, const std::string& size) {
+  return Node(name, "TensorArrayV3", {size},
+              Attr("dtype", "type: DT_FLOAT") + Attr("element_shape", test::pbtxt::ShapeProto({2})) +
+                  Attr("dynamic_size", "b: false"));
+}
+
+TEST(ControlFlowTF1Test, DynamicRnnOverTensorArrays) {
+  // dynamic_rnn as TF1 writes it: x unstacked into a TensorArray (Scatter), a loop reading row t,
+  // h = tanh(x_t + 0.5 h), writing h into the output TensorArray, stacked back (Size, Gather).
+  std::string g =
+      Placeholder("x", {3, 2}) + Placeholder("h0", {2}) + Ints("n", {3}, true) + Ints("zero", {0}, true) +
+      Ints("one", {1}, true) + TensorArray("in", "n") + TensorArray("out", "n") +
+      Node("rows", "Range", {"zero", "n", "one"}, Attr("Tidx", "type: DT_INT32")) +
+      Node("scatter", "TensorArrayScatterV3", {"in", "rows", "x", "in:1"}, Type()) +
+      LoopVar("w", "rnn/while", 0, "zero", "w/inc", "DT_INT32") + LoopVar("w", "rnn/while", 1, "out:1", "w/write") +
+      LoopVar("w", "rnn/while", 2, "h0", "w/h") + ConstEnter("w/in_handle", "rnn/while", "in") +
+      ConstEnter("w/in_flow", "rnn/while", "scatter") + ConstEnter("w/out_handle", "rnn/while", "out") +
+      LessThan("w", "w/Merge_0", 3) + Increment("w/inc", "w/Identity_0") +
+      Node("w/read", "TensorArrayReadV3", {"w/in_handle", "w/Identity_0", "w/in_flow"},
+           Attr("dtype", "type: DT_FLOAT")) +
+      PinnedFloat("w/half", "w/Identity_0", 0.5f) + Node("w/scaled", "Mul", {"w/Identity_2", "w/half"}, Type()) +
+      Node("w/sum", "Add", {"w/read", "w/scaled"}, Type()) + Node("w/h", "Tanh", {"w/sum"}, Type()) +
+      Node("w/write", "TensorArrayWriteV3", {"w/out_handle", "w/Identity_0", "w/h", "w/Identity_1"}, Type()) +
+      Node("size", "TensorArraySizeV3", {"out", "w/Exit_1"}) +
+      Node("stack_rows", "Range", {"zero", "size", "one"}, Attr("Tidx", "type: DT_INT32")) +
+      Node("stack", "TensorArrayGatherV3", {"out", "stack_rows", "w/Exit_1"},
+           Attr("dtype", "type: DT_FLOAT") + Attr("element_shape", test::pbtxt::ShapeProto({2})));
+  std::vector<float> x{0.5f, -1.f, 2.f, 0.25f, -0.75f, 1.5f}, h{0.1f, -0.2f}, expected;
+  for (int t = 0; t < 3; ++t) {
+    for (int k = 0; k < 2; ++k) h[k] = std::tanh(x[t * 2 + k] + 0.5f * h[k]);
+    expected.insert(expected.end(), h.begin(), h.end());
+  }
+  for (bool fusion : {false, true}) {
+    std::vector<NDArray> r =
+        RunText(g, {{"x", NDArray::FromVector<float>(Shape{3, 2}, x)}, {"h0", Floats({0.1f, -0.2f})}},
+                {"stack", "w/Exit_2"}, fusion);
+    EXPECT_EQ(r[0].shape(), (Shape{3, 2}));
+    ExpectClose(r[0], std::vector<double>(expected.begin(), expected.end()), "outputs");
+    ExpectClose(r[1], std::vector<double>(expected.end() - 2, expected.end()), "final state");
+  }
+}
+
+TEST(ControlFlowTF1Test, GradientOnlyOpsAreRejectedNamingThem) {
+  std::string g = Node("s", "StackV2", {"n"}, Attr("elem_type", "type: DT_FLOAT")) + Ints("n", {3}, true);
+  EXPECT_ERROR(RunText(g, {}, {"s"}), "op StackV2 appears only in graphs TensorFlow differentiated");
+}
+
 // ---------------------------------------------------------------- malformed control flow
 
 TEST(ControlFlowTF1Test, MalformedFramesAreErrorsNamingTheNode) {
