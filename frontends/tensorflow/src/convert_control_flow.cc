@@ -47,6 +47,7 @@ std::vector<NodePtr> FindParams(const Graph& g, const std::vector<std::string>& 
  * and its shape when i >= `shaped_from` (loop variables may change shape, so they get none).
  */
 std::shared_ptr<const Subgraph> ImportBody(ImportContext& ctx, int k, size_t offset, size_t shaped_from) {
+  NestingGuard guard(StrCat("node '", ctx.name(), "'"));
   BodyDef def = DecodeBody(ctx.def(), k);
   IR_CHECK(offset + def.params.size() == ctx.num_inputs())
       << "body " << k << " has " << def.params.size() << " params for " << ctx.num_inputs() - offset << " values";

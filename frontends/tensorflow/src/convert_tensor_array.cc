@@ -31,6 +31,8 @@ Outputs ConvertTensorArray(ImportContext& ctx) {
   IR_CHECK(size > 0) << "the TensorArray's size must be known and positive, got " << size;
   std::vector<int64_t> dims{size};
   for (int64_t d : ElementShape(ctx)) dims.push_back(d);
+  IR_CHECK(Shape(dims).Bytes(ctx.Type("dtype")) <= ctx.max_const_bytes())
+      << "the TensorArray " << IntsAttr(dims) << " is larger than the " << ctx.max_const_bytes() << "-byte limit";
   NodeEntry zeros =
       ctx.Op("fill", {}, {{"shape", IntsAttr(dims)}, {"value", "0"}, {"dtype", DTypeName(ctx.Type("dtype"))}});
   return {zeros, zeros};

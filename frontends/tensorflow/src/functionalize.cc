@@ -91,12 +91,36 @@ int TypeAttr(const tensorflow::NodeDef& node) {
   return it == node.attr().end() ? 0 : it->second.type();
 }
 
+namespace {
+thread_local int nesting = 0;
+thread_local size_t copies = 0;
+}  // namespace
+
+NestingGuard::NestingGuard(const std::string& what) {
+  IR_CHECK(nesting < kMaxNesting) << what << " is nested more than " << kMaxNesting
+                                  << " control-flow levels deep inside other loops and conds";
+  ++nesting;
+}
+
+NestingGuard::~NestingGuard() { --nesting; }
+
+void NestingGuard::Charge(size_t n) {
+  copies += n;
+  IR_CHECK(copies <= kMaxCopies) << "rebuilding the graph's control flow copies more than " << kMaxCopies
+                                 << " nodes into loop and cond bodies";
+}
+
+void NestingGuard::StartImport() {
+  if (nesting == 0) copies = 0;
+}
+
 std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes) {
   static const std::set<std::string> kOps{"Enter",         "RefEnter",         "Exit",    "RefExit",
                                           "Switch",        "RefSwitch",        "Merge",   "RefMerge",
                                           "NextIteration", "RefNextIteration", "LoopCond"};
   bool any = std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) { return kOps.count(n.op()); });
   if (!any) return nodes;
+  NestingGuard::StartImport();
   return FunctionalizeConds(FunctionalizeLoops(std::move(nodes)));
 }
 

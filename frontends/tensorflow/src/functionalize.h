@@ -76,6 +76,26 @@ class NodeGraph {
   std::vector<std::vector<std::pair<int, int>>> consumers_;
 };
 
+/*!
+ * \brief Bounds on rebuilding: a body imported inside another is one level deeper (at most
+ * kMaxNesting), and the nodes copied into bodies over one top-level import are counted (at most
+ * kMaxCopies: hostile graphs could make nested conds copy their branches exponentially often).
+ */
+class NestingGuard {
+ public:
+  static constexpr int kMaxNesting = 64;
+  static constexpr size_t kMaxCopies = size_t{1} << 20;
+  /*! \brief Enters one level; throws naming `what` when too deep. */
+  explicit NestingGuard(const std::string& what);
+  ~NestingGuard();
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+  /*! \brief Counts `n` copied nodes; throws when the import copied too many. */
+  static void Charge(size_t n);
+  /*! \brief Starts counting for a top-level import (no-op inside a body). */
+  static void StartImport();
+};
+
 /*! \brief "name" for output 0, else "name:i". */
 std::string RefName(const std::string& node, int index);
 /*! \brief True for a control input "^name". */

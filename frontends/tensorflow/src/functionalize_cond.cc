@@ -163,6 +163,7 @@ tensorflow::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed
         if (!mapped.empty()) node.add_input(mapped);
       }
       body.nodes.push_back(std::move(node));
+      NestingGuard::Charge(1);
       (*removed)[k] = true;
     }
   }

@@ -75,6 +75,8 @@ Frames AssignFrames(const NodeGraph& g) {
       IR_CHECK(out != 0) << "Exit '" << g.node(u).name() << "' is not inside a while loop frame (no Enter leads to it)";
       out = frames.parent[out];
     }
+    // NextIteration -> Merge is the back edge: a Merge takes its frame from its Enter.
+    if (g.node(u).op() == "NextIteration" || g.node(u).op() == "RefNextIteration") continue;
     for (const auto& use : g.Consumers(u)) {
       int v = use.first;
       if (frames.of[v] >= 0) continue;
@@ -211,6 +213,7 @@ BodyDef WhileBuilder::Extract(const std::map<std::string, std::string>& rename, 
     }
     body.nodes.push_back(std::move(node));
   }
+  NestingGuard::Charge(body.nodes.size());
   body.params = std::move(params);
   return body;
 }
@@ -228,6 +231,8 @@ std::vector<tensorflow::NodeDef> WhileBuilder::Build() {
     for (const std::string& key : {s + ":1", m}) body_names[key] = s;
     for (const std::string& key : {"^" + s, "^" + m}) body_names[key] = "^" + s;
     body_params.push_back(s);
+    IR_CHECK(N(v.next).input_size() >= 1 && !IsControl(N(v.next).input(0)))
+        << "NextIteration '" << N(v.next).name() << "' of " << Where() << " has no input";
     body_outputs.push_back(N(v.next).input(0));
   }
   for (int k : invariants_) {

@@ -25,6 +25,8 @@ const std::map<std::string, std::string>& ExpectedErrors() {
       {"exponential_inlining.pbtxt", "the graph has more than 262144 nodes after inlining functions"},
       {"shape_of_huge_tensor.pbtxt", "input 1 ('shape') must be known before the graph runs"},
       {"overflowing_extent.pbtxt", "is too large"},
+      {"deep_control_flow_nesting.pbtxt", "is nested more than 64 control-flow levels deep"},
+      {"next_iteration_without_input.pbtxt", "NextIteration 'w/NextIteration' of while frame 'w' has no input"},
   };
   return errors;
 }
