@@ -299,6 +299,16 @@ TEST(ControlFlowTF1Test, GradientOnlyOpsAreRejectedNamingThem) {
   EXPECT_ERROR(RunText(g, {}, {"s"}), "op StackV2 appears only in graphs TensorFlow differentiated");
 }
 
+TEST(ControlFlowTF1Test, ReverseV2ReversesTheGivenAxes) {
+  std::string g = Placeholder("x", {2, 3}) + Ints("axis", {-1}) + Ints("both", {0, 1}) +
+                  Node("r", "ReverseV2", {"x", "axis"}, Type() + Attr("Tidx", "type: DT_INT32")) +
+                  Node("rr", "ReverseV2", {"x", "both"}, Type() + Attr("Tidx", "type: DT_INT32"));
+  std::vector<NDArray> r =
+      RunText(g, {{"x", NDArray::FromVector<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6})}}, {"r", "rr"});
+  ExpectClose(r[0], {3, 2, 1, 6, 5, 4}, "last axis", 0, 0);
+  ExpectClose(r[1], {6, 5, 4, 3, 2, 1}, "both axes", 0, 0);
+}
+
 // ---------------------------------------------------------------- malformed control flow
 
 TEST(ControlFlowTF1Test, MalformedFramesAreErrorsNamingTheNode) {
