@@ -6,6 +6,8 @@
  */
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -92,6 +94,32 @@ TEST(ControlFlowTF1Test, WhileConcatImportsAndGrowingShapeIsAClearError) {
   EXPECT_EQ(g.outputs[0].node->op()->name, "while_loop");
   EXPECT_ERROR(RunOracle({"tf_while_concat", "default", {}, {"while/Exit", "while/Exit_1"}}, false),
                "unknown shape at node 'while/while/while_loop' (op while_loop): output 1 is [?,2]");
+}
+
+TEST(ControlFlowTF1Test, Dl4jStackedBidirectionalDynamicRnnMatchesTensorFlow) {
+  // Two stacked bidirectional dynamic_rnn layers (basic_rnn_cell, Relu) over a frozen input:
+  // eight while frames over TensorArrays (Scatter, Read, Write, Size, Gather) and ReverseV2.
+  // TensorFlow's own values of intermediate tensors are `<node>.0.prediction_inbw.csv`, `/` as `____`.
+  const std::string dir = ControlFlowDir() + "dl4j_rnn_bstack_d_n2/";
+  const std::string suffix = ".0.prediction_inbw.csv";
+  std::vector<std::string> fetches, files;
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr) << dir;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    std::string node = name.substr(0, name.size() - suffix.size());
+    for (size_t at = node.find("____"); at != std::string::npos; at = node.find("____", at + 1))
+      node.replace(at, 4, "/");
+    fetches.push_back(node);
+    files.push_back(dir + name);
+  }
+  closedir(d);
+  ASSERT_GE(fetches.size(), 5u);
+  for (bool fusion : {false, true}) {
+    std::vector<NDArray> got = RunText(ReadText(dir + "frozen_graph.pbtxt"), {}, fetches, fusion);
+    for (size_t i = 0; i < fetches.size(); ++i) ExpectClose(got[i], test::ReadCsv(files[i]), fetches[i]);
+  }
 }
 
 // ---------------------------------------------------------------- handwritten TF1 graphs
