@@ -98,7 +98,7 @@ TEST(ControlFlowTF1Test, WhileConcatImportsAndGrowingShapeIsAClearError) {
 
 TEST(ControlFlowTF1Test, Dl4jStackedBidirectionalDynamicRnnMatchesTensorFlow) {
   // Two stacked bidirectional dynamic_rnn layers (basic_rnn_cell, Relu) over a frozen input:
-  // eight while frames over TensorArrays (Scatter, Read, Write, Size, Gather) and ReverseV2.
+  // four while frames over TensorArrays (Scatter, Read, Write, Size, Gather) and ReverseV2.
   // TensorFlow's own values of intermediate tensors are `<node>.0.prediction_inbw.csv`, `/` as `____`.
   const std::string dir = ControlFlowDir() + "dl4j_rnn_bstack_d_n2/";
   const std::string suffix = ".0.prediction_inbw.csv";
