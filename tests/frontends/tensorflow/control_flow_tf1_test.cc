@@ -122,6 +122,18 @@ TEST(ControlFlowTF1Test, Dl4jStackedBidirectionalDynamicRnnMatchesTensorFlow) {
   }
 }
 
+TEST(ControlFlowTF1Test, EveryRealGraphImportsWithoutNamedOutputs) {
+  // No outputs named: every node nothing reads is an output, so nothing the rebuild absorbs
+  // (Switches, pivots, frame nodes) may be left behind unread.
+  for (const char* graph :
+       {"tf_while_counter.pbtxt", "tf_while_concat.pbtxt", "tf_cond_merge.pbtxt", "dl4j_simpleif.pbtxt",
+        "dl4j_nested_while.pbtxt", "dl4j_rnn_bstack_d_n2/frozen_graph.pbtxt"}) {
+    SCOPED_TRACE(graph);
+    Graph g = ImportGraphDef(test::TextModel(ReadText(ControlFlowDir() + graph)).graph_def);
+    EXPECT_FALSE(g.outputs.empty());
+  }
+}
+
 // ---------------------------------------------------------------- handwritten TF1 graphs
 
 using test::pbtxt::Attr;
