@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "converter.h"
+#include "functionalize.h"
 #include "ir/fold_constants.h"
 #include "ir/op.h"
 #include "ir/pass.h"
@@ -217,6 +218,10 @@ std::vector<NodeEntry> GraphImporter::Outputs(const std::vector<TensorRef>& root
 }
 
 Graph GraphImporter::Import(std::vector<std::string>* output_names) {
+  IndexNodes();
+  // TF1 loops and conds become single nodes first: the rest of the import sees a DAG.
+  nodes_ = FunctionalizeControlFlow(std::move(nodes_));
+  by_name_.clear();
   IndexNodes();
   std::vector<TensorRef> roots = Roots();
   for (const auto& kv : spec_.feed_shapes) {

@@ -29,6 +29,8 @@ const std::map<std::string, std::string>& ExpectedErrors() {
       {"if_empty_branch_name.pbtxt", "attribute 'then_branch' names no function (empty name)"},
       {"if_arity_mismatch.pbtxt", "then_branch function 'id' takes 1 argument(s), but the node passes 2"},
       {"while_recursive_body.pbtxt", "function 'b' calls itself through control-flow bodies (b -> b)"},
+      {"deep_control_flow_nesting.pbtxt", "is nested more than 64 control-flow levels deep"},
+      {"next_iteration_without_input.pbtxt", "NextIteration 'w/NextIteration' of while frame 'w' has no input"},
   };
   return errors;
 }

@@ -1,0 +1,107 @@
+/*!
+ * \file functionalize.h
+ * \brief Rebuilding TF1 dataflow control flow (Enter/Merge/Switch/LoopCond/NextIteration/Exit
+ * frames and Switch/Merge conds) into single nodes whose bodies are node lists of their own,
+ * before the topological import. The importer converts those nodes into our `while_loop` and
+ * `cond` by importing each body recursively (convert_control_flow.cc).
+ */
+#ifndef IR_TF_FUNCTIONALIZE_H_
+#define IR_TF_FUNCTIONALIZE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "node_def.pb.h"
+
+namespace ir {
+namespace tf {
+
+/*! \brief Op name of a rebuilt TF1 while frame (inputs: loop vars, then loop invariants). */
+constexpr const char* kWhileFrameOp = "__tf1_while__";
+/*! \brief Op name of a rebuilt TF1 cond (inputs: predicate, then branch arguments). */
+constexpr const char* kCondOp = "__tf1_cond__";
+
+/*!
+ * \brief Replaces every outermost while frame and every outermost cond of `nodes` by one node
+ * (kWhileFrameOp / kCondOp) whose bodies are stored in its attributes; nested control flow stays
+ * inside the bodies and is rebuilt when they are imported. Graphs without Enter/Switch nodes are
+ * returned unchanged. Throws ir::Error naming the node for malformed frames.
+ */
+std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes);
+
+/*! \brief Loop frames only (the first step of FunctionalizeControlFlow). */
+std::vector<tensorflow::NodeDef> FunctionalizeLoops(std::vector<tensorflow::NodeDef> nodes);
+/*! \brief Switch/Merge conds only, on a graph without loop frames (the second step). */
+std::vector<tensorflow::NodeDef> FunctionalizeConds(std::vector<tensorflow::NodeDef> nodes);
+
+/*! \brief One body of a rebuilt node: its nodes, its params (Placeholder nodes among them) and results. */
+struct BodyDef {
+  std::vector<tensorflow::NodeDef> nodes;
+  std::vector<std::string> params;
+  std::vector<std::string> outputs;
+};
+
+/*! \brief Stores `body` as attributes "body<k>", "params<k>", "outputs<k>" of `node`. */
+void EncodeBody(const BodyDef& body, int k, tensorflow::NodeDef* node);
+/*! \brief The body EncodeBody stored. */
+BodyDef DecodeBody(const tensorflow::NodeDef& node, int k);
+
+/*! \brief A Placeholder node named `name` of TF type `dtype` (a body param). */
+tensorflow::NodeDef ParamNode(const std::string& name, int dtype);
+/*! \brief The TF type attribute "T" of `node` (DT_INVALID when absent). */
+int TypeAttr(const tensorflow::NodeDef& node);
+
+/*!
+ * \brief Node lists indexed by name with their consumers, for the rewrites. Inputs are
+ * "name", "name:i", "^name".
+ */
+class NodeGraph {
+ public:
+  explicit NodeGraph(const std::vector<tensorflow::NodeDef>& nodes);
+  /*! \brief Index of the node named `name`, or -1. */
+  int Find(const std::string& name) const;
+  /*! \brief Index of the node `input` (a reference) names, or -1. */
+  int Source(const std::string& input) const;
+  /*! \brief (consumer, input slot) pairs reading node `k`. */
+  const std::vector<std::pair<int, int>>& Consumers(int k) const { return consumers_[k]; }
+  const std::vector<tensorflow::NodeDef>& nodes() const { return *nodes_; }
+  const tensorflow::NodeDef& node(int k) const { return (*nodes_)[k]; }
+  /*! \brief Node indices in an order where inputs come first (nodes on cycles are left out). */
+  std::vector<int> TopologicalOrder() const;
+
+ private:
+  const std::vector<tensorflow::NodeDef>* nodes_;
+  std::map<std::string, int> by_name_;
+  std::vector<std::vector<std::pair<int, int>>> consumers_;
+};
+
+/*!
+ * \brief Bounds on rebuilding: a body imported inside another is one level deeper (at most
+ * kMaxNesting), and the nodes copied into bodies over one top-level import are counted (at most
+ * kMaxCopies: hostile graphs could make nested conds copy their branches exponentially often).
+ */
+class NestingGuard {
+ public:
+  static constexpr int kMaxNesting = 64;
+  static constexpr size_t kMaxCopies = size_t{1} << 20;
+  /*! \brief Enters one level; throws naming `what` when too deep. */
+  explicit NestingGuard(const std::string& what);
+  ~NestingGuard();
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+  /*! \brief Counts `n` copied nodes; throws when the import copied too many. */
+  static void Charge(size_t n);
+  /*! \brief Starts counting for a top-level import (no-op inside a body). */
+  static void StartImport();
+};
+
+/*! \brief "name" for output 0, else "name:i". */
+std::string RefName(const std::string& node, int index);
+/*! \brief True for a control input "^name". */
+bool IsControl(const std::string& input);
+
+}  // namespace tf
+}  // namespace ir
+
+#endif  // IR_TF_FUNCTIONALIZE_H_
