@@ -11,7 +11,7 @@ from . import dtypes as _dtypes
 from .control_flow_ops import while_loop
 from .framework import convert_to_tensor
 from .functional_ops import _accumulators
-from .rnn import _as_lengths, rnn_step, zero_state_like
+from .rnn import _as_lengths, initial_state_of, rnn_step
 from .tensor_array_ops import TensorArray
 from .variable_scope import variable_scope
 
@@ -45,12 +45,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         steps = flat[0].shape.dims[0] if flat[0].shape.dims else None
         n = convert_to_tensor(steps, dtype=_dtypes.int32) if steps is not None else array_ops.shape(flat[0])[0]
         first_step = flat[0][0]
-        if initial_state is not None:
-            state = initial_state
-        elif not dtype:
-            raise ValueError("If there is no initial_state, you must give a dtype.")
-        else:
-            state = zero_state_like(cell, first_step, dtype)
+        state = initial_state_of(cell, initial_state, first_step, dtype)
         out_dtype = dtype or nest.flatten(state)[0].dtype
         lengths = _as_lengths(sequence_length)
         input_tas = [TensorArray(x.dtype, size=steps if steps is not None else n).unstack(x) for x in flat]

@@ -46,6 +46,15 @@ def zero_state_like(cell, first_input, dtype):
     return nest.map_structure(lambda size: column + array_ops.zeros([int(size)], dtype), cell.state_size)
 
 
+def initial_state_of(cell, initial_state, first_input, dtype):
+    """The state an RNN starts from: `initial_state`, else the cell's zero state of `dtype`."""
+    if initial_state is not None:
+        return initial_state
+    if not dtype:
+        raise ValueError("If there is no initial_state, you must give a dtype.")
+    return zero_state_like(cell, first_input, dtype)
+
+
 def _check_inputs(inputs):
     if not nest.is_nested(inputs):
         raise TypeError("inputs must be a sequence")
@@ -80,12 +89,7 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
     """
     first_input = _check_inputs(inputs)
     with variable_scope(scope or "rnn") as varscope:
-        if initial_state is not None:
-            state = initial_state
-        elif not dtype:
-            raise ValueError("If no initial_state is provided, dtype must be specified")
-        else:
-            state = zero_state_like(cell, first_input, dtype)
+        state = initial_state_of(cell, initial_state, first_input, dtype)
         lengths = _as_lengths(sequence_length)
         outputs = []
         for time, input_ in enumerate(inputs):

@@ -18,6 +18,17 @@ std::string RefName(const std::string& node, int index) { return index == 0 ? no
 
 bool IsControl(const std::string& input) { return !input.empty() && input[0] == '^'; }
 
+std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
+                                              std::vector<tensorflow::NodeDef> added) {
+  if (added.empty()) return nodes;
+  std::vector<tensorflow::NodeDef> out;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (!removed[k]) out.push_back(std::move(nodes[k]));
+  }
+  for (auto& n : added) out.push_back(std::move(n));
+  return out;
+}
+
 NodeGraph::NodeGraph(const std::vector<tensorflow::NodeDef>& nodes) : nodes_(&nodes), consumers_(nodes.size()) {
   for (size_t k = 0; k < nodes.size(); ++k) by_name_.emplace(nodes[k].name(), static_cast<int>(k));
   for (size_t k = 0; k < nodes.size(); ++k) {

@@ -101,6 +101,10 @@ std::string RefName(const std::string& node, int index);
 /*! \brief True for a control input "^name". */
 bool IsControl(const std::string& input);
 
+/*! \brief `nodes` without those flagged in `removed`, then the `added` ones (a rebuilt construct). */
+std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
+                                              std::vector<tensorflow::NodeDef> added);
+
 }  // namespace tf
 }  // namespace ir
 

@@ -207,13 +207,7 @@ std::vector<tensorflow::NodeDef> FunctionalizeConds(std::vector<tensorflow::Node
   NodeGraph g(nodes);
   std::vector<bool> removed(nodes.size(), false);
   std::vector<tensorflow::NodeDef> added = CondBuilder(g).Build(&removed);
-  if (added.empty()) return nodes;
-  std::vector<tensorflow::NodeDef> out;
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    if (!removed[k]) out.push_back(std::move(nodes[k]));
-  }
-  for (auto& n : added) out.push_back(std::move(n));
-  return out;
+  return ReplaceNodes(std::move(nodes), removed, std::move(added));
 }
 
 }  // namespace tf

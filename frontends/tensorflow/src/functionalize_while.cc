@@ -298,13 +298,7 @@ std::vector<tensorflow::NodeDef> FunctionalizeLoops(std::vector<tensorflow::Node
     for (tensorflow::NodeDef& n : builder.Build()) added.push_back(std::move(n));
     for (int k : builder.members()) removed[k] = true;
   }
-  if (added.empty()) return nodes;
-  std::vector<tensorflow::NodeDef> out;
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    if (!removed[k]) out.push_back(std::move(nodes[k]));
-  }
-  for (auto& n : added) out.push_back(std::move(n));
-  return out;
+  return ReplaceNodes(std::move(nodes), removed, std::move(added));
 }
 
 }  // namespace tf
