@@ -45,7 +45,8 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         steps = flat[0].shape.dims[0] if flat[0].shape.dims else None
         n = convert_to_tensor(steps, dtype=_dtypes.int32) if steps is not None else array_ops.shape(flat[0])[0]
         first_step = flat[0][0]
-        state = initial_state_of(cell, initial_state, first_step, dtype)
+        state = initial_state_of(cell, initial_state, first_step, dtype,
+                                 "If there is no initial_state, you must give a dtype.")
         out_dtype = dtype or nest.flatten(state)[0].dtype
         lengths = _as_lengths(sequence_length)
         input_tas = [TensorArray(x.dtype, size=steps if steps is not None else n).unstack(x) for x in flat]

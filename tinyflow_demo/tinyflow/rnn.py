@@ -46,12 +46,14 @@ def zero_state_like(cell, first_input, dtype):
     return nest.map_structure(lambda size: column + array_ops.zeros([int(size)], dtype), cell.state_size)
 
 
-def initial_state_of(cell, initial_state, first_input, dtype):
-    """The state an RNN starts from: `initial_state`, else the cell's zero state of `dtype`."""
+def initial_state_of(cell, initial_state, first_input, dtype,
+                     missing="If no initial_state is provided, dtype must be specified"):
+    """The state an RNN starts from: `initial_state`, else the cell's zero state of `dtype` (a
+    ValueError with TF's message `missing` when neither is given)."""
     if initial_state is not None:
         return initial_state
     if not dtype:
-        raise ValueError("If there is no initial_state, you must give a dtype.")
+        raise ValueError(missing)
     return zero_state_like(cell, first_input, dtype)
 
 
