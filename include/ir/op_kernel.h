@@ -65,6 +65,15 @@ using BodyRunner = std::function<std::vector<NDArray>(size_t index, const std::v
 using FControlFlow = std::function<std::vector<NDArray>(
     const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs, const BodyRunner& run_body)>;
 
+/*!
+ * \brief "FComputeShaped": the kernel of an op whose output shapes depend on its inputs' values
+ * (fill_dims: a shape given as a tensor). It allocates and returns its outputs on ctx.device;
+ * inference leaves those shapes unknown, so the executor plans the graph dynamically (shapes
+ * found as nodes run, see ir/runtime.h).
+ */
+using FComputeShaped = std::function<std::vector<NDArray>(const OpContext& ctx, const NodeAttrs& attrs,
+                                                          const std::vector<NDArray>& inputs)>;
+
 /*! \brief Attribute key of the kernels for a device type: "FCompute" for the CPU. */
 inline std::string FComputeKey(DeviceType type) {
   switch (type) {

@@ -113,12 +113,18 @@ void SelectKernels(const Graph& graph, Device device, BoundPlan* plan) {
   plan->kernels.assign(idx.num_nodes(), FCompute());
   plan->on_host.assign(idx.num_nodes(), false);
   plan->control_flow.assign(idx.num_nodes(), nullptr);
+  plan->shaped.assign(idx.num_nodes(), nullptr);
   const auto* control_flow = Op::FindAttr<FControlFlow>("FControlFlow");
+  const auto* shaped = Op::FindAttr<FComputeShaped>("FComputeShaped");
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     const Node* node = idx[nid].source;
     if (node->is_variable()) continue;
     if (control_flow != nullptr && control_flow->count(node->op())) {
       plan->control_flow[nid] = &(*control_flow)[node->op()];
+      continue;
+    }
+    if (shaped != nullptr && shaped->count(node->op())) {
+      plan->shaped[nid] = &(*shaped)[node->op()];
       continue;
     }
     if (generated != nullptr && (*generated)[nid]) {
@@ -206,16 +212,19 @@ std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
 }
 
 /*!
- * \brief Whether some shape of `input` (a pipeline input) stays unknown because of control flow:
- * a loop variable whose shape changes across iterations. Graphs without bodies are not checked.
+ * \brief Whether some shape of `input` (a pipeline input) is known only at run time: a loop
+ * variable whose shape changes across iterations, an output whose shape is a tensor's value
+ * (FComputeShaped). Graphs without such nodes are not checked: an unknown shape is an error there.
  */
 bool HasDynamicShapes(const Graph& input) {
   const IndexedGraph& idx = input.indexed_graph();
-  bool has_bodies = false;
-  for (uint32_t nid = 0; nid < idx.num_nodes() && !has_bodies; ++nid) {
-    has_bodies = !idx[nid].source->attrs.subgraphs.empty();
+  const auto* shaped = Op::FindAttr<FComputeShaped>("FComputeShaped");
+  bool may = false;
+  for (uint32_t nid = 0; nid < idx.num_nodes() && !may; ++nid) {
+    const Node* node = idx[nid].source;
+    may = !node->attrs.subgraphs.empty() || (shaped != nullptr && !node->is_variable() && shaped->count(node->op()));
   }
-  return has_bodies && ApplyPass(input, "InferShape").GetAttr<int>("shape_num_unknown_nodes") > 0;
+  return may && ApplyPass(input, "InferShape").GetAttr<int>("shape_num_unknown_nodes") > 0;
 }
 
 std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,

@@ -37,6 +37,8 @@ struct BoundPlan {
   std::vector<bool> on_host;
   /*! \brief Per node: its op's FControlFlow when it has bodies the executor runs (else null). */
   std::vector<const FControlFlow*> control_flow;
+  /*! \brief Per node: its op's FComputeShaped when it allocates its outputs itself (else null). */
+  std::vector<const FComputeShaped*> shaped;
   /*! \brief Per node: inputs the op mutates, and those it overwrites without reading. */
   std::vector<std::vector<uint32_t>> mutated;
   std::vector<std::vector<uint32_t>> overwritten;

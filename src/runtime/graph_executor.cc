@@ -257,8 +257,9 @@ class Executor::Impl {
     out.clear();
     for (uint32_t k = 0; k < idx[nid].inputs.size(); ++k) in.push_back(InputArray(run, nid, k));
     bool control_flow = plan.control_flow[nid] != nullptr;  // its bodies' results are its outputs
-    if (plan.dynamic && !control_flow) InferRunShapes(run, nid);
-    for (uint32_t j = 0; j < idx.num_outputs(nid) && !control_flow; ++j) {
+    bool allocates = control_flow || plan.shaped[nid] != nullptr;
+    if (plan.dynamic && !allocates) InferRunShapes(run, nid);
+    for (uint32_t j = 0; j < idx.num_outputs(nid) && !allocates; ++j) {
       out.push_back(OutputArray(*run, nid, j, in));
       run->data[idx.entry_id(nid, j)] = out.back();
     }
@@ -270,6 +271,9 @@ class Executor::Impl {
     auto start = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (control_flow) {
       RunControlFlow(run, nid, ctx);
+    } else if (plan.shaped[nid] != nullptr) {
+      StoreResults(run, nid, (*plan.shaped[nid])(ctx, attrs, in));
+      ++run->stats->kernels_launched;
     } else if (plan.on_host[nid]) {
       runtime::RunOnHost(plan.kernels[nid], ctx, attrs, in, out, plan.mutated[nid]);
       ++run->stats->host_fallbacks;
@@ -296,7 +300,17 @@ class Executor::Impl {
       uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(key + 0x5bd1e995u));
       return body.executor->impl_->RunNested(body.Feeds(attrs, index, args), number, run->stats);
     };
-    std::vector<NDArray> results = (*plan.control_flow[nid])(ctx, attrs, run->in, run_body);
+    StoreResults(run, nid, (*plan.control_flow[nid])(ctx, attrs, run->in, run_body));
+  }
+
+  /*!
+   * \brief Makes `results`, the arrays a node computed and allocated itself (control flow,
+   * FComputeShaped), its outputs: checked against the bound shapes (merged in a dynamic plan).
+   */
+  void StoreResults(RunContext* run, uint32_t nid, const std::vector<NDArray>& results) const {
+    const BoundPlan& plan = run->plan;
+    const IndexedGraph& idx = plan.graph.indexed_graph();
+    const NodeAttrs& attrs = idx[nid].source->attrs;
     IR_CHECK(results.size() == idx.num_outputs(nid))
         << NodeDesc(attrs) << " computed " << results.size() << " outputs, it has " << idx.num_outputs(nid);
     for (uint32_t j = 0; j < results.size(); ++j) {

@@ -272,3 +272,25 @@ def test_feeding_any_single_output_tensor_replaces_it():
         np.testing.assert_allclose(sess.run(y, {d: [1.0, 1.0]}), [3.0, 3.0])
         with pytest.raises(tf.errors.OpError):
             sess.run(y)  # the default needs x
+
+
+def test_shapes_given_as_tensors_are_found_when_the_graph_runs():
+    x = tf.placeholder(tf.float32, [None, 3])
+    z = tf.zeros(tf.shape(x)) + 1.0
+    f = tf.fill([tf.shape(x)[0], 2], 7.0)
+    n = tf.placeholder(tf.int32, [])
+    ta = tf.TensorArray(tf.float32, size=n, element_shape=[2])
+    _, ta = tf.while_loop(lambda i, ta: i < n,
+                          lambda i, ta: (i + 1, ta.write(i, tf.fill([2], tf.cast(i, tf.float32)))), [0, ta])
+    cell = tf.nn.rnn_cell.BasicLSTMCell(4)
+    state = cell.zero_state(tf.shape(x)[0], tf.float32)
+    with tf.Session() as sess:
+        for rows in (2, 5):
+            xv = np.zeros((rows, 3), np.float32)
+            zv, fv, hv = sess.run([z, f, state.h], {x: xv})
+            np.testing.assert_array_equal(zv, np.ones((rows, 3)))
+            np.testing.assert_array_equal(fv, np.full((rows, 2), 7.0))
+            assert hv.shape == (rows, 4) and not hv.any()
+        np.testing.assert_array_equal(sess.run(ta.stack(), {n: 3}), [[0, 0], [1, 1], [2, 2]])
+        with pytest.raises(tf.errors.OpError, match="negative"):
+            sess.run(tf.zeros(tf.stack([n, 2])), {n: -1})

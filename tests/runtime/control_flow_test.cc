@@ -235,6 +235,28 @@ TEST(ControlFlowTest, LoopVariableChangingShapeRunsAndFeedsLaterOps) {
   EXPECT_EQ(out[0].shape(), (Shape{4, 2})) << "zero trips";
 }
 
+TEST(ControlFlowTest, FillDimsTakesItsShapeFromATensorAtRunTime) {
+  // zeros of x's shape + 2, added to x: the shape is a value, so the plan is dynamic.
+  NodeEntry x = V("x");
+  NodeEntry filled = Op("fill_dims", "filled", {Op("shape", "dims", {x}), V("value")});
+  NodeEntry y = Op("add", "y", {x, filled});
+  Session sess(Options(true));
+  for (int64_t rows : {2, 3}) {
+    std::vector<float> xs(static_cast<size_t>(rows * 2), 1.0f);
+    NDArray out = sess.Run({y}, {{"x", F(xs, Shape{rows, 2})}, {"value", NDArray::Scalar<float>(2)}})[0];
+    EXPECT_EQ(out.shape(), (Shape{rows, 2}));
+    EXPECT_EQ(out.ToVector<float>(), std::vector<float>(xs.size(), 3.0f));
+  }
+  NodeEntry negative = Op("fill_dims", "neg", {V("d"), V("value")});
+  try {
+    sess.Run({negative},
+             {{"d", NDArray::FromVector<int32_t>(Shape{2}, {2, -1})}, {"value", NDArray::Scalar<float>(0)}});
+    FAIL() << "a negative dimension was accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("dimension 1 is -1"), std::string::npos) << err.what();
+  }
+}
+
 /*! \brief d(sum(f(x)))/dx by the Gradient pass and by central differences, compared. */
 void ExpectGradientMatches(const NodeEntry& y, const std::string& x_name, NodeEntry x, std::vector<float> x0,
                            const std::unordered_map<std::string, NDArray>& feeds) {

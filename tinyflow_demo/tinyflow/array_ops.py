@@ -20,18 +20,40 @@ def _static_shape(shape):
     return tuple(int(d) for d in shape)
 
 
+def _is_dynamic(shape):
+    """Whether a shape is a tensor, or a list holding one (known only when the graph runs)."""
+    return isinstance(shape, Tensor) or (isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape))
+
+
+def _filled_dynamic(shape, value, dtype, name):
+    """fill_dims: `value` in a shape computed by the graph (tf.zeros(tf.shape(x)), a batch-sized state)."""
+    if isinstance(shape, Tensor):
+        dims = shape
+    else:
+        dims = stack([d if isinstance(d, Tensor) else convert_to_tensor(int(d), dtype=_dtypes.int32) for d in shape])
+    return apply_op("fill_dims", [dims, convert_to_tensor(value, dtype=_dtypes.as_dtype(dtype))], name=name)
+
+
 def zeros(shape, dtype=_dtypes.float32, name=None):
+    if _is_dynamic(shape):
+        return _filled_dynamic(shape, 0, dtype, name)
     return apply_op("zeros", [], {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype)}, name=name)
 
 
 def ones(shape, dtype=_dtypes.float32, name=None):
+    if _is_dynamic(shape):
+        return _filled_dynamic(shape, 1, dtype, name)
     return apply_op("ones", [], {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype)}, name=name)
 
 
 def fill(dims, value, name=None):
+    if isinstance(value, Tensor):
+        return _filled_dynamic(dims, value, value.dtype, name)
     dtype = _dtypes.as_dtype(np.asarray(value).dtype)
     if dtype == _dtypes.float64 and isinstance(value, float):
         dtype = _dtypes.float32
+    if _is_dynamic(dims):
+        return _filled_dynamic(dims, value, dtype, name)
     return apply_op("fill", [], {"shape": _static_shape(dims), "value": float(value), "dtype": dtype}, name=name)
 
 

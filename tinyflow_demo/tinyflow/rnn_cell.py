@@ -109,14 +109,11 @@ class RNNCell(object):
         self.built = True
 
     def zero_state(self, batch_size, dtype):
-        """Zeros of shape [batch_size, size] for each part of state_size (batch_size: an int)."""
-        if isinstance(batch_size, Tensor):
-            raise NotImplementedError("zero_state needs a Python int batch_size in tinyflow (its zeros have a "
-                                      "static shape); static_rnn builds the zero state of an unknown batch itself "
-                                      "when given dtype=")
+        """Zeros of shape [batch_size, size] for each part of state_size (batch_size: an int, or a
+        scalar tensor such as tf.shape(x)[0]: the zeros' shape is then found when the graph runs)."""
+        batch = batch_size if isinstance(batch_size, Tensor) else int(batch_size)
         with name_scope(type(self).__name__ + "ZeroState"):
-            return nest.map_structure(lambda size: array_ops.zeros([int(batch_size), int(size)], dtype),
-                                      self.state_size)
+            return nest.map_structure(lambda size: array_ops.zeros([batch, int(size)], dtype), self.state_size)
 
 
 def _linear(args, kernel, bias):

@@ -41,8 +41,9 @@ class TensorArray(object):
         self._element_shape = None if element_shape is None else TensorShape(
             element_shape.dims if isinstance(element_shape, TensorShape) else element_shape)
         self._flow = flow
-        if flow is None and isinstance(size, int) and self._element_shape is not None and \
+        if flow is None and size is not None and self._element_shape is not None and \
                 self._element_shape.is_fully_defined():
+            # A tensor size (tf.shape(x)[0]) makes zeros whose first dimension is found at run time.
             self._flow = array_ops.zeros([size] + self._element_shape.dims, self._dtype)
 
     # -- what TF exposes --
@@ -142,8 +143,11 @@ class TensorArray(object):
 
     def _first_flow(self, element):
         """The zero flow [size, element...] made at the first write (static size, element's shape)."""
-        if isinstance(self._size, Tensor) or self._size is None:
-            raise ValueError("TensorArray: the first write needs a static size or an element_shape")
+        if self._size is None:
+            raise ValueError("TensorArray: the first write needs a size or an element_shape")
         if element.shape.is_fully_defined():
             return array_ops.zeros([self._size] + element.shape.dims, self._dtype)
+        if isinstance(self._size, Tensor):
+            dims = array_ops.concat([array_ops.reshape(self._size, [1]), array_ops.shape(element)], 0)
+            return array_ops.zeros(dims, self._dtype)
         return zeros_rows(array_ops.zeros([self._size], self._dtype), element)

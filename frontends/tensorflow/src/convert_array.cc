@@ -52,8 +52,10 @@ Outputs ConvertRank(ImportContext& ctx) {
 }
 
 /*! \brief Fill(dims, value): a `fill` of a known value, else the value broadcast. */
+/*! \brief Fill: a static shape when dims folds to a constant, else fill_dims (the shape found when it runs). */
 Outputs ConvertFill(ImportContext& ctx) {
   ctx.ExpectInputs(2);
+  if (!ctx.TryConstInput(0).defined()) return {ctx.Op("fill_dims", {ctx.input(0), ctx.input(1)})};
   std::string shape = IntsAttr(ctx.ConstInts(0));
   NDArray value = ctx.TryConstInput(1);
   if (!value.defined()) return {ctx.Op("broadcast_to", {ctx.input(1)}, {{"shape", shape}})};

@@ -109,6 +109,17 @@ TEST(TFConvertersTest, FillRangeAndSelect) {
   ExpectClose(Eval(graph, "sel"), {1, 2, 3, 0, 0, 0}, "TF1 Select picks rows", 0, 0);
 }
 
+TEST(TFConvertersTest, FillWithDimsKnownOnlyWhenItRuns) {
+  // dims is fed: the importer cannot fold it, so the fill's shape is found when the graph runs.
+  std::string graph =
+      Placeholder("dims", {2}, "DT_INT32") + Const("v", {}, {2.5}) + Node("fill", "Fill", {"dims", "v"}, Type());
+  for (int32_t rows : {1, 3}) {
+    NDArray out = test::RunText(graph, {{"dims", NDArray::FromVector<int32_t>(Shape{2}, {rows, 2})}}, {"fill"})[0];
+    EXPECT_EQ(out.shape(), (Shape{rows, 2}));
+    ExpectClose(out, std::vector<double>(static_cast<size_t>(rows) * 2, 2.5), "fill_dims", 0, 0);
+  }
+}
+
 TEST(TFConvertersTest, ElementwiseCompositions) {
   std::string graph =
       Const("x", {4}, {-2, 3, 8, 0.5}) + Const("y", {4}, {1, 1, 1, 1}) + Node("r6", "Relu6", {"x"}, Type()) +
