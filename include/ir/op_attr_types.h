@@ -83,6 +83,13 @@ using FOverwrittenInputs = std::function<std::vector<uint32_t>(const NodeAttrs& 
 using TIsStateful = bool;
 
 /*!
+ * \brief "TMayRaise": true for ops whose kernel raises an error for some input values (check_int_operand,
+ * a TensorFlow Assert): a node that waits for one (a control dependency) must not be folded away
+ * unless the check itself could be evaluated.
+ */
+using TMayRaise = bool;
+
+/*!
  * \brief "TShapeOnly": true for ops whose outputs depend only on their inputs' shapes and dtypes,
  * never on their values (shape, size, rank, zeros_like), so FoldConstants can evaluate them once
  * the input shapes are known.

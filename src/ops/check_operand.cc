@@ -81,6 +81,7 @@ IR_REGISTER_OP(check_int_operand)
     .set_input_names({"data"})
     .set_param<CheckIntOperandParam>()
     .set_attr_parser(ParseCheck)
+    .set_attr<TMayRaise>("TMayRaise", true)
     .set_attr<FInferShape>("FInferShape", ElemwiseShape)
     .set_attr<FInferType>("FInferType",
                           [](const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {

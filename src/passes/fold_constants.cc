@@ -156,8 +156,11 @@ bool Folder::ComputeEffectFree(uint32_t nid) const {
   const Node* node = idx_[nid].source;
   if (node->is_variable()) return true;
   if (HasEffects(node->op())) return false;
+  const auto* may_raise = Op::FindAttr<TMayRaise>("TMayRaise");
+  bool raises = may_raise != nullptr && may_raise->get(node->op(), false);
   for (const IndexedGraph::Entry& in : idx_[nid].inputs) {
-    if (!effect_free_[in.node_id]) return false;
+    // A check of values known only at run time is an effect: what waits for it must wait.
+    if (!effect_free_[in.node_id] || (raises && !IsConstantOp(in.node_id))) return false;
   }
   return DepsEffectFree(nid);
 }

@@ -95,6 +95,18 @@ Outputs ConvertStopGradient(ImportContext& ctx) {
 
 Outputs ConvertNoOp(ImportContext& ctx) { return {ctx.Op("no_op", {})}; }
 
+/*!
+ * \brief Assert(condition, data...): a run where the condition is false fails with an error naming
+ * the Assert (its data are not printed). Nodes that wait for it (control edges) wait for the check.
+ */
+Outputs ConvertAssert(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() >= 1) << "Assert needs a condition input";
+  NodeEntry flag = ctx.Op("cast", {ctx.input(0)}, {{"dtype", "int32"}}, "condition");
+  return {
+      ctx.Op("check_int_operand", {flag},
+             {{"require", "nonzero"}, {"message", StrCat("assertion failed: TensorFlow Assert '", ctx.name(), "'")}})};
+}
+
 /*! \brief Assign and its relatives: our op on the variable behind input 0. */
 Converter Update(const char* op) {
   return [op](ImportContext& ctx) -> Outputs {
@@ -119,6 +131,7 @@ IR_TF_CONVERTER({"Identity", "Snapshot", "PreventGradient", "EnsureShape", "Chec
 IR_TF_CONVERTER({"IdentityN"}, ForwardAll);
 IR_TF_CONVERTER({"StopGradient"}, ConvertStopGradient);
 IR_TF_CONVERTER({"NoOp"}, ConvertNoOp);
+IR_TF_CONVERTER({"Assert"}, ConvertAssert);
 IR_TF_CONVERTER({"Assign", "AssignVariableOp"}, Update("assign"));
 IR_TF_CONVERTER({"AssignAdd", "AssignAddVariableOp"}, Update("assign_add"));
 IR_TF_CONVERTER({"AssignSub", "AssignSubVariableOp"}, Update("assign_sub"));

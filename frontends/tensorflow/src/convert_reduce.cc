@@ -33,8 +33,24 @@ Converter ArgReduce(const char* op) {
   };
 }
 
+/*! \brief All / Any over bools: the min / max of the elements as int32, compared with 0 again. */
+Converter BoolReduce(const char* op) {
+  return [op](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(2);
+    NodeEntry ints = ctx.Op("cast", {ctx.input(0)}, {{"dtype", "int32"}}, "as_int32");
+    std::vector<int64_t> axes = ctx.ConstInts(1);
+    bool keep = ctx.Bool("keep_dims", ctx.Bool("keepdims", false));
+    NodeEntry reduced =
+        axes.empty() ? ints
+                     : ctx.Op(op, {ints}, {{"axis", IntsAttr(axes)}, {"keepdims", keep ? "true" : "false"}}, "reduce");
+    return {ctx.Op("not_equal_scalar", {reduced}, {{"scalar", "0"}})};
+  };
+}
+
 }  // namespace
 
+IR_TF_CONVERTER({"All"}, BoolReduce("min"));
+IR_TF_CONVERTER({"Any"}, BoolReduce("max"));
 IR_TF_CONVERTER({"Sum"}, Reduce("sum"));
 IR_TF_CONVERTER({"Mean"}, Reduce("mean"));
 IR_TF_CONVERTER({"Prod"}, Reduce("prod"));

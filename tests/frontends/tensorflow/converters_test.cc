@@ -120,6 +120,40 @@ TEST(TFConvertersTest, FillWithDimsKnownOnlyWhenItRuns) {
   }
 }
 
+TEST(TFConvertersTest, ReverseSequenceReversesEachRowUpToItsLength) {
+  // x [2, 3, 2] batch-major: row 0 reverses its first 2 steps, row 1 all 3.
+  std::string x = Const("x", {2, 3, 2}, {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15});
+  std::string graph =
+      x + Ints("len", {2, 3}) +
+      Node("rs", "ReverseSequence", {"x", "len"},
+           Type() + Attr("seq_dim", "i: 1") + Attr("batch_dim", "i: 0") + Attr("Tlen", "type: DT_INT32")) +
+      Node("tm", "Transpose", {"x", "perm"}, Type() + Attr("Tperm", "type: DT_INT32")) + Ints("perm", {1, 0, 2}) +
+      Node("rs_tm", "ReverseSequence", {"tm", "len"},
+           Type() + Attr("seq_dim", "i: 0") + Attr("batch_dim", "i: 1") + Attr("Tlen", "type: DT_INT32"));
+  ExpectClose(Eval(graph, "rs"), {2, 3, 0, 1, 4, 5, 14, 15, 12, 13, 10, 11}, "batch-major", 0, 0);
+  ExpectClose(Eval(graph, "rs_tm"), {2, 3, 14, 15, 0, 1, 12, 13, 4, 5, 10, 11}, "time-major", 0, 0);
+}
+
+TEST(TFConvertersTest, AllAnyAndAssert) {
+  std::string graph = Const("c", {2, 2}, {1, 0, 1, 1}, "DT_BOOL", "bool_val") + Ints("ax", {1}) + Ints("none", {}) +
+                      Node("all", "All", {"c", "ax"}, Attr("Tidx", "type: DT_INT32")) +
+                      Node("any", "Any", {"c", "ax"}, Attr("Tidx", "type: DT_INT32")) +
+                      Node("all_of_all", "All", {"c", "none"}, Attr("Tidx", "type: DT_INT32"));
+  ExpectClose(Eval(graph, "all"), {0, 1}, "All over rows", 0, 0);
+  ExpectClose(Eval(graph, "any"), {1, 1}, "Any over rows", 0, 0);
+  std::string checked = Placeholder("ok", {}, "DT_BOOL") + Const("v", {}, {3}) +
+                        Node("check", "Assert", {"ok", "v"}, Attr("T", "list { type: DT_FLOAT }")) +
+                        Node("out", "Identity", {"v", "^check"}, Type());
+  ExpectClose(test::RunText(checked, {{"ok", NDArray::Scalar<bool>(true)}}, {"out"})[0], {3}, "assert holds", 0, 0);
+  try {
+    test::RunText(checked, {{"ok", NDArray::Scalar<bool>(false)}}, {"out"});
+    FAIL() << "a failed Assert did not stop the run";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("assertion failed: TensorFlow Assert 'check'"), std::string::npos)
+        << err.what();
+  }
+}
+
 TEST(TFConvertersTest, ElementwiseCompositions) {
   std::string graph =
       Const("x", {4}, {-2, 3, 8, 0.5}) + Const("y", {4}, {1, 1, 1, 1}) + Node("r6", "Relu6", {"x"}, Type()) +
