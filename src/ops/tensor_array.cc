@@ -7,7 +7,13 @@
  * Every kernel is a few row-range copies, so one implementation serves the CPU and every
  * device target: it is written against a copy function (a host memcpy, or the device's copy).
  * The indices are read on the host to check their range, as TF keeps them in host memory.
+ *
+ * An array made before its elements' shape is known (a TensorArray entering a loop before its
+ * first write, element dimensions known only at run time) has those element dimensions 0: it
+ * holds nothing, and a write or scatter adopts the value's dimensions there (its output is zeros
+ * of the adopted shape with the rows written).
  */
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -24,6 +30,8 @@ namespace {
 
 /*! \brief Copies src into dst (same size; nothing when they are the same memory). */
 using CopyFn = std::function<void(const NDArray& src, const NDArray& dst)>;
+/*! \brief Sets every element of dst to zero. */
+using ZeroFn = std::function<void(const NDArray& dst)>;
 
 const DTypeSet& IndexTypes() {
   static const DTypeSet types = {DType::kInt32, DType::kInt64};
@@ -76,8 +84,8 @@ NDArray AsRows(const NDArray& array, bool single) {
 }
 
 /*! \brief read / gather: out rows are the array's rows at the indices. */
-void Gather(const NodeAttrs& attrs, const std::vector<NDArray>& in, const NDArray& out, bool single,
-            const CopyFn& copy) {
+void Gather(const NodeAttrs& attrs, const std::vector<NDArray>& in, const NDArray& out, bool single, const CopyFn& copy,
+            const ZeroFn&) {
   const NDArray& ta = in[0];
   NDArray rows_out = AsRows(out, single);
   ForEachRun(CheckedRows(attrs, in[1], ta.shape()[0], Access::kRead), [&](int64_t row, int64_t pos, int64_t len) {
@@ -87,29 +95,38 @@ void Gather(const NodeAttrs& attrs, const std::vector<NDArray>& in, const NDArra
 
 /*! \brief write / scatter: out is the array with the value's rows at the indices. */
 void Scatter(const NodeAttrs& attrs, const std::vector<NDArray>& in, const NDArray& out, bool single,
-             const CopyFn& copy) {
+             const CopyFn& copy, const ZeroFn& zero) {
   std::vector<int64_t> rows = CheckedRows(attrs, in[1], in[0].shape()[0], Access::kWrite);
-  copy(in[0], out);  // nothing when the planner let out take ta's storage
+  if (in[0].shape() == out.shape()) {
+    copy(in[0], out);  // nothing when the planner let out take ta's storage
+  } else {
+    zero(out);  // an array never written adopts the value's element dimensions
+  }
   NDArray value = AsRows(in[2], single);
   ForEachRun(rows, [&](int64_t row, int64_t pos, int64_t len) {
     copy(value.Slice(pos, pos + len), out.Slice(row, row + len));
   });
 }
 
-using Kernel = void (*)(const NodeAttrs&, const std::vector<NDArray>&, const NDArray&, bool, const CopyFn&);
+using Kernel = void (*)(const NodeAttrs&, const std::vector<NDArray>&, const NDArray&, bool, const CopyFn&,
+                        const ZeroFn&);
 
 /*! \brief The CPU kernel of a row-copy op. */
 template <Kernel kKernel, bool kSingle>
 void HostCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                  const std::vector<NDArray>& out) {
-  kKernel(attrs, in, out[0], kSingle, [](const NDArray& src, const NDArray& dst) { CopyUnlessAliased(src, dst); });
+  kKernel(
+      attrs, in, out[0], kSingle, [](const NDArray& src, const NDArray& dst) { CopyUnlessAliased(src, dst); },
+      [](const NDArray& dst) { std::memset(dst.data(), 0, static_cast<size_t>(dst.shape().Bytes(dst.dtype()))); });
 }
 
 /*! \brief The device kernel of a row-copy op (every target): the copies run on the device. */
 template <Kernel kKernel, bool kSingle>
 void DeviceCompute(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                    const std::vector<NDArray>& out) {
-  kKernel(attrs, in, out[0], kSingle, [&dev](const NDArray& src, const NDArray& dst) { dev.Copy(src, dst); });
+  kKernel(
+      attrs, in, out[0], kSingle, [&dev](const NDArray& src, const NDArray& dst) { dev.Copy(src, dst); },
+      [&dev](const NDArray& dst) { dev.Fill(dst, 0); });
 }
 
 // ---------------------------------------------------------------- inference
@@ -139,9 +156,36 @@ Shape IndexShape(bool single, const Shape& indices) {
  * \brief Shapes of a read/gather (inputs ta, indices; output the rows) or a write/scatter
  * (inputs ta, indices, value; output ta's shape), inferred both ways.
  */
+/*! \brief `ta` with its 0 element dimensions unknown (an array never written: see the file comment). */
+Shape Unwritten(const Shape& ta) {
+  Shape loose = ta;
+  for (int d = 1; ta.rank_known() && d < ta.ndim(); ++d) {
+    if (ta[d] == 0) loose[d] = kUnknownDim;
+  }
+  return loose;
+}
+
+/*! \brief A write or scatter onto an array with 0 element dimensions: the output adopts the value's. */
+bool AdoptingShapes(const NodeAttrs& attrs, bool single, std::vector<Shape>* in, std::vector<Shape>* out) {
+  Shape loose = Unwritten((*in)[0]);
+  Shape k = single ? Shape::Scalar() : Shape{(*in)[1][0]};
+  AssignShape(attrs, "input 2 (the value)", &(*in)[2], RowsShape(loose, k));
+  const Shape& value = (*in)[2];
+  Shape adopted = loose;
+  for (int d = 1; value.rank_known() && d < adopted.ndim(); ++d) {
+    if (adopted[d] == kUnknownDim) adopted[d] = value[d - 1 + k.ndim()];
+  }
+  AssignShape(attrs, "output 0", &(*out)[0], adopted);
+  return AllKnown(*in, *out);
+}
+
 template <bool kSingle>
 bool RowsShapes(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   Shape& ta = (*in)[0];
+  if (in->size() == 3 && Unwritten(ta) != ta) {
+    AssignShape(attrs, "input 1 (the index)", &(*in)[1], IndexShape(kSingle, (*in)[1]));
+    return AdoptingShapes(attrs, kSingle, in, out);
+  }
   AssignShape(attrs, "input 1 (the index)", &(*in)[1], IndexShape(kSingle, (*in)[1]));
   IR_CHECK(!ta.rank_known() || ta.ndim() >= 1)
       << NodeDesc(attrs) << ": the tensor array must have rank >= 1, got " << ta;

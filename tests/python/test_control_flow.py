@@ -294,3 +294,22 @@ def test_shapes_given_as_tensors_are_found_when_the_graph_runs():
         np.testing.assert_array_equal(sess.run(ta.stack(), {n: 3}), [[0, 0], [1, 1], [2, 2]])
         with pytest.raises(tf.errors.OpError, match="negative"):
             sess.run(tf.zeros(tf.stack([n, 2])), {n: -1})
+
+
+def test_tensor_array_enters_a_loop_before_its_element_shape_is_known():
+    # TF1 habit: TensorArray(size=...) with no (or a partial) element_shape, written in the loop at a
+    # tensor index x[:, t]; the element's batch dimension is known only when the graph runs.
+    x = tf.placeholder(tf.float32, [None, 5, 3])
+    n = tf.shape(x)[1]
+    results = []
+    for element_shape in (None, [None, 3]):
+        ta = tf.TensorArray(tf.float32, size=n, element_shape=element_shape)
+        _, ta = tf.while_loop(lambda t, ta: t < n, lambda t, ta: (t + 1, ta.write(t, x[:, t, :] * 2.0)), [0, ta])
+        out = tf.transpose(ta.stack(), [1, 0, 2])
+        results.append((out, tf.gradients(tf.reduce_sum(out * out), x)[0]))
+    xs = np.random.RandomState(0).randn(4, 5, 3).astype(np.float32)
+    with tf.Session() as sess:
+        for out, grad in results:
+            o, g = sess.run([out, grad], {x: xs})
+            np.testing.assert_allclose(o, 2 * xs, rtol=1e-6)
+            np.testing.assert_allclose(g, 8 * xs, rtol=1e-5)

@@ -257,6 +257,26 @@ TEST(ControlFlowTest, FillDimsTakesItsShapeFromATensorAtRunTime) {
   }
 }
 
+TEST(ControlFlowTest, AnArrayMadeBeforeItsElementShapeIsKnownAdoptsTheFirstWrite) {
+  // ta [3, 0] enters the loop unwritten (its element dimension known only at run time): the
+  // first write makes it [3, 2]; the loop variable's shape changes, so the plan is dynamic.
+  auto cond = MakeBody("a/cond", 3, [](std::vector<NodeEntry> p) {
+    return std::vector<NodeEntry>{Op("less", "a/less", {p[0], p[1]})};
+  });
+  auto body = MakeBody("a/body", 3, [](std::vector<NodeEntry> p) {
+    NodeEntry row = Op("add_scalar", "a/row", {Op("zeros", "a/zeros", {}, {{"shape", "(2,)"}, {"dtype", "float32"}})},
+                       {{"scalar", "1"}});
+    return std::vector<NodeEntry>{Scalar("add_scalar", "a/inc", p[0], 1), p[1],
+                                  Op("tensor_array_write", "a/write", {p[2], p[0], row})};
+  });
+  NodePtr loop = ControlFlow("while_loop", "a", {V("i0"), V("n"), V("ta")}, {cond, body});
+  Session sess(Options(true));
+  NDArray empty = NDArray::FromVector<float>(Shape{3, 0}, {});
+  NDArray out = sess.Run({{loop, 2}}, {{"i0", I(0)}, {"n", I(3)}, {"ta", empty}})[0];
+  EXPECT_EQ(out.shape(), (Shape{3, 2}));
+  EXPECT_EQ(out.ToVector<float>(), std::vector<float>(6, 1.0f));
+}
+
 /*! \brief d(sum(f(x)))/dx by the Gradient pass and by central differences, compared. */
 void ExpectGradientMatches(const NodeEntry& y, const std::string& x_name, NodeEntry x, std::vector<float> x0,
                            const std::unordered_map<std::string, NDArray>& feeds) {

@@ -228,9 +228,19 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 
 def _slice_item(tensor, item):
-    """tensor[item] for ints, slices, Ellipsis and None (tf.strided_slice semantics)."""
+    """tensor[item] for ints, slices, Ellipsis and None (tf.strided_slice semantics), and scalar
+    int tensors (x[:, t] with a loop counter t: a gather along that axis)."""
     if not isinstance(item, tuple):
         item = (item,)
+    picks = [(i, s) for i, s in enumerate(item) if isinstance(s, Tensor)]
+    if picks:
+        if any(s is Ellipsis for s in item):
+            raise TypeError("tinyflow: a tensor index together with an Ellipsis is not supported: %r" % (item,))
+        kept = _slice_item(tensor, tuple(builtins.slice(None) if isinstance(s, Tensor) else s for s in item))
+        for i, s in reversed(picks):  # later axes first: earlier positions stay valid
+            axis = builtins.sum(1 for t in item[:i] if not isinstance(t, (int, np.integer)))
+            kept = gather(kept, s, axis=axis)
+        return kept
     begin, end, strides = [], [], []
     begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_mask = 0
     for i, s in enumerate(item):

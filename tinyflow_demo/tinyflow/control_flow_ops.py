@@ -9,7 +9,7 @@ import contextlib
 
 import numpy as np
 
-from . import nest
+from . import array_ops, nest
 from .control_flow_body import _Body, body_output, create_control_flow, static_shape, union_captures
 from .framework import Operation, Tensor, TensorShape, convert_to_tensor, get_default_graph
 
@@ -185,9 +185,17 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise ValueError("No loop variables provided")
     graph = get_default_graph()
     node = graph.unique_name(name or "while")
-    inputs = [_flow(v) for v in leaves]
+    # A TensorArray entering before its first write with no element shape: its flow is known once
+    # the body has been traced (the first write's value), so a stand-in of its dtype comes first.
+    pending = [i for i, v in enumerate(leaves) if getattr(v, "_pending_flow", lambda: False)()]
+    inputs = [array_ops.zeros([0], v.dtype) if i in pending else _flow(v) for i, v in enumerate(leaves)]
     invariants = [None] * len(leaves) if shape_invariants is None else \
         [None if s is None else _as_shape(s) for s in _flatten_up_to(loop_vars, shape_invariants)]
+    for i in pending:
+        invariants[i] = TensorShape(None)
+    # A TensorArray whose element shape is partly unknown grows those dimensions at its first write.
+    implicit = [getattr(v, "_loop_invariant", lambda: None)() for v in leaves]
+    invariants = [inv if inv is not None else imp for inv, imp in zip(invariants, implicit)]
 
     def trace(scope, fn):
         traced = _Body(graph, node + "/" + scope)
@@ -205,6 +213,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                                    check_types=False)
     except (TypeError, ValueError) as err:
         raise ValueError("%s: body must return the same structure as loop_vars: %s" % (node, err))
+    for i in pending:
+        inputs[i], invariants[i] = leaves[i]._entering_flow(_flow(nest.flatten(result)[i]))
     outputs = [body_output(loop_body, _flow(v, dtype=x.dtype)) for v, x in zip(nest.flatten(result), inputs)]
     for x, out, inv in zip(inputs, outputs, invariants):
         _check_loop_var(node, x, out, inv)
@@ -212,7 +222,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     attrs = {"back_prop": bool(back_prop)}
     if maximum_iterations is not None:
         attrs["maximum_iterations"] = int(np.asarray(maximum_iterations))
-    if shape_invariants is not None:
+    if any(inv is not None for inv in invariants):
         attrs["shape_invariants"] = _invariants_attr(inputs + extras, invariants + [None] * len(extras))
     passed = loop_body.params_for(extras)
     op = create_control_flow("while_loop", node, inputs + extras,

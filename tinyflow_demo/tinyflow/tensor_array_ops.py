@@ -42,9 +42,12 @@ class TensorArray(object):
             element_shape.dims if isinstance(element_shape, TensorShape) else element_shape)
         self._flow = flow
         if flow is None and size is not None and self._element_shape is not None and \
-                self._element_shape.is_fully_defined():
+                self._element_shape.dims is not None:
             # A tensor size (tf.shape(x)[0]) makes zeros whose first dimension is found at run time.
-            self._flow = array_ops.zeros([size] + self._element_shape.dims, self._dtype)
+            # Element dimensions known only at run time are 0 until the first write, which adopts the
+            # written value's (the IR's tensor_array_write does), so the array can enter a loop.
+            dims = [0 if d is None else d for d in self._element_shape.dims]
+            self._flow = array_ops.zeros([size] + dims, self._dtype)
 
     # -- what TF exposes --
     @property
@@ -123,6 +126,30 @@ class TensorArray(object):
             raise ValueError("TensorArray.split needs value's shape past its first axis, got %s" % value.shape)
         return self._with_flow(array_ops.reshape(value, [len(lengths), lengths[0]] + rest, name=name))
 
+    def _pending_flow(self):
+        """Whether the array enters a loop before its first write with no element shape."""
+        return self._flow is None
+
+    def _entering_flow(self, written):
+        """(the flow entering a loop, its shape across iterations) from `written`, the flow the loop
+        body makes with its first write: element dimensions it does not know statically are 0 until
+        that write adopts the value's."""
+        dims = written.shape.dims
+        if dims is None or self._size is None:
+            self._flow_for_loop()  # raises: the rank (or the size) is not known
+        elem = dims[1:]
+        flow = array_ops.zeros([self._size] + [0 if d is None else d for d in elem], self._dtype)
+        return flow, TensorShape([None] + elem)
+
+    def _loop_invariant(self):
+        """The flow's shape across loop iterations when its element shape is only partly known
+        (its unknown dimensions grow from 0 at the first write), else None."""
+        if self._element_shape is None or self._element_shape.dims is None or \
+                self._element_shape.is_fully_defined():
+            return None
+        size = self._size if isinstance(self._size, int) else None
+        return TensorShape([size] + self._element_shape.dims)
+
     # -- plumbing --
     def _with_flow(self, flow):
         """A TensorArray like this one over `flow` (a new flow after a write, a loop variable)."""
@@ -132,7 +159,7 @@ class TensorArray(object):
         if self._flow is None:
             raise ValueError("A TensorArray enters a tf.while_loop or tf.cond before its first write and with an "
                              "unknown element_shape: give TensorArray(..., element_shape=...) so its dense flow "
-                             "tensor exists")
+                             "tensor exists (None for dimensions known only when the graph runs)")
         return self._flow
 
     def _require_flow(self, what):
