@@ -170,7 +170,7 @@ IR_DLL int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDA
 IR_DLL int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const char*** out_names);
 /*!
  * \brief Statistics of the last run as JSON: bytes_allocated, bytes_without_reuse,
- * memory_lower_bound_bytes, kernels_launched, host_fallbacks, bound, bind_ms, run_ms, and
+ * memory_lower_bound_bytes, kernels_launched, host_fallbacks, pfor_fallbacks (names), bound, bind_ms, run_ms, and
  * nodes: when the session profiles, [{"name", "op", "ms"}] per node run, slowest first.
  */
 IR_DLL int IRSessionGetStatsJSON(IRSessionHandle session, const char** json);

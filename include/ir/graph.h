@@ -131,6 +131,13 @@ struct Subgraph {
   Graph graph;
 };
 
+/*!
+ * \brief Copies of `body`'s nodes named "<prefix>/<name>", its params replaced by `args`; returns
+ * the copies of its outputs. A variable that is not a param (one the body mutates) stays itself.
+ */
+std::vector<NodeEntry> InlineSubgraph(const Subgraph& body, const std::vector<NodeEntry>& args,
+                                      const std::string& prefix);
+
 /*! \brief Calls fvisit(node) for every node reachable from heads, inputs first (iterative). */
 void PostOrderDFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(const NodePtr&)>& fvisit);
 

@@ -111,6 +111,15 @@ T GetPassOption(const Graph& graph, const std::string& key, const T& def) {
 template <>
 int GetPassOption<int>(const Graph& graph, const std::string& key, const int& def);
 
+/*!
+ * \brief Shapes of the outputs of `body` given its params' shapes (the InferShape pass on the
+ * body); `where` prefixes errors (e.g. "node 'x' (op cond): in body 0").
+ */
+std::vector<Shape> InferSubgraphShapes(const Subgraph& body, const std::vector<Shape>& params,
+                                       const std::string& where);
+/*! \brief The same for dtypes (the InferType pass). */
+std::vector<DType> InferSubgraphTypes(const Subgraph& body, const std::vector<DType>& params, const std::string& where);
+
 }  // namespace ir
 
 #endif  // IR_PASS_H_

@@ -72,6 +72,11 @@ struct RunStats {
   size_t kernels_launched = 0;
   /*! \brief Op nodes run by their CPU kernel on host copies (no kernel for the target). */
   size_t host_fallbacks = 0;
+  /*!
+   * \brief Nodes of pfor bodies the Vectorize pass could not vectorize, run as loops over the
+   * iterations, as "name (op)" (graph attribute "vectorize.fallbacks"; bodies included).
+   */
+  std::vector<std::string> pfor_fallbacks;
   /*! \brief True when this run had to bind (run the pass pipeline) first. */
   bool bound = false;
   double bind_ms = 0;

@@ -107,11 +107,18 @@ std::string NodesJSON(std::vector<ir::NodeProfile> nodes) {
   return os.str();
 }
 
+std::string StringsJSON(const std::vector<std::string>& names) {
+  std::string text = "[";
+  for (size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + JSONString(names[i]);
+  return text + "]";
+}
+
 std::string StatsJSON(const ir::RunStats& stats) {
   std::ostringstream os;
   os << "{\"bytes_allocated\": " << stats.bytes_allocated << ", \"bytes_without_reuse\": " << stats.bytes_without_reuse
      << ", \"memory_lower_bound_bytes\": " << stats.memory_lower_bound_bytes
      << ", \"kernels_launched\": " << stats.kernels_launched << ", \"host_fallbacks\": " << stats.host_fallbacks
+     << ", \"pfor_fallbacks\": " << StringsJSON(stats.pfor_fallbacks)
      << ", \"bound\": " << (stats.bound ? "true" : "false") << ", \"bind_ms\": " << stats.bind_ms
      << ", \"run_ms\": " << stats.run_ms << ", \"nodes\": " << NodesJSON(stats.nodes) << "}";
   return os.str();

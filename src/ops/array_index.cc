@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ir/vectorize.h"
 #include "ops/array_common.h"
 #include "ops/strided_copy.h"
 
@@ -241,6 +242,82 @@ void OneHotCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<N
   });
 }
 
+/*! \brief (0, 1, ..., rank - 1) with `from` moved to position `to`. */
+std::string MovedAxes(int rank, int from, int to) {
+  std::vector<int64_t> axes;
+  for (int a = 0; a < rank; ++a) {
+    if (a != from) axes.push_back(a);
+  }
+  axes.insert(axes.begin() + to, from);
+  return StrCat(IntList(axes));
+}
+
+/*! \brief Whether `v` is the pfor index itself: range(0, n) of step 1. */
+bool IsLoopIndex(const PforValue& v, int64_t n) {
+  const Node& node = *v.entry.node;
+  if (node.is_variable() || node.op()->name != "range") return false;
+  auto get = [&](const char* key, const char* def) {
+    auto it = node.attrs.dict.find(key);
+    return it == node.attrs.dict.end() ? std::string(def) : it->second;
+  };
+  return std::stod(get("start", "0")) == 0 && std::stod(get("delta", "1")) == 1 &&
+         std::stod(get("limit", "-1")) == static_cast<double>(n);
+}
+
+/*!
+ * \brief gather: stacked indices index the unstacked params directly (the loop index itself
+ * selects rows 0..n-1: the params as they are); stacked params gather along axis + 1; both
+ * stacked gather from the params flattened over (n, extent) with offset indices.
+ */
+std::vector<PforValue> GatherVectorize(PforContext& ctx) {
+  const Shape& params = ctx.in_shape(0);
+  const Shape& indices = ctx.in_shape(1);
+  int axis = dmlc::get<GatherParam>(ctx.attrs().parsed).axis;
+  if (axis < 0) axis += params.ndim();
+  if (!ctx.stacked(0)) {
+    if (axis == 0 && indices.ndim() == 0 && params[0] == ctx.n() && IsLoopIndex(ctx.input(1), ctx.n())) {
+      return {PforValue{ctx.input(0).entry, true}};
+    }
+    NodeEntry out = ctx.CopyNode({ctx.input(0).entry, ctx.input(1).entry}, ctx.attrs().dict);
+    if (axis != 0) {
+      out = ctx.Make("transpose", {out}, {{"axes", MovedAxes(params.ndim() + indices.ndim(), axis, 0)}});
+    }
+    return {PforValue{out, true}};
+  }
+  if (!ctx.stacked(1)) {
+    return {PforValue{
+        ctx.CopyNode({ctx.input(0).entry, ctx.input(1).entry}, ctx.DictWith("axis", std::to_string(axis + 1))), true}};
+  }
+  const int rank = params.ndim() + 1;
+  NodeEntry p = ctx.input(0).entry;
+  if (axis != 0) p = ctx.Make("transpose", {p}, {{"axes", MovedAxes(rank, axis + 1, 1)}});
+  std::vector<int64_t> moved{ctx.n() * params[axis]};
+  for (int a = 0; a < params.ndim(); ++a) {
+    if (a != axis) moved.push_back(params[a]);
+  }
+  NodeEntry flat = ctx.Make("reshape", {p}, {{"shape", StrCat(IntList(moved))}});
+  NodeEntry base = ctx.Make("range", {},
+                            {{"start", "0"},
+                             {"limit", std::to_string(ctx.n() * params[axis])},
+                             {"delta", std::to_string(params[axis])},
+                             {"dtype", DTypeName(ctx.in_dtype(1))}});
+  std::vector<int64_t> base_shape(indices.ndim() + 1, 1);
+  base_shape[0] = ctx.n();
+  base = ctx.Make("reshape", {base}, {{"shape", StrCat(IntList(base_shape))}});
+  NodeEntry offset = ctx.Make("add", {ctx.input(1).entry, base});
+  NodeEntry out = ctx.CopyNode({flat, offset}, ctx.DictWith("axis", "0"));
+  if (axis != 0) {
+    // out: [n] + indices + moved[1:]; the params' axes before `axis` go back in front of the indices.
+    const int out_rank = 1 + indices.ndim() + params.ndim() - 1;
+    std::vector<int64_t> axes{0};
+    for (int a = 0; a < axis; ++a) axes.push_back(1 + indices.ndim() + a);
+    for (int a = 0; a < indices.ndim(); ++a) axes.push_back(1 + a);
+    for (int a = 1 + indices.ndim() + axis; a < out_rank; ++a) axes.push_back(a);
+    out = ctx.Make("transpose", {out}, {{"axes", StrCat(IntList(axes))}});
+  }
+  return {PforValue{out, true}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(gather)
@@ -253,6 +330,7 @@ IR_REGISTER_OP(gather)
     .set_attr<FInferType>("FInferType", IndexedType)
     .set_attr<FCompute>("FCompute", GatherCompute)
     .set_attr<FGradient>("FGradient", GatherGradient)
+    .set_attr<FVectorize>("FVectorize", GatherVectorize)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(gather_grad)

@@ -117,49 +117,25 @@ uint32_t NumResults(const NodeAttrs& attrs, size_t body) {
 
 // ---------------------------------------------------------------- inference through bodies
 
-/*! \brief Shapes or dtypes: the pass that infers them and the graph attributes it reads and writes. */
+/*! \brief Shapes or dtypes: what inference of a body gives for each. */
 struct ShapeKind {
   using Value = Shape;
-  static constexpr const char* kPass = "InferShape";
-  static constexpr const char* kInputs = "shape_inputs";
-  static constexpr const char* kResult = "shape";
-  static Shape Unknown() { return Shape(); }
+  static std::vector<Shape> Infer(const Subgraph& body, const std::vector<Shape>& args, const std::string& where) {
+    return InferSubgraphShapes(body, args, where);
+  }
 };
 struct TypeKind {
   using Value = DType;
-  static constexpr const char* kPass = "InferType";
-  static constexpr const char* kInputs = "dtype_inputs";
-  static constexpr const char* kResult = "dtype";
-  static DType Unknown() { return DType::kUnknown; }
+  static std::vector<DType> Infer(const Subgraph& body, const std::vector<DType>& args, const std::string& where) {
+    return InferSubgraphTypes(body, args, where);
+  }
 };
 
-/*! \brief What the inference pass finds for the outputs of body `k` given its params' values. */
+/*! \brief What inference finds for the outputs of body `k` given its params' values. */
 template <typename Kind>
 std::vector<typename Kind::Value> InferBody(const NodeAttrs& attrs, size_t k,
                                             const std::vector<typename Kind::Value>& args) {
-  using Value = typename Kind::Value;
-  const Subgraph& body = Body(attrs, k);
-  Graph g(body.graph.outputs);
-  const IndexedGraph& idx = g.indexed_graph();
-  std::vector<Value> seeds;
-  for (uint32_t nid : idx.input_nodes()) {
-    Value seed = Kind::Unknown();
-    for (size_t i = 0; i < body.params.size(); ++i) {
-      if (body.params[i].get() == idx[nid].source) seed = args.at(i);
-    }
-    seeds.push_back(seed);
-  }
-  g.SetAttr(Kind::kInputs, std::move(seeds));
-  try {
-    g = ApplyPass(std::move(g), Kind::kPass);
-  } catch (const Error& err) {
-    throw Error(StrCat(NodeDesc(attrs), ": in body ", k, ": ", err.what()));
-  }
-  const auto& values = g.GetAttr<std::vector<Value>>(Kind::kResult);
-  const IndexedGraph& done = g.indexed_graph();
-  std::vector<Value> results;
-  for (const NodeEntry& e : g.outputs) results.push_back(values[done.entry_id(e)]);
-  return results;
+  return Kind::Infer(Body(attrs, k), args, StrCat(NodeDesc(attrs), ": in body ", k));
 }
 
 /*! \brief The least specific shape both satisfy: dimensions that differ become unknown. */
@@ -419,41 +395,12 @@ std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<Node
 
 // ---------------------------------------------------------------- folding known inputs
 
-/*!
- * \brief Copies of `body`'s nodes named "<prefix>/<name>", its params replaced by `args`; returns
- * its outputs. A variable that is not a param (one the body mutates) stays itself: it names the
- * session's variable.
- */
-std::vector<NodeEntry> InlineBody(const Subgraph& body, const std::vector<NodeEntry>& args, const std::string& prefix) {
-  std::unordered_map<const Node*, NodeEntry> params;
-  for (size_t i = 0; i < body.params.size(); ++i) params[body.params[i].get()] = args.at(i);
-  std::unordered_map<const Node*, NodePtr> copies;
-  auto entry = [&](const NodeEntry& e) {
-    auto p = params.find(e.node.get());
-    if (p != params.end()) return p->second;
-    auto c = copies.find(e.node.get());
-    return c == copies.end() ? e : NodeEntry{c->second, e.index};
-  };
-  PostOrderDFSVisit(body.graph.outputs, [&](const NodePtr& node) {
-    if (node->is_variable()) return;
-    NodePtr copy = Node::Create();
-    copy->attrs = node->attrs;
-    copy->attrs.name = StrCat(prefix, "/", node->attrs.name);
-    for (const NodeEntry& in : node->inputs) copy->inputs.push_back(entry(in));
-    for (const NodePtr& dep : node->control_deps) copy->control_deps.push_back(entry(NodeEntry{dep, 0}).node);
-    copies[node.get()] = copy;
-  });
-  std::vector<NodeEntry> outputs;
-  for (const NodeEntry& e : body.graph.outputs) outputs.push_back(entry(e));
-  return outputs;
-}
-
 /*! \brief A cond whose predicate is known becomes its taken branch, inlined. */
 std::vector<NodeEntry> InlineKnownCond(const NodePtr& node, const std::vector<NDArray>& values) {
   if (!values.at(0).defined()) return {};
   const NodeAttrs& attrs = node->attrs;
   std::vector<NodeEntry> args(node->inputs.begin() + 1, node->inputs.end());
-  return InlineBody(Body(attrs, Truthy(attrs, "the predicate", values[0]) ? 0 : 1), args, attrs.name);
+  return InlineSubgraph(Body(attrs, Truthy(attrs, "the predicate", values[0]) ? 0 : 1), args, attrs.name);
 }
 
 /*!
@@ -466,7 +413,7 @@ NDArray KnownCondition(const NodePtr& node, const std::vector<NDArray>& values) 
     std::string name = StrCat(node->attrs.name, "/entering_", i);
     args.push_back(values[i].defined() ? MakeConstantNode(name, values[i]) : NodeEntry{Node::CreateVariable(name), 0});
   }
-  Graph g(InlineBody(Body(node->attrs, 0), args, node->attrs.name));
+  Graph g(InlineSubgraph(Body(node->attrs, 0), args, node->attrs.name));
   g = ApplyPasses(std::move(g), {"InferShape", "InferType", "FoldConstants"});
   return ConstantNodeValue(*g.outputs.at(0).node);
 }

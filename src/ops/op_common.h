@@ -14,6 +14,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ast.h"
@@ -68,6 +69,7 @@ struct IntList {
   std::vector<int64_t> values;
   IntList() = default;
   IntList(std::initializer_list<int64_t> v) : values(v) {}
+  explicit IntList(std::vector<int64_t> v) : values(std::move(v)) {}
   size_t size() const { return values.size(); }
   bool empty() const { return values.empty(); }
   int64_t operator[](size_t i) const { return values[i]; }

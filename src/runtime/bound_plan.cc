@@ -200,7 +200,7 @@ uint64_t SplitMix64(uint64_t x) {
 }
 
 std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
-  std::vector<std::string> passes{"InferShape", "InferType"};
+  std::vector<std::string> passes{"InferShape", "InferType", "Vectorize"};
   if (options.fusion) {
     std::vector<std::string> registered = PassReg::ListNames();
     for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
@@ -237,7 +237,7 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
     plan->dynamic = HasDynamicShapes(input);
     if (plan->dynamic) {
       input.SetAttr("memory.dynamic_shapes", 1);
-      passes = {"InferShape", "InferType", "PlanMemory"};
+      passes = {"InferShape", "InferType", "Vectorize", "PlanMemory"};
     }
     plan->graph = ApplyPasses(std::move(input), passes);
   } catch (const Error& err) {

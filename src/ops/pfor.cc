@@ -1,0 +1,198 @@
+/*!
+ * \file pfor.cc
+ * \brief pfor: the parallel-for loop `outputs[i] = body(i, captures)` for i in [0, n).
+ *
+ * The Vectorize pass (src/passes/vectorize.cc) replaces pfor nodes by batched graphs; what it
+ * cannot vectorize stays a pfor node with vectorize=false, run by this op's kernel as a loop
+ * (one body run per iteration, each with its own random key). The loop is also the oracle the
+ * tests compare vectorized graphs against. The gradient of a pfor is a pfor of the body's
+ * gradient, summed over the iterations, so jacobians of jacobians vectorize too.
+ */
+#include <string>
+#include <vector>
+
+#include "ir/autodiff.h"
+#include "ir/pass.h"
+#include "ops/op_common.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+struct PforParam : public dmlc::Parameter<PforParam> {
+  int64_t n;
+  int n_from;
+  bool vectorize;
+  std::string fallback_op;
+  int parallel_iterations;
+  DMLC_DECLARE_PARAMETER(PforParam) {
+    DMLC_DECLARE_FIELD(n).set_default(-1).describe("Number of iterations; -1: the leading dim of input n_from.");
+    DMLC_DECLARE_FIELD(n_from).set_default(-1).describe("With n = -1, the input whose leading dim is n.");
+    DMLC_DECLARE_FIELD(vectorize).set_default(true).describe(
+        "Whether the Vectorize pass converts the loop (false: it runs as a loop).");
+    DMLC_DECLARE_FIELD(fallback_op)
+        .set_default("")
+        .describe("Set by the Vectorize pass on the loop it left for a node it could not convert: that node's op.");
+    DMLC_DECLARE_FIELD(parallel_iterations)
+        .set_default(0)
+        .describe("Accepted for TensorFlow (iterations vectorized at once); 0 or >= n: all of them.");
+  }
+};
+DMLC_REGISTER_PARAMETER(PforParam);
+
+const Subgraph& Body(const NodeAttrs& attrs) { return *attrs.subgraphs.at(0); }
+
+void ParsePfor(NodeAttrs* attrs) {
+  ParamParser<PforParam>(attrs);
+  IR_CHECK(attrs->subgraphs.size() == 1) << NodeDesc(*attrs) << " needs 1 body, got " << attrs->subgraphs.size();
+  const PforParam& p = dmlc::get<PforParam>(attrs->parsed);
+  const Subgraph& body = Body(*attrs);
+  IR_CHECK(!body.params.empty()) << NodeDesc(*attrs) << ": the body's first param must be the iteration index";
+  IR_CHECK(p.n >= 0 || (p.n_from >= 0 && static_cast<size_t>(p.n_from) + 1 < body.params.size()))
+      << NodeDesc(*attrs) << ": n = " << p.n << " needs n_from, the input whose leading dim is n (got " << p.n_from
+      << " of " << body.params.size() - 1 << " inputs)";
+}
+
+/*! \brief n, from the attribute or input n_from's leading dim; -1 while that is unknown. */
+int64_t IterationCount(const NodeAttrs& attrs, const std::vector<Shape>& in) {
+  const PforParam& p = dmlc::get<PforParam>(attrs.parsed);
+  if (p.n >= 0) return p.n;
+  const Shape& from = in.at(p.n_from);
+  if (!from.rank_known()) return -1;
+  IR_CHECK(from.ndim() >= 1) << NodeDesc(attrs) << ": input " << p.n_from
+                             << " gives the iteration count by its leading dim, but it is a scalar";
+  return from[0];
+}
+
+std::vector<Shape> BodyParamShapes(const std::vector<Shape>& in) {
+  std::vector<Shape> args{Shape::Scalar()};
+  args.insert(args.end(), in.begin(), in.end());
+  return args;
+}
+
+bool PforShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  int64_t n = IterationCount(attrs, *in);
+  std::vector<Shape> per =
+      InferSubgraphShapes(Body(attrs), BodyParamShapes(*in), StrCat(NodeDesc(attrs), ": in the body"));
+  for (size_t j = 0; j < per.size(); ++j) {
+    std::vector<int64_t> dims{n < 0 ? kUnknownDim : n};
+    if (!per[j].rank_known()) continue;
+    dims.insert(dims.end(), per[j].dims().begin(), per[j].dims().end());
+    AssignShape(attrs, StrCat("output ", j), &(*out)[j], Shape(dims));
+  }
+  for (const Shape& s : *out) {
+    if (!s.is_known()) return false;
+  }
+  return true;
+}
+
+bool PforType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  std::vector<DType> args{DType::kInt32};
+  args.insert(args.end(), in->begin(), in->end());
+  std::vector<DType> per = InferSubgraphTypes(Body(attrs), args, StrCat(NodeDesc(attrs), ": in the body"));
+  bool known = true;
+  for (size_t j = 0; j < per.size(); ++j) {
+    if (per[j] != DType::kUnknown) AssignType(attrs, StrCat("output ", j), &(*out)[j], per[j]);
+    known = known && (*out)[j] != DType::kUnknown;
+  }
+  return known;
+}
+
+/*! \brief The loop: one body run per iteration, its results copied into row i of each output. */
+std::vector<NDArray> PforCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                                 const BodyRunner& run_body) {
+  std::vector<Shape> in_shapes;
+  for (const NDArray& a : in) in_shapes.push_back(a.shape());
+  int64_t n = IterationCount(attrs, in_shapes);
+  const Subgraph& body = Body(attrs);
+  std::vector<NDArray> results(body.graph.outputs.size());
+  if (n == 0) {
+    std::vector<Shape> per = InferSubgraphShapes(body, BodyParamShapes(in_shapes), NodeDesc(attrs));
+    std::vector<DType> types{DType::kInt32};
+    for (const NDArray& a : in) types.push_back(a.dtype());
+    std::vector<DType> dtypes = InferSubgraphTypes(body, types, NodeDesc(attrs));
+    for (size_t j = 0; j < results.size(); ++j) {
+      std::vector<int64_t> dims{0};
+      dims.insert(dims.end(), per[j].dims().begin(), per[j].dims().end());
+      results[j] = NDArray(Shape(dims), dtypes[j], ctx.device);
+    }
+    return results;
+  }
+  std::vector<NDArray> args{NDArray()};
+  args.insert(args.end(), in.begin(), in.end());
+  for (int64_t i = 0; i < n; ++i) {
+    NDArray index(Shape::Scalar(), DType::kInt32, ctx.device);
+    index.CopyFrom(NDArray::Scalar<int32_t>(static_cast<int32_t>(i)));
+    args[0] = index;
+    std::vector<NDArray> out = run_body(0, args, static_cast<uint64_t>(i), {});
+    for (size_t j = 0; j < out.size(); ++j) {
+      if (i == 0) {
+        std::vector<int64_t> dims{n};
+        dims.insert(dims.end(), out[j].shape().dims().begin(), out[j].shape().dims().end());
+        results[j] = NDArray(Shape(dims), out[j].dtype(), ctx.device);
+      }
+      IR_CHECK(Shape(std::vector<int64_t>(results[j].shape().dims().begin() + 1, results[j].shape().dims().end())) ==
+               out[j].shape())
+          << NodeDesc(attrs) << ": iteration " << i << " gives output " << j << " of shape " << out[j].shape()
+          << ", iteration 0 gave " << results[j].shape() << " without its leading n";
+      results[j].Slice(i, i + 1).Reshape(out[j].shape()).CopyFrom(out[j]);
+    }
+  }
+  return results;
+}
+
+/*!
+ * \brief d/d(captures) of a pfor: a pfor whose body takes the stacked head gradients too and
+ * returns each iteration's gradient of the captures, summed over the iterations.
+ */
+std::vector<NodeEntry> PforGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds) {
+  const NodeAttrs& attrs = node->attrs;
+  const Subgraph& body = Body(attrs);
+  auto grad = std::make_shared<Subgraph>();
+  grad->params = body.params;
+  NodeEntry index{body.params[0], 0};
+  std::vector<NodeEntry> heads, xs;
+  for (size_t j = 0; j < body.graph.outputs.size(); ++j) {
+    NodePtr head = Node::CreateVariable(StrCat(attrs.name, "_grad/head_", j));
+    grad->params.push_back(head);
+    heads.push_back(MakeNode("gather", StrCat(attrs.name, "_grad/head_", j, "_row"), {NodeEntry{head, 0}, index}));
+  }
+  for (size_t i = 1; i < body.params.size(); ++i) xs.push_back(NodeEntry{body.params[i], 0});
+  grad->graph.outputs = Gradients(body.graph.outputs, xs, heads);
+  std::vector<NodeEntry> inputs = node->inputs;
+  inputs.insert(inputs.end(), ograds.begin(), ograds.end());
+  std::map<std::string, std::string> dict = attrs.dict;
+  dict.erase("fallback_op");
+  NodePtr loop = Node::Create(attrs.op, attrs.name + "_grad", dict, std::move(inputs), {grad});
+  std::vector<NodeEntry> result;
+  for (uint32_t i = 0; i < node->inputs.size(); ++i) {
+    result.push_back(MakeNode("sum", StrCat(attrs.name, "_grad/sum_", i), {Out(loop, i)}, {{"axis", "(0)"}}));
+  }
+  return result;
+}
+
+}  // namespace
+
+IR_REGISTER_OP(pfor)
+    .describe(
+        "The parallel-for loop outputs[i] = body(i, inputs) for i in [0, n): body 0 takes the index (int32 "
+        "scalar) then the inputs; outputs are stacked over the iterations. The Vectorize pass turns it into "
+        "batched ops.")
+    .set_num_inputs([](const NodeAttrs& attrs) {
+      return attrs.subgraphs.empty() || Body(attrs).params.empty()
+                 ? 0u
+                 : static_cast<uint32_t>(Body(attrs).params.size() - 1);
+    })
+    .set_num_outputs([](const NodeAttrs& attrs) {
+      return attrs.subgraphs.empty() ? 0u : static_cast<uint32_t>(Body(attrs).graph.outputs.size());
+    })
+    .set_param<PforParam>()
+    .set_attr_parser(ParsePfor)
+    .set_attr<FInferShape>("FInferShape", PforShape)
+    .set_attr<FInferType>("FInferType", PforType)
+    .set_attr<FControlFlow>("FControlFlow", PforCompute)
+    .set_attr<FGradient>("FGradient", PforGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+}  // namespace op
+}  // namespace ir
