@@ -267,7 +267,7 @@ class Vectorizer {
       copy->inputs.push_back(in);
     }
     for (uint32_t i = 0; i < node.num_outputs(); ++i) body->graph.outputs.push_back(NodeEntry{copy, i});
-    NodePtr loop = Node::Create(Op::Get("pfor"), StrCat(node.attrs.name, "/pfor_loop"),
+    NodePtr loop = Node::Create(Op::Get("pfor"), StrCat(ctx.prefix(), "/", node.attrs.name, "/loop"),
                                 {{"n", std::to_string(ctx.n())}, {"vectorize", "0"}, {"fallback_op", node.op()->name}},
                                 std::move(outer), {body});
     fallbacks.push_back(StrCat(node.attrs.name, " (", node.op()->name, ")"));
