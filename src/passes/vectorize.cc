@@ -270,7 +270,7 @@ class Vectorizer {
     NodePtr loop = Node::Create(Op::Get("pfor"), StrCat(ctx.prefix(), "/", node.attrs.name, "/loop"),
                                 {{"n", std::to_string(ctx.n())}, {"vectorize", "0"}, {"fallback_op", node.op()->name}},
                                 std::move(outer), {body});
-    fallbacks.push_back(StrCat(node.attrs.name, " (", node.op()->name, ")"));
+    fallbacks.push_back(StrCat(ctx.prefix(), "/", node.attrs.name, " (", node.op()->name, ")"));
     std::vector<PforValue> outs;
     for (uint32_t i = 0; i < node.num_outputs(); ++i) outs.push_back(PforValue{NodeEntry{loop, i}, true});
     return outs;
