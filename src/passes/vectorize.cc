@@ -158,7 +158,6 @@ class Vectorizer {
     const std::string prefix = pfor->attrs.name;
     std::vector<PforValue> values(idx.num_node_entries());
     std::unordered_map<const Node*, NodePtr> converted;  // for control dependencies
-    NodeEntry index;
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       NodePtr node = idx[nid].weak_ref.lock();
       if (node->is_variable()) {
