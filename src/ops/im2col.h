@@ -30,16 +30,27 @@ void Im2Col(const Geometry& g, const T* x, T* col, int64_t images) {
         for (int64_t r = begin; r < end; ++r) {
           T* row = col + r * k;
           const T* image = x + r / pixels * st[0];
-          int64_t p = r % pixels;
+          int64_t p = r % pixels, left = p % g.ow * g.sw - g.pad_left;
+          // NHWC windows without column dilation or padding read each kernel row as one run.
+          bool runs = g.dw == 1 && st[1] == 1 && left >= 0 && left + g.kw <= g.w;
           for (int64_t i = 0; i < g.kh; ++i) {
             int64_t ih = p / g.ow * g.sh - g.pad_top + i * g.dh;
+            if (ih < 0 || ih >= g.h) {
+              row = std::fill_n(row, g.kw * g.c, T(0));
+              continue;
+            }
+            const T* line = image + ih * st[2];
+            if (runs) {
+              row = std::copy_n(line + left * st[3], g.kw * g.c, row);
+              continue;
+            }
             for (int64_t j = 0; j < g.kw; ++j, row += g.c) {
-              int64_t iw = p % g.ow * g.sw - g.pad_left + j * g.dw;
-              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
+              int64_t iw = left + j * g.dw;
+              if (iw < 0 || iw >= g.w) {
                 std::fill(row, row + g.c, T(0));
                 continue;
               }
-              const T* src = image + ih * st[2] + iw * st[3];
+              const T* src = line + iw * st[3];
               for (int64_t c = 0; c < g.c; ++c) row[c] = src[c * st[1]];
             }
           }
