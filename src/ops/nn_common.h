@@ -247,6 +247,21 @@ inline void RequireRank4(const NodeAttrs& attrs, const std::string& what, Shape*
   AssignShape(attrs, what, shape, Shape::UnknownDims(4));
 }
 
+/*! \brief FInferType of window ops: the first kTyped inputs and the output share a float dtype (a `like` may differ).
+ */
+template <int kTyped>
+bool WindowType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  DType dtype = (*out)[0];
+  for (int i = 0; i < kTyped; ++i) AssignType(attrs, StrCat("input ", i), &dtype, (*in)[i]);
+  CheckDType(attrs, "input", dtype, FloatTypes());
+  for (int i = 0; i < kTyped; ++i) (*in)[i] = dtype;
+  (*out)[0] = dtype;
+  return AllKnown(*in, *out);
+}
+
+/*! \brief The normalized window of a conv2d-family node (its attributes parsed); defined in nn_conv.cc. */
+Window ConvWindowOf(const NodeAttrs& attrs);
+
 /*! \brief An activation viewed as [outer, channels, inner] around its channel axis. */
 struct ChannelView {
   int64_t outer = 1, channels = 1, inner = 1;

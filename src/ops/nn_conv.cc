@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/dnnl_post_ops.h"
+#include "ops/im2col.h"
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
@@ -217,58 +218,6 @@ void DnnlConv(const NodeAttrs& attrs, ConvPass pass, const Geometry& g, const Co
 
 // ---------------------------------------------------------------- direct (float64)
 
-/*! \brief Rows [OH * OW, KH * KW * C] of the input windows of one image (zeros in the padding). */
-template <typename T>
-void Im2Col(const Geometry& g, const T* x, T* col) {
-  std::array<int64_t, 4> st = g.InputStrides();
-  int64_t k = g.kh * g.kw * g.c;
-  ParallelFor(
-      g.oh * g.ow,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p) {
-          T* row = col + p * k;
-          for (int64_t i = 0; i < g.kh; ++i) {
-            int64_t ih = p / g.ow * g.sh - g.pad_top + i * g.dh;
-            for (int64_t j = 0; j < g.kw; ++j, row += g.c) {
-              int64_t iw = p % g.ow * g.sw - g.pad_left + j * g.dw;
-              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
-                std::fill(row, row + g.c, T(0));
-                continue;
-              }
-              const T* src = x + ih * st[2] + iw * st[3];
-              for (int64_t c = 0; c < g.c; ++c) row[c] = src[c * st[1]];
-            }
-          }
-        }
-      },
-      std::max<int64_t>(1, 4096 / std::max<int64_t>(k, 1)));
-}
-
-/*! \brief Adds window rows back into one (zeroed) image: the transpose of Im2Col. */
-template <typename T>
-void Col2Im(const Geometry& g, const T* col, T* x) {
-  std::array<int64_t, 4> st = g.InputStrides();
-  int64_t k = g.kh * g.kw * g.c;
-  // Threads own channel ranges, so overlapping windows never race.
-  ParallelFor(
-      g.c,
-      [&](int64_t c0, int64_t c1) {
-        for (int64_t p = 0; p < g.oh * g.ow; ++p) {
-          const T* row = col + p * k;
-          for (int64_t i = 0; i < g.kh; ++i) {
-            int64_t ih = p / g.ow * g.sh - g.pad_top + i * g.dh;
-            for (int64_t j = 0; j < g.kw; ++j, row += g.c) {
-              int64_t iw = p % g.ow * g.sw - g.pad_left + j * g.dw;
-              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
-              T* dst = x + ih * st[2] + iw * st[3];
-              for (int64_t c = c0; c < c1; ++c) dst[c * st[1]] += row[c];
-            }
-          }
-        }
-      },
-      std::max<int64_t>(1, 4096 / std::max<int64_t>(g.oh * g.ow * g.kh * g.kw, 1)));
-}
-
 /*! \brief c[m, n] = a[m, k] b[k, n], rows in parallel, the inner loop contiguous. */
 template <typename T>
 void MatMul(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
@@ -362,15 +311,15 @@ void DirectConv(ConvPass pass, const Geometry& g, const ConvTensors& t) {
     T* x_n = x + n * x_image;
     T* y_n = y + n * y_image;
     if (pass == kForward) {
-      Im2Col(g, x_n, col.data());
+      nn::Im2Col(g, x_n, col.data(), 1);
       T* out = PixelMajor(g, y_n, false, &buffer);
       MatMul(pixels, g.oc, k, col.data(), w, out);
       StorePixelMajor(g, out, y_n);
     } else if (pass == kBackwardData) {
       MatMulTransB(pixels, k, g.oc, PixelMajor(g, y_n, true, &buffer), w, col.data());
-      Col2Im(g, col.data(), x_n);
+      nn::Col2Im(g, col.data(), x_n, 1);
     } else {
-      Im2Col(g, x_n, col.data());
+      nn::Im2Col(g, x_n, col.data(), 1);
       AddMatMulTransA(k, g.oc, pixels, col.data(), PixelMajor(g, y_n, true, &buffer), w);
     }
   }
@@ -457,6 +406,8 @@ void ConvOp(Op& op) {
 }
 
 }  // namespace
+
+nn::Window nn::ConvWindowOf(const NodeAttrs& attrs) { return ParamOf(attrs).ToWindow(attrs); }
 
 IR_REGISTER_OP(conv2d)
     .describe(

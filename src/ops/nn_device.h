@@ -102,6 +102,12 @@ void PoolOnDevice(DeviceKernelContext& dev, bool avg, const Geometry& g, const N
 void PoolGradOnDevice(DeviceKernelContext& dev, bool avg, const Geometry& g, const NDArray& x, const NDArray& dy,
                       const NDArray& dx);
 
+/*!
+ * \brief extract_image_patches of the NHWC image `in` into `out` (grad false), or its gradient:
+ * the patches `in` summed back into the image `out` (grad true); `g` is the image's window.
+ */
+void PatchesOnDevice(DeviceKernelContext& dev, bool grad, const Geometry& g, const NDArray& in, const NDArray& out);
+
 }  // namespace nn
 }  // namespace op
 }  // namespace ir

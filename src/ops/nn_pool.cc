@@ -98,17 +98,6 @@ bool AvgPoolGradShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   return AllKnown(*in, *out);
 }
 
-/*! \brief The first kTyped inputs and the output share a float dtype (a `like` input may differ). */
-template <int kTyped>
-bool PoolType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
-  DType dtype = (*out)[0];
-  for (int i = 0; i < kTyped; ++i) AssignType(attrs, StrCat("input ", i), &dtype, (*in)[i]);
-  CheckDType(attrs, "input", dtype, FloatTypes());
-  for (int i = 0; i < kTyped; ++i) (*in)[i] = dtype;
-  (*out)[0] = dtype;
-  return AllKnown(*in, *out);
-}
-
 // ---------------------------------------------------------------- oneDNN (float32)
 
 using nn::ActivationDesc;
@@ -328,7 +317,7 @@ IR_REGISTER_OP(max_pool2d)
     .set_input_names({"x"})
     .apply(PoolOp)
     .set_attr<FInferShape>("FInferShape", PoolShape)
-    .set_attr<FInferType>("FInferType", PoolType<1>)
+    .set_attr<FInferType>("FInferType", nn::WindowType<1>)
     .set_attr<FCompute>("FCompute", PoolCompute<PoolKind::kMax>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolDeviceKernel<PoolKind::kMax>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
@@ -343,7 +332,7 @@ IR_REGISTER_OP(avg_pool2d)
     .set_input_names({"x"})
     .apply(PoolOp)
     .set_attr<FInferShape>("FInferShape", PoolShape)
-    .set_attr<FInferType>("FInferType", PoolType<1>)
+    .set_attr<FInferType>("FInferType", nn::WindowType<1>)
     .set_attr<FCompute>("FCompute", PoolCompute<PoolKind::kAvg>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolDeviceKernel<PoolKind::kAvg>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
@@ -358,7 +347,7 @@ IR_REGISTER_OP(max_pool2d_grad)
     .set_input_names({"x", "y", "dy"})
     .apply(PoolOp)
     .set_attr<FInferShape>("FInferShape", MaxPoolGradShape)
-    .set_attr<FInferType>("FInferType", PoolType<3>)
+    .set_attr<FInferType>("FInferType", nn::WindowType<3>)
     .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kMax>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kMax>);
 
@@ -370,7 +359,7 @@ IR_REGISTER_OP(avg_pool2d_grad)
     .set_input_names({"dy", "like"})
     .apply(PoolOp)
     .set_attr<FInferShape>("FInferShape", AvgPoolGradShape)
-    .set_attr<FInferType>("FInferType", PoolType<1>)
+    .set_attr<FInferType>("FInferType", nn::WindowType<1>)
     .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kAvg>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kAvg>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {

@@ -67,6 +67,17 @@ TEST(OpenCLKernelsTest, Conv2DAndItsGradients) {
   }
 }
 
+TEST(OpenCLKernelsTest, ImagePatchesAndTheirGradient) {
+  IR_REQUIRE_OPENCL();
+  for (const Attrs& attrs : std::vector<Attrs>{{{"ksizes", "(3,2)"}, {"strides", "2"}, {"padding", "SAME"}},
+                                               {{"ksizes", "2"}, {"rates", "(2,1)"}, {"pads", "(1,0,2,1)"}}}) {
+    NDArray x = Rand({2, 9, 8, 3}, 1);
+    NDArray dy = Rand(test::RunOp("extract_image_patches", attrs, {x})[0].shape(), 2);
+    ExpectSameOnDevice("extract_image_patches", attrs, {x});
+    ExpectSameOnDevice("extract_image_patches_grad", attrs, {dy, x}, 1e-4, 1e-4);
+  }
+}
+
 TEST(OpenCLKernelsTest, PoolingAndItsGradients) {
   IR_REQUIRE_OPENCL();
   std::vector<Attrs> windows = {

@@ -191,6 +191,14 @@ TEST_F(CUDAEmulationTest, ConvolutionAndItsBackprops) {
   }
 }
 
+TEST_F(CUDAEmulationTest, ImagePatchesAndTheirGradient) {
+  Attrs attrs = {{"ksizes", "(3,2)"}, {"strides", "2"}, {"rates", "(1,2)"}, {"padding", "SAME"}};
+  NodeEntry x = Var("x");
+  NodeEntry p = Apply("extract_image_patches", "p", {x}, attrs);
+  NodeEntry dx = Apply("extract_image_patches_grad", "dx", {Apply("sin", "dy", {p}), x}, attrs);
+  ExpectSameAsCPU({p, dx}, Random({{"x", Shape{2, 9, 8, 3}}}), {}, 1e-5);
+}
+
 TEST_F(CUDAEmulationTest, PoolingAndItsGradients) {
   std::vector<WindowCase> cases = {{"NHWC", {{"ksize", "3"}, {"strides", "2"}, {"padding", "SAME"}}},
                                    {"NCHW", {{"ksize", "(2,3)"}, {"strides", "(2,1)"}, {"padding", "VALID"}}},
