@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/device_kernel.h"
+#include "ir/vectorize.h"
 #include "ops/device_walk.h"
 #include "ops/op_common.h"
 #include "ops/reduce_device.h"
@@ -331,6 +332,40 @@ std::vector<NodeEntry> ProdGradient(const NodePtr& n, const std::vector<NodeEntr
   return {GradNode("divide", n, "dx", {BroadcastBack(n, "og_prod_back", scaled), In(n, 0)})};
 }
 
+// ---------------------------------------------------------------- vectorization
+
+/*!
+ * \brief The axes of the stacked value ([n] + a shape of rank `ndim`) that a reduction over
+ * `axis` of one iteration reduces: shifted past n; empty `axis` means every per-iteration axis.
+ */
+IntList StackedAxes(const NodeAttrs& attrs, const IntList& axis, int ndim) {
+  std::vector<bool> reduced = ReducedAxes(attrs, axis, ndim);
+  std::vector<int64_t> axes;
+  for (int d = 0; d < ndim; ++d) {
+    if (reduced[d]) axes.push_back(d + 1);
+  }
+  return IntList(axes);
+}
+
+/*! \brief A reduction of a stacked value over the shifted axes (of a scalar: the value itself). */
+std::vector<PforValue> ReduceVectorize(PforContext& ctx) {
+  IntList axes = StackedAxes(ctx.attrs(), dmlc::get<ReduceParam>(ctx.attrs().parsed).axis, ctx.in_shape(0).ndim());
+  if (axes.empty()) return {ctx.input(0)};
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", StrCat(axes))), true}};
+}
+
+std::vector<PforValue> ArgReduceVectorize(PforContext& ctx) {
+  int axis = NormalizeAxis(ctx.attrs(), dmlc::get<ArgReduceParam>(ctx.attrs().parsed).axis, ctx.in_shape(0).ndim());
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", std::to_string(axis + 1))), true}};
+}
+
+/*! \brief og spread over like's shape: like only gives the shape, so an unstacked operand is broadcast over n. */
+std::vector<PforValue> ReduceGradVectorize(PforContext& ctx) {
+  IntList axes = StackedAxes(ctx.attrs(), dmlc::get<ReduceGradParam>(ctx.attrs().parsed).axis, ctx.in_shape(1).ndim());
+  if (axes.empty()) return {ctx.input(0)};
+  return {PforValue{ctx.CopyNode({ctx.Stacked(0), ctx.Stacked(1)}, ctx.DictWith("axis", StrCat(axes))), true}};
+}
+
 /*! \brief Registers what the five reductions share; `kind` is their TReduceKind. */
 template <typename R>
 auto ReduceOp(const char* kind) {
@@ -342,6 +377,7 @@ auto ReduceOp(const char* kind) {
     op.set_attr<TOpPattern>("TOpPattern", kCommReduce);
     op.set_attr<TReduceKind>("TReduceKind", kind);
     op.set_attr<FReduceAxes>("FReduceAxes", ReduceAxesOf);
+    op.set_attr<FVectorize>("FVectorize", ReduceVectorize);
     op.set_attr<FDeviceKernel>("FDeviceKernel",
                                [kind](DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                       const std::vector<NDArray>& out) {
@@ -359,6 +395,7 @@ void ArgReduceOp(Op& op) {
   op.set_attr<FCompute>("FCompute", ArgReduceCompute<kMax>);
   op.set_attr<FDeviceKernel>("FDeviceKernel", ArgReduceDevice<kMax>);
   op.set_attr<FGradient>("FGradient", ZeroGradient);
+  op.set_attr<FVectorize>("FVectorize", ArgReduceVectorize);
   op.set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
@@ -413,6 +450,7 @@ IR_REGISTER_OP(_reduce_grad_broadcast)
     .set_attr<FInferType>("FInferType", ReduceGradType)
     .set_attr<FCompute>("FCompute", ReduceGradCompute)
     .set_attr<FDeviceKernel>("FDeviceKernel", ReduceGradDevice)
+    .set_attr<FVectorize>("FVectorize", ReduceGradVectorize)
     .set_attr<FGradient>(
         "FGradient",
         [](const NodePtr& n, const std::vector<NodeEntry>& og) {
