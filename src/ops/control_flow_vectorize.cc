@@ -120,7 +120,9 @@ std::vector<PforValue> CondVectorize(PforContext& ctx) {
                                    {RowsBody(*attrs.subgraphs[0], stacked, ctx.n(), name + "/then"),
                                     RowsBody(*attrs.subgraphs[1], stacked, ctx.n(), name + "/else")}));
   }
-  inputs.insert(inputs.begin(), ctx.Make("reshape", {ctx.input(0).entry}, {{"shape", ShapeText({ctx.n()})}}));
+  NodeEntry pred = ctx.input(0).entry;  // [n] + a per-iteration shape of one element
+  if (ctx.in_shape(0).ndim() != 0) pred = ctx.Make("reshape", {pred}, {{"shape", ShapeText({ctx.n()})}});
+  inputs.insert(inputs.begin(), pred);
   return AllStacked(Node::Create(Op::Get("_pfor_cond"), name + "/pfor_cond", {{"stacked", StackedText(stacked)}},
                                  std::move(inputs),
                                  {RowsBody(*attrs.subgraphs[0], stacked, -1, name + "/then"),
@@ -237,6 +239,27 @@ std::vector<NDArray> PforCondCompute(const OpContext& ctx, const NodeAttrs& attr
   return results;
 }
 
+/*!
+ * \brief _pfor_cond inside an outer pfor (nested pfors): one _pfor_cond over the (outer, inner)
+ * iterations merged. It declines when an argument the branches read whole differs per outer
+ * iteration (its bodies would need another argument read by rows).
+ */
+std::vector<PforValue> PforCondVectorize(PforContext& ctx) {
+  const std::string& stacked = dmlc::get<PforCondParam>(ctx.attrs().parsed).stacked;
+  std::vector<NodeEntry> inputs{ctx.MergeLeading(ctx.Stacked(0), ctx.in_shape(0))};
+  for (size_t j = 0; j < stacked.size(); ++j) {
+    if (stacked[j] == '0' && ctx.stacked(1 + j)) return {};
+    inputs.push_back(stacked[j] == '1' ? ctx.MergeLeading(ctx.Stacked(1 + j), ctx.in_shape(1 + j))
+                                       : ctx.input(1 + j).entry);
+  }
+  NodeEntry merged = ctx.CopyNode(std::move(inputs), ctx.attrs().dict);
+  std::vector<PforValue> outs;
+  for (uint32_t j = 0; j < ctx.num_outputs(); ++j) {
+    outs.push_back(PforValue{ctx.SplitLeading(NodeEntry{merged.node, j}, ctx.out_shape(j)), true});
+  }
+  return outs;
+}
+
 // ---------------------------------------------------------------- while_loop
 
 /*! \brief `mask` [n] broadcast against a stacked value of per-iteration rank `rank`: [n, 1, ...]. */
@@ -303,6 +326,7 @@ IR_REGISTER_OP(_pfor_cond)
     .set_attr<FInferShape>("FInferShape", PforCondShape)
     .set_attr<FInferType>("FInferType", PforCondType)
     .set_attr<FControlFlow>("FControlFlow", PforCondCompute)
+    .set_attr<FVectorize>("FVectorize", PforCondVectorize)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace op

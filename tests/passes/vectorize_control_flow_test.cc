@@ -93,6 +93,32 @@ TEST(VectorizeControlFlowTest, StackedCondRunsEachBranchOnlyOnItsIterations) {
   }
 }
 
+TEST(VectorizeControlFlowTest, StackedCondInNestedPforsRunsEachBranchOnlyOnItsIterations) {
+  NodeEntry x = V("x"), y = V("y");
+  std::vector<NodeEntry> out = Pfor(2, [&](const NodeEntry& i) {
+    NodeEntry xi = Op("gather", "xi", {x, i});
+    return Pfor(
+        3,
+        [&](const NodeEntry& j) {
+          return LogOrSqrt({Op("gather", "xij", {xi, j}), y});
+        },
+        "inner");
+  });
+  Session sess;
+  std::vector<float> xs{0.5f, -4.0f, 2.0f, -1.0f, 3.0f, -0.25f};
+  std::vector<float> r = sess.Run(out, {{"x", NDArray::FromVector<float>(Shape{2, 3}, xs)},
+                                        {"y", NDArray::FromVector<float>(Shape{2}, {1.0f, 2.0f})}})[0]
+                             .ToVector<float>();
+  EXPECT_TRUE(sess.last_stats().pfor_fallbacks.empty()) << List(sess.last_stats().pfor_fallbacks);
+  ASSERT_EQ(r.size(), 12u);
+  for (size_t i = 0; i < 6; ++i) {
+    for (size_t k = 0; k < 2; ++k) {
+      float expect = xs[i] > 0 ? std::log(xs[i]) * (k + 1.0f) : std::sqrt(-xs[i]) + (k + 1.0f);
+      EXPECT_NEAR(r[2 * i + k], expect, 1e-5) << i << "," << k;
+    }
+  }
+}
+
 TEST(VectorizeControlFlowTest, StackedCondNeverDividesTheOtherIterationsByZero) {
   NodeEntry a = V("a"), b = V("b");
   std::vector<NodeEntry> out = Pfor(4, [&](const NodeEntry& i) {
