@@ -7,6 +7,7 @@
  * broadcasting, the broadcasting kernel, and gradients summed back to each input's shape
  * with collapse_sum_like.
  */
+#include "ir/vectorize.h"
 #include "ops/binary_functors.h"
 #include "ops/simd.h"
 
@@ -64,6 +65,7 @@ void BinaryOp(Op& op) {
   });
   op.set_attr<FGradient>("FGradient", BinaryGradient<F>);
   op.set_attr<TOpPattern>("TOpPattern", kBroadcast);
+  op.set_attr<FVectorize>("FVectorize", VectorizeElementwise);
   if (binary::KeepsDType(F::kKind)) {
     // An input as large as the output has its shape (up to leading 1s): out[i] reads it at i.
     op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {

@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "ir/vectorize.h"
 #include "ops/op_common.h"
 
 namespace ir {
@@ -97,6 +98,8 @@ IR_REGISTER_OP(check_int_operand)
                               })
     // Integer operands carry no gradient.
     .set_attr<FGradient>("FGradient", ZeroGradient)
+    // In a pfor: one check of every iteration's operand.
+    .set_attr<FVectorize>("FVectorize", VectorizeElementwise)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace op

@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ir/vectorize.h"
 #include "ops/op_common.h"
 #include "ops/strided_copy.h"
 
@@ -294,6 +295,7 @@ IR_REGISTER_OP(where)
                           return {ast::Select(in[0], in[1], in[2])};
                         })
     .set_attr<FGradient>("FGradient", WhereGradient)
+    .set_attr<FVectorize>("FVectorize", VectorizeElementwise)
     // x or y as large as the output has its shape (up to leading 1s): out[i] reads it at i.
     .set_attr<FInplaceOption>("FInplaceOption",
                               [](const NodeAttrs&) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ir/device_kernel.h"
+#include "ir/vectorize.h"
 #include "ops/array_common.h"
 #include "ops/strided_copy.h"
 
@@ -252,6 +253,53 @@ void InPlaceOnArray(Op& op) {
     }).set_attr<TInplaceSameShape>("TInplaceSameShape", true);
 }
 
+// ---------------------------------------------------------------- vectorization (pfor)
+
+/*!
+ * \brief The rows iteration i addresses in a stacked array flattened over (n, size): its
+ * index (stacked or not) + i * size, flattened ([n * k]; k = 1 for read/write).
+ */
+NodeEntry FlatRows(PforContext& ctx, int64_t size) {
+  const Shape& index = ctx.in_shape(1);
+  NodeEntry base = ctx.Make("range", {},
+                            {{"start", "0"},
+                             {"limit", std::to_string(ctx.n() * size)},
+                             {"delta", std::to_string(size)},
+                             {"dtype", DTypeName(ctx.in_dtype(1))}});
+  std::vector<int64_t> dims(index.ndim() + 1, 1);
+  dims[0] = ctx.n();
+  base = ctx.Make("reshape", {base}, {{"shape", StrCat(IntList(dims))}});
+  return ctx.Make("reshape", {ctx.Make("add", {ctx.input(1).entry, base})}, {{"shape", "(-1)"}});
+}
+
+/*!
+ * \brief read / gather: rows of the unstacked array at the stacked indices, or of the stacked
+ * array flattened over (n, size) at offset indices. An index outside [0, size) of a stacked
+ * array is caught only when it leaves the flattened array.
+ */
+std::vector<PforValue> ReadVectorize(PforContext& ctx) {
+  const Shape& ta = ctx.in_shape(0);
+  NodeEntry array = ctx.input(0).entry;
+  NodeEntry rows = ctx.Make("reshape", {ctx.input(1).entry}, {{"shape", "(-1)"}});
+  if (ctx.stacked(0)) {
+    array = ctx.MergeLeading(array, ta);
+    rows = FlatRows(ctx, ta[0]);
+  }
+  NodeEntry flat = ctx.Make("tensor_array_gather", {array, rows});
+  return {PforValue{ctx.SplitLeading(flat, ctx.out_shape(0)), true}};
+}
+
+/*! \brief write / scatter: one scatter into the arrays of all iterations, flattened over (n, size). */
+std::vector<PforValue> WriteVectorize(PforContext& ctx) {
+  const Shape& ta = ctx.in_shape(0);
+  if (ta != ctx.out_shape(0)) return {};  // an array adopting its first write's element shape
+  NodeEntry array = ctx.MergeLeading(ctx.Stacked(0), ta);
+  NodeEntry value = ctx.Stacked(2);
+  if (ctx.in_shape(1).ndim() == 1) value = ctx.MergeLeading(value, ctx.in_shape(2));
+  NodeEntry flat = ctx.Make("tensor_array_scatter", {array, FlatRows(ctx, ta[0]), value});
+  return {PforValue{ctx.SplitLeading(flat, ta), true}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(tensor_array_read)
@@ -261,7 +309,8 @@ IR_REGISTER_OP(tensor_array_read)
     .set_num_inputs(2)
     .set_input_names({"ta", "index"})
     .apply(RowsOp<Gather, true>)
-    .set_attr<FGradient>("FGradient", ReadGradient);
+    .set_attr<FGradient>("FGradient", ReadGradient)
+    .set_attr<FVectorize>("FVectorize", ReadVectorize);
 
 IR_REGISTER_OP(tensor_array_write)
     .describe("A copy of the tensor array ta with row `index` replaced by value (TensorArrayWriteV3).")
@@ -269,14 +318,16 @@ IR_REGISTER_OP(tensor_array_write)
     .set_input_names({"ta", "index", "value"})
     .apply(RowsOp<Scatter, true>)
     .apply(InPlaceOnArray)
-    .set_attr<FGradient>("FGradient", WriteGradient<true>);
+    .set_attr<FGradient>("FGradient", WriteGradient<true>)
+    .set_attr<FVectorize>("FVectorize", WriteVectorize);
 
 IR_REGISTER_OP(tensor_array_gather)
     .describe("Rows of the tensor array ta at a vector of indices: [k, elem...] (TensorArrayGatherV3).")
     .set_num_inputs(2)
     .set_input_names({"ta", "indices"})
     .apply(RowsOp<Gather, false>)
-    .set_attr<FGradient>("FGradient", GatherGradient);
+    .set_attr<FGradient>("FGradient", GatherGradient)
+    .set_attr<FVectorize>("FVectorize", ReadVectorize);
 
 IR_REGISTER_OP(tensor_array_scatter)
     .describe(
@@ -286,7 +337,8 @@ IR_REGISTER_OP(tensor_array_scatter)
     .set_input_names({"ta", "indices", "value"})
     .apply(RowsOp<Scatter, false>)
     .apply(InPlaceOnArray)
-    .set_attr<FGradient>("FGradient", WriteGradient<false>);
+    .set_attr<FGradient>("FGradient", WriteGradient<false>)
+    .set_attr<FVectorize>("FVectorize", WriteVectorize);
 
 }  // namespace op
 }  // namespace ir
