@@ -23,6 +23,8 @@ if $py -c "import torch" 2>/dev/null; then
   $py bench/ops_vs_pytorch.py --build "$build" --json "$out/ops_vs_pytorch.json" || status=$?
   echo "== training steps vs PyTorch =="
   $py bench/train_vs_pytorch.py --build "$build" --json "$out/train_vs_pytorch.json" || status=$?
+  echo "== vectorization: per-example gradients, jacobians (pfor) vs batch gradient, loops, functorch =="
+  $py bench/pfor_bench.py --build "$build" --json "$out/pfor_bench.json" || status=$?
 else
   echo "(PyTorch not installed: skipping the comparisons with it)"
 fi

@@ -114,6 +114,16 @@ IR_DLL int IRLoadOpLibrary(const char* path);
  * *out is a grouped symbol with one gradient per output of `xs`, in order.
  */
 IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out);
+/*!
+ * \brief A pfor node (tinyflow's parallel_for) over the loop body `outputs` built from the variable
+ * `index`: what reads the index, and the nodes of `inside` (may be NULL: what the loop function
+ * built, so its random ops draw per iteration), goes into the body; other values are captured.
+ * `n_from` (may be NULL) is a value whose leading dim is the iteration count (attribute n = -1);
+ * attributes: n, vectorize, parallel_iterations. `out` gets one stacked output per body output.
+ */
+IR_DLL int IRSymbolCreatePfor(const char* node_name, IRSymbolHandle index, IRSymbolHandle outputs,
+                              IRSymbolHandle inside, IRSymbolHandle n_from, uint32_t num_attrs, const char** keys,
+                              const char** vals, IRSymbolHandle* out);
 
 /* ---- runtime: arrays and sessions ---- */
 typedef void* IRNDArrayHandle;

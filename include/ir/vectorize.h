@@ -115,6 +115,16 @@ std::vector<NodeEntry> Pfor(int64_t n, const std::function<std::vector<NodeEntry
                             const std::string& name = "pfor");
 
 /*!
+ * \brief The pfor node whose body `outputs` close over the variable `index`: nodes reading the
+ * index (or listed in `inside`, e.g. random ops the loop function built) are copied into the body,
+ * other values become captured inputs; `n_from` (when given) is captured first and sets the
+ * attribute n_from = 0. `attrs`: n, vectorize, parallel_iterations.
+ */
+std::vector<NodeEntry> ClosePfor(const NodePtr& index, const std::vector<NodeEntry>& outputs,
+                                 const std::vector<NodePtr>& inside, const NodeEntry* n_from,
+                                 std::map<std::string, std::string> attrs, const std::string& name);
+
+/*!
  * \brief Jacobian of `y` (with `y_size` elements) with respect to each x: shape [y_size] + x.shape
  * (row k: the gradient of element k of the flattened y), one pfor over y's elements.
  */

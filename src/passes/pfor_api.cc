@@ -2,6 +2,7 @@
  * \file pfor_api.cc
  * \brief Pfor (a loop body closed into a pfor node), Jacobian, BatchJacobian, PerExampleGradients.
  */
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,6 +26,16 @@ class BodyCloser {
     body_->params.push_back(index);
     depends_.insert(index.get());
   }
+
+  /*! \brief Puts `nodes` (but no variable) in the body even when they do not read the index. */
+  void Include(const std::vector<NodePtr>& nodes) {
+    for (const NodePtr& node : nodes) {
+      if (!node->is_variable()) depends_.insert(node.get());
+    }
+  }
+
+  /*! \brief Captures the outer `e` (the first capture is input 0 of the pfor node). */
+  void CaptureOuter(const NodeEntry& e) { Capture(e); }
 
   std::shared_ptr<const Subgraph> Close(const std::vector<NodeEntry>& outputs) {
     PostOrderDFSVisit(outputs, [&](const NodePtr& node) {
@@ -95,19 +106,29 @@ std::string ShapeText(std::initializer_list<int64_t> dims) {
 
 }  // namespace
 
-std::vector<NodeEntry> Pfor(int64_t n, const std::function<std::vector<NodeEntry>(const NodeEntry& index)>& body,
-                            const std::string& name) {
-  IR_CHECK(n >= 0) << "Pfor '" << name << "': the iteration count must be >= 0, got " << n;
-  NodePtr index = Node::CreateVariable(name + "/index", {{"__dtype__", "int32"}, {"__shape__", "()"}});
-  std::vector<NodeEntry> outputs = body(NodeEntry{index, 0});
+std::vector<NodeEntry> ClosePfor(const NodePtr& index, const std::vector<NodeEntry>& outputs,
+                                 const std::vector<NodePtr>& inside, const NodeEntry* n_from,
+                                 std::map<std::string, std::string> attrs, const std::string& name) {
   IR_CHECK(!outputs.empty()) << "Pfor '" << name << "': the body returns no value";
   BodyCloser closer(index, name);
+  closer.Include(inside);
+  if (n_from != nullptr) {
+    closer.CaptureOuter(*n_from);
+    attrs["n_from"] = "0";
+  }
   std::shared_ptr<const Subgraph> closed = closer.Close(outputs);
-  NodePtr loop = Node::Create(Op::Get("pfor"), name, {{"n", std::to_string(n)}}, closer.captures(), {closed});
+  NodePtr loop = Node::Create(Op::Get("pfor"), name, attrs, closer.captures(), {closed});
   loop->control_deps = closer.outer_deps();
   std::vector<NodeEntry> result;
   for (uint32_t i = 0; i < outputs.size(); ++i) result.push_back(NodeEntry{loop, i});
   return result;
+}
+
+std::vector<NodeEntry> Pfor(int64_t n, const std::function<std::vector<NodeEntry>(const NodeEntry& index)>& body,
+                            const std::string& name) {
+  IR_CHECK(n >= 0) << "Pfor '" << name << "': the iteration count must be >= 0, got " << n;
+  NodePtr index = Node::CreateVariable(name + "/index", {{"__dtype__", "int32"}, {"__shape__", "()"}});
+  return ClosePfor(index, body(NodeEntry{index, 0}), {}, nullptr, {{"n", std::to_string(n)}}, name);
 }
 
 std::vector<NodeEntry> Jacobian(const NodeEntry& y, const std::vector<NodeEntry>& xs, int64_t y_size,

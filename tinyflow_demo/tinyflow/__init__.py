@@ -26,6 +26,8 @@ from .gradients import gradients
 from .control_flow_ops import case, cond, while_loop
 from .tensor_array_ops import TensorArray
 from .functional_ops import foldl, foldr, map_fn, scan
+from . import parallel_for  # noqa: F401
+from .parallel_for import hessians, vectorized_map
 from .session import InteractiveSession, Session, get_default_session
 from .init_ops import *  # noqa: F401,F403
 from . import nest  # noqa: F401

@@ -137,6 +137,7 @@ class Graph(object):
         self._control_stack = []
         self._name_stack = []
         self._body_stack = []  # control-flow bodies being traced, innermost last (control_flow_ops)
+        self._op_log = None  # while a pfor loop function runs: the operations it builds (parallel_for)
         self.seed = None
 
     def unique_name(self, base):
@@ -245,6 +246,8 @@ class Operation(object):
         self.inputs = list(inputs)
         self.graph = graph
         self._body = graph._body_stack[-1] if graph._body_stack else None  # the body it was built in
+        if graph._op_log is not None:
+            graph._op_log.append(self)
         n = symbol.num_outputs()
         self.outputs = [Tensor(self, i, symbol.output(i) if n > 1 else symbol) for i in range(n)]
 

@@ -215,10 +215,15 @@ class Session(object):
     # -- introspection --
     def stats(self):
         """Statistics of the last run: kernels_launched, bytes_allocated, memory_lower_bound_bytes,
-        bind_ms, run_ms, ...; with profile=True, nodes: [{"name", "op", "ms"}] slowest first."""
+        bind_ms, run_ms, pfor_fallbacks, ...; with profile=True, nodes: [{"name", "op", "ms"}] slowest first."""
         out = ctypes.c_char_p()
         check_call(LIB.IRSessionGetStatsJSON(self.handle, ctypes.byref(out)))
         return json.loads(out.value.decode("utf-8"))
+
+    def pfor_fallbacks(self):
+        """The nodes of pfor bodies (parallel_for, jacobians, vectorized_map) the last run's Vectorize
+        pass could not convert: each ran as a loop over the iterations. Empty when all vectorized."""
+        return list(self.stats()["pfor_fallbacks"])
 
     def profile_table(self, top=None):
         """The last run's nodes, slowest first, as text: time (us), share of the run, op, name."""
