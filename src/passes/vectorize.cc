@@ -197,6 +197,7 @@ class Vectorizer {
           << "the FVectorize converter of " << NodeDesc(node->attrs) << " returned " << outs.size() << " values for "
           << node->num_outputs() << " outputs";
       for (const NodePtr& dep : node->control_deps) {
+        if (dep->is_variable()) continue;  // a param or variable: available before any node runs
         auto it = converted.find(dep.get());
         NodePtr target = it == converted.end() ? dep : it->second;
         if (!outs.empty() && outs[0].entry.node && outs[0].entry.node != target) {
