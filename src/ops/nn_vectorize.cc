@@ -63,6 +63,16 @@ std::vector<PforValue> MatmulVectorize(PforContext& ctx) {
     NodeEntry product = ctx.CopyNode({rows, ctx.input(1).entry}, ctx.attrs().dict);
     return {PforValue{ctx.SplitLeading(product, ctx.out_shape(0)), true}};
   }
+  if (a.ndim() == 2 && b.ndim() == 2 && a[p.transpose_a ? 0 : 1] == 1) {
+    // Contracting an extent of 1 (the weight gradient of one example): an outer product, which
+    // a broadcast multiply writes at memory speed instead of n tiny GEMMs.
+    const int64_t m = a[p.transpose_a ? 1 : 0], q = b[p.transpose_b ? 0 : 1];
+    auto shaped = [&](size_t i, std::vector<int64_t> dims) {
+      if (ctx.stacked(i)) dims.insert(dims.begin(), ctx.n());
+      return Reshape(ctx, ctx.input(i).entry, dims);
+    };
+    return {PforValue{ctx.Make("multiply", {shaped(0, {m, 1}), shaped(1, {1, q})}), true}};
+  }
   const int rank = std::max(a.ndim(), b.ndim());
   NodeEntry x = ctx.stacked(0) ? PadAfterN(ctx, 0, rank) : ctx.input(0).entry;
   NodeEntry y = ctx.stacked(1) ? PadAfterN(ctx, 1, rank) : ctx.input(1).entry;

@@ -84,6 +84,8 @@ TEST(VectorizeNnTest, MatmulEveryMixAndTransposeFlags) {
       std::string flags = StrCat(" ta ", ta, " tb ", tb);
       ExpectLikeLoop("matmul 2x2" + flags, {Arg{Operand({}, 2, 3, ta)}, Arg{Operand({}, 3, 4, tb)}},
                      OneOp("matmul", attrs));
+      ExpectLikeLoop("matmul outer product" + flags, {Arg{Operand({}, 4, 1, ta)}, Arg{Operand({}, 1, 3, tb)}},
+                     OneOp("matmul", attrs));
       ExpectLikeLoop("matmul batched a" + flags, {Arg{Operand({2}, 2, 3, ta)}, Arg{Operand({}, 3, 4, tb)}},
                      OneOp("matmul", attrs));
       ExpectLikeLoop("matmul batched b" + flags, {Arg{Operand({}, 2, 3, ta)}, Arg{Operand({2}, 3, 4, tb)}},
