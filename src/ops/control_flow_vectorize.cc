@@ -109,24 +109,25 @@ std::string StackedText(const std::vector<bool>& stacked) {
   return text;
 }
 
+/*! \brief cond: pfor branches under the unstacked predicate, else _pfor_cond (see the file comment). */
 std::vector<PforValue> CondVectorize(PforContext& ctx) {
   const NodeAttrs& attrs = ctx.attrs();
   const std::vector<bool> stacked = StackedArgs(ctx, 1);
   const std::string name = StrCat(ctx.prefix(), "/", attrs.name);
+  auto branches = [&](int64_t n) {
+    return std::vector<std::shared_ptr<const Subgraph>>{RowsBody(*attrs.subgraphs[0], stacked, n, name + "/then"),
+                                                        RowsBody(*attrs.subgraphs[1], stacked, n, name + "/else")};
+  };
   std::vector<NodeEntry> inputs = Entries(ctx, 1);
   if (!ctx.stacked(0)) {
     inputs.insert(inputs.begin(), ctx.input(0).entry);
-    return AllStacked(Node::Create(Op::Get("cond"), name + "/cond", {}, std::move(inputs),
-                                   {RowsBody(*attrs.subgraphs[0], stacked, ctx.n(), name + "/then"),
-                                    RowsBody(*attrs.subgraphs[1], stacked, ctx.n(), name + "/else")}));
+    return AllStacked(Node::Create(Op::Get("cond"), name + "/cond", {}, std::move(inputs), branches(ctx.n())));
   }
   NodeEntry pred = ctx.input(0).entry;  // [n] + a per-iteration shape of one element
   if (ctx.in_shape(0).ndim() != 0) pred = ctx.Make("reshape", {pred}, {{"shape", ShapeText({ctx.n()})}});
   inputs.insert(inputs.begin(), pred);
   return AllStacked(Node::Create(Op::Get("_pfor_cond"), name + "/pfor_cond", {{"stacked", StackedText(stacked)}},
-                                 std::move(inputs),
-                                 {RowsBody(*attrs.subgraphs[0], stacked, -1, name + "/then"),
-                                  RowsBody(*attrs.subgraphs[1], stacked, -1, name + "/else")}));
+                                 std::move(inputs), branches(-1)));
 }
 
 struct PforCondParam : public dmlc::Parameter<PforCondParam> {
@@ -269,6 +270,10 @@ NodeEntry MaskFor(PforContext& ctx, const NodeEntry& mask, int rank) {
   return rank == 0 ? mask : ctx.Make("reshape", {mask}, {{"shape", ShapeText(dims)}});
 }
 
+/*!
+ * \brief while_loop: a loop over every variable stacked while any iteration's condition holds,
+ * finished iterations keeping their variables. Declines variables whose shape the loop changes.
+ */
 std::vector<PforValue> WhileVectorize(PforContext& ctx) {
   if (ctx.n() == 0) return {};
   for (size_t j = 0; j < ctx.num_inputs(); ++j) {
