@@ -1,7 +1,9 @@
 /*!
  * \file shape_vectorize.cc
  * \brief FVectorize converters of the shape ops on every gradient's path: reshape, reshape_like,
- * expand_dims, squeeze, transpose, broadcast_to, broadcast_like, collapse_sum_like, gather_grad.
+ * expand_dims, squeeze, transpose, broadcast_to, broadcast_like, collapse_sum_like, gather_grad; and
+ * the other array ops: concat(_grad), split, slice, pad, tile(_grad), strided_slice(_grad),
+ * one_hot, shape, size, rank.
  *
  * Per-iteration shapes are known when converters run, so most of these become the same op
  * with the leading n prepended to its target shape or its axes shifted by one.
@@ -164,6 +166,113 @@ std::vector<PforValue> GatherGradVectorize(PforContext& ctx) {
   return {PforValue{out, true}};
 }
 
+/*! \brief `text` (an IntList attribute) with `value` put first. */
+std::string Prepended(const std::string& text, int64_t value) {
+  IntList list;
+  std::istringstream is(text);
+  is >> list;
+  list.values.insert(list.values.begin(), value);
+  return StrCat(list);
+}
+
+/*! \brief The node's axis attribute (default 0) normalized for per-iteration rank `rank`, plus 1. */
+std::string ShiftedAxis(PforContext& ctx, int rank) {
+  return std::to_string(NormalizedAxis(ctx, AttrOr<int>(ctx.attrs(), "axis", 0), rank) + 1);
+}
+
+/*! \brief The inputs from `first` on stacked (shape donors included), the rest as they are. */
+std::vector<NodeEntry> StackedFrom(PforContext& ctx, size_t first) {
+  std::vector<NodeEntry> inputs;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(i < first ? ctx.input(i).entry : ctx.Stacked(i));
+  return inputs;
+}
+
+/*! \brief All outputs of `node`, stacked. */
+std::vector<PforValue> AllStacked(const NodeEntry& first, size_t count) {
+  std::vector<PforValue> outs;
+  for (uint32_t i = 0; i < count; ++i) outs.push_back(PforValue{NodeEntry{first.node, i}, true});
+  return outs;
+}
+
+/*!
+ * \brief Ops whose inputs after the first only give shapes (concat_grad, tile_grad,
+ * strided_slice_grad): with only those stacked, one unstacked node over zeros of their shapes.
+ */
+bool OnlyShapeDonorsStacked(PforContext& ctx, std::vector<PforValue>* outs) {
+  if (ctx.stacked(0)) return false;
+  std::vector<NodeEntry> inputs{ctx.input(0).entry};
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+    inputs.push_back(
+        ctx.Make("zeros", {}, {{"shape", ShapeAttr(ctx.in_shape(i).dims())}, {"dtype", DTypeName(ctx.in_dtype(i))}}));
+  }
+  NodeEntry first = ctx.CopyNode(std::move(inputs), ctx.attrs().dict);
+  for (uint32_t i = 0; i < ctx.num_outputs(); ++i) outs->push_back(PforValue{NodeEntry{first.node, i}, false});
+  return true;
+}
+
+/*! \brief concat, split, concat_grad: along the shifted axis, every piece stacked. */
+std::vector<PforValue> AxisVectorize(PforContext& ctx) {
+  std::vector<PforValue> outs;
+  if (ctx.attrs().op->name == "concat_grad" && OnlyShapeDonorsStacked(ctx, &outs)) return outs;
+  NodeEntry first = ctx.CopyNode(StackedFrom(ctx, 0), ctx.DictWith("axis", ShiftedAxis(ctx, ctx.in_shape(0).ndim())));
+  return AllStacked(first, ctx.num_outputs());
+}
+
+/*! \brief slice, pad, tile, tile_grad: the leading n kept whole (begin 0 / size -1, no padding, 1 rep). */
+std::vector<PforValue> LeadingEntryVectorize(PforContext& ctx) {
+  std::vector<PforValue> outs;
+  if (ctx.attrs().op->name == "tile_grad" && OnlyShapeDonorsStacked(ctx, &outs)) return outs;
+  std::map<std::string, std::string> dict = ctx.attrs().dict;
+  const std::string& op = ctx.attrs().op->name;
+  if (op == "slice") {
+    dict["begin"] = Prepended(dict.at("begin"), 0);
+    dict["size"] = Prepended(dict.at("size"), -1);
+  } else if (op == "pad") {
+    dict["paddings"] = Prepended(Prepended(dict.at("paddings"), 0), 0);
+  } else {
+    dict["reps"] = Prepended(dict.at("reps"), 1);
+  }
+  return AllStacked(ctx.CopyNode(StackedFrom(ctx, 0), dict), ctx.num_outputs());
+}
+
+/*! \brief strided_slice(_grad): a full first entry prepended, every mask shifted past it. */
+std::vector<PforValue> StridedSliceVectorize(PforContext& ctx) {
+  std::vector<PforValue> outs;
+  if (ctx.num_inputs() > 1 && OnlyShapeDonorsStacked(ctx, &outs)) return outs;
+  std::map<std::string, std::string> dict = ctx.attrs().dict;
+  for (const char* key : {"begin", "end"}) dict[key] = Prepended(AttrOr<std::string>(ctx.attrs(), key, "()"), 0);
+  IntList strides = AttrOr<IntList>(ctx.attrs(), "strides", IntList());
+  if (strides.values.empty()) strides.values.assign(AttrOr<IntList>(ctx.attrs(), "begin", IntList()).values.size(), 1);
+  dict["strides"] = Prepended(StrCat(strides), 1);
+  for (const char* key : {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"}) {
+    int64_t mask = AttrOr<int64_t>(ctx.attrs(), key, 0) << 1;
+    if (std::string(key) == "begin_mask" || std::string(key) == "end_mask") mask |= 1;
+    dict[key] = std::to_string(mask);
+  }
+  return AllStacked(ctx.CopyNode(StackedFrom(ctx, 0), dict), ctx.num_outputs());
+}
+
+/*! \brief one_hot of stacked indices: the new axis shifts by one unless it is last (-1). */
+std::vector<PforValue> OneHotVectorize(PforContext& ctx) {
+  int axis = AttrOr<int>(ctx.attrs(), "axis", -1);
+  std::string shifted = axis < 0 ? std::to_string(axis) : std::to_string(axis + 1);
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", shifted)), true}};
+}
+
+/*! \brief shape, size, rank of a stacked value: the per-iteration answer, loop-invariant. */
+std::vector<PforValue> ShapeOfVectorize(PforContext& ctx) {
+  const std::string& op = ctx.attrs().op->name;
+  if (op == "shape") {
+    NodeEntry all = ctx.CopyNode({ctx.input(0).entry}, ctx.attrs().dict);
+    return {PforValue{ctx.Make("slice", {all}, {{"begin", "(1)"}, {"size", "(-1)"}}), false}};
+  }
+  const Shape& x = ctx.in_shape(0);
+  const int64_t value = op == "rank" ? x.ndim() : x.Size();
+  return {PforValue{
+      ctx.Make("fill", {}, {{"shape", "()"}, {"value", std::to_string(value)}, {"dtype", DTypeName(ctx.out_dtype(0))}}),
+      false}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(reshape).set_attr<FVectorize>("FVectorize", ReshapeVectorize);
@@ -175,6 +284,19 @@ IR_REGISTER_OP(broadcast_to).set_attr<FVectorize>("FVectorize", BroadcastVectori
 IR_REGISTER_OP(broadcast_like).set_attr<FVectorize>("FVectorize", BroadcastVectorize);
 IR_REGISTER_OP(collapse_sum_like).set_attr<FVectorize>("FVectorize", CollapseSumVectorize);
 IR_REGISTER_OP(gather_grad).set_attr<FVectorize>("FVectorize", GatherGradVectorize);
+IR_REGISTER_OP(concat).set_attr<FVectorize>("FVectorize", AxisVectorize);
+IR_REGISTER_OP(concat_grad).set_attr<FVectorize>("FVectorize", AxisVectorize);
+IR_REGISTER_OP(split).set_attr<FVectorize>("FVectorize", AxisVectorize);
+IR_REGISTER_OP(slice).set_attr<FVectorize>("FVectorize", LeadingEntryVectorize);
+IR_REGISTER_OP(pad).set_attr<FVectorize>("FVectorize", LeadingEntryVectorize);
+IR_REGISTER_OP(tile).set_attr<FVectorize>("FVectorize", LeadingEntryVectorize);
+IR_REGISTER_OP(tile_grad).set_attr<FVectorize>("FVectorize", LeadingEntryVectorize);
+IR_REGISTER_OP(strided_slice).set_attr<FVectorize>("FVectorize", StridedSliceVectorize);
+IR_REGISTER_OP(strided_slice_grad).set_attr<FVectorize>("FVectorize", StridedSliceVectorize);
+IR_REGISTER_OP(one_hot).set_attr<FVectorize>("FVectorize", OneHotVectorize);
+IR_REGISTER_OP(shape).set_attr<FVectorize>("FVectorize", ShapeOfVectorize);
+IR_REGISTER_OP(size).set_attr<FVectorize>("FVectorize", ShapeOfVectorize);
+IR_REGISTER_OP(rank).set_attr<FVectorize>("FVectorize", ShapeOfVectorize);
 
 }  // namespace op
 }  // namespace ir

@@ -62,5 +62,39 @@ TEST(VectorizeShapeTest, GatherGradScattersPerIteration) {
   }
 }
 
+pfor_test::Body Variadic(const std::string& op, std::map<std::string, std::string> attrs, int outputs = 1) {
+  return [op, attrs, outputs](const std::vector<NodeEntry>& x) {
+    NodePtr node = MakeNode(op, "y", x, attrs).node;
+    std::vector<NodeEntry> outs;
+    for (int i = 0; i < outputs; ++i) outs.push_back(NodeEntry{node, static_cast<uint32_t>(i)});
+    return outs;
+  };
+}
+
+TEST(VectorizeShapeTest, JoinsCutsAndPads) {
+  for (int axis : {0, 1, -1}) {
+    std::string a = std::to_string(axis);
+    ExpectLikeLoop("concat " + a, {Arg{Shape{2, 2}}, Arg{Shape{2, 2}}, Arg{Shape{2, 2}}},
+                   Variadic("concat", {{"axis", a}}));
+    ExpectLikeLoop("split " + a, {Arg{Shape{2, 4}}}, Variadic("split", {{"axis", a}, {"num_outputs", "2"}}, 2));
+    ExpectLikeLoop("concat_grad " + a, {Arg{axis == 0 ? Shape{4, 2} : Shape{2, 4}}, Arg{Shape{2, 2}}, Arg{Shape{2, 2}}},
+                   Variadic("concat_grad", {{"axis", a}, {"num_outputs", "2"}}, 2), {});
+  }
+  ExpectLikeLoop("slice", {Arg{Shape{3, 4}}}, Unary("slice", {{"begin", "(1,0)"}, {"size", "(-1,2)"}}));
+  ExpectLikeLoop("pad", {Arg{Shape{2, 3}}}, Unary("pad", {{"paddings", "(1,0,0,2)"}, {"constant_value", "7"}}));
+  ExpectLikeLoop("tile", {Arg{Shape{2, 3}}}, Unary("tile", {{"reps", "(2,1)"}}));
+  ExpectLikeLoop("tile_grad", {Arg{Shape{4, 3}}, Arg{Shape{2, 3}}}, Binary("tile_grad", {{"reps", "(2,1)"}}));
+  std::map<std::string, std::string> ss{
+      {"begin", "(0,1)"}, {"end", "(0,3)"}, {"strides", "(1,2)"}, {"begin_mask", "1"}, {"end_mask", "1"}};
+  ExpectLikeLoop("strided_slice", {Arg{Shape{3, 4}}}, Unary("strided_slice", ss));
+  ExpectLikeLoop("strided_slice shrink", {Arg{Shape{3, 4}}},
+                 Unary("strided_slice", {{"begin", "(1)"}, {"end", "(2)"}, {"shrink_axis_mask", "1"}}));
+  ExpectLikeLoop("strided_slice_grad", {Arg{Shape{3, 1}}, Arg{Shape{3, 4}}}, Binary("strided_slice_grad", ss));
+  ExpectLikeLoop("one_hot last", {Arg{Shape{2}, DType::kInt32, 0, 4}}, Unary("one_hot", {{"depth", "4"}}));
+  ExpectLikeLoop("one_hot axis 0", {Arg{Shape{2}, DType::kInt32, 0, 4}},
+                 Unary("one_hot", {{"depth", "4"}, {"axis", "0"}}));
+  for (const char* op : {"shape", "size", "rank"}) ExpectLikeLoop(op, {Arg{Shape{2, 3}}}, Unary(op, {}));
+}
+
 }  // namespace
 }  // namespace ir
