@@ -161,6 +161,18 @@ std::vector<Call> CApiNullArgsTest::Table() {
          free_symbol(p1);
          return rc;
        }},
+      {"IRSymbolCreatePfor",
+       [&](Args& a) {
+         IRSymbolHandle index = nullptr, out = nullptr;
+         EXPECT_EQ(IRSymbolCreateVariable("pfor/i", &index), 0);
+         const char* keys[] = {"n"};
+         const char* vals[] = {"2"};
+         int rc = IRSymbolCreatePfor(a("node_name", "p"), a("index", index), a("outputs", y_), nullptr, nullptr, 1,
+                                     a("keys", keys), a("vals", vals), a("out", &out));
+         free_symbol(out);
+         free_symbol(index);
+         return rc;
+       }},
       {"IRSymbolCopy",
        [&](Args& a) {
          IRSymbolHandle out = nullptr;
