@@ -9,6 +9,7 @@
  */
 #include "ir/vectorize.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -258,7 +259,15 @@ class Vectorizer {
     NodePtr copy = Node::Create();
     copy->attrs = node.attrs;
     std::vector<NodeEntry> outer;
+    static const auto& mutates = Op::GetAttr<FMutateInputs>("FMutateInputs");
+    std::vector<uint32_t> mutated;
+    if (mutates.count(node.op())) mutated = mutates[node.op()](node.attrs);
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const NodeEntry& in_entry = ctx.input(i).entry;
+      if (in_entry.node->is_variable() && std::count(mutated.begin(), mutated.end(), i)) {
+        copy->inputs.push_back(in_entry);  // the session's variable itself, written every iteration
+        continue;
+      }
       NodePtr param = Node::CreateVariable(StrCat(node.attrs.name, "/arg_", i));
       body->params.push_back(param);
       outer.push_back(ctx.input(i).entry);
