@@ -2,6 +2,7 @@
  * \file pfor_api.cc
  * \brief Pfor (a loop body closed into a pfor node), Jacobian, BatchJacobian, PerExampleGradients.
  */
+#include <algorithm>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "ir/autodiff.h"
 #include "ir/graph.h"
 #include "ir/op.h"
+#include "ir/op_attr_types.h"
 #include "ir/vectorize.h"
 
 namespace ir {
@@ -66,7 +68,15 @@ class BodyCloser {
     for (const NodePtr& node : order) {
       NodePtr copy = Node::Create();
       copy->attrs = node->attrs;
-      for (const NodeEntry& in : node->inputs) copy->inputs.push_back(Inner(in));
+      std::vector<uint32_t> mutated;
+      static const auto& mutates = Op::GetAttr<FMutateInputs>("FMutateInputs");
+      if (!node->is_variable() && mutates.count(node->op())) mutated = mutates[node->op()](node->attrs);
+      for (uint32_t i = 0; i < node->inputs.size(); ++i) {
+        const NodeEntry& in = node->inputs[i];
+        // A variable the body writes stays the session's variable (as in cond and while_loop bodies).
+        bool written = in.node->is_variable() && std::count(mutated.begin(), mutated.end(), i);
+        copy->inputs.push_back(written ? in : Inner(in));
+      }
       for (const NodePtr& c : node->control_deps) {
         if (depends_.count(c.get())) {
           copy->control_deps.push_back(Inner(NodeEntry{c, 0}).node);

@@ -165,8 +165,10 @@ TEST(VectorizeNnTest, TokensAndStateUpdates) {
     return std::vector<NodeEntry>{Op("assign_add", "add", {var, Op("gather", "row", {xs, i})})};
   });
   Session sess;
-  sess.Run(outs, {{"v", NDArray::FromVector<float>(Shape{2}, {0, 0})},
-                  {"xs", NDArray::FromVector<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6})}});
+  sess.variables().Set("v", NDArray::FromVector<float>(Shape{2}, {0, 0}));
+  NDArray sums = sess.Run(outs, {{"xs", NDArray::FromVector<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6})}})[0];
+  EXPECT_EQ(sums.ToVector<float>(), std::vector<float>({1, 2, 4, 6, 9, 12}));  // in iteration order
+  EXPECT_EQ(sess.variables().Get("v").ToVector<float>(), std::vector<float>({9, 12}));
   std::vector<std::string> fallbacks = sess.last_stats().pfor_fallbacks;
   ASSERT_EQ(fallbacks.size(), 1u);
   EXPECT_NE(fallbacks[0].find("(assign_add)"), std::string::npos) << fallbacks[0];
