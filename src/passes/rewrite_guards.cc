@@ -7,13 +7,14 @@
  * known (an unknown shape, an attribute text it cannot read) it answers false, which is always
  * safe. Attribute functions compute the text of a replacement's attribute.
  */
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include "ir/op.h"
 #include "ir/rewrite.h"
 
 namespace ir {
@@ -47,23 +48,18 @@ bool ParseNumber(const std::string& text, double* out) {
   return *end == '\0';
 }
 
-/*! \brief The numbers of a list text: "(1, 2)", "[1,2]", "(1,)", "()", or one number "3". */
+/*! \brief The numbers of a list text: "(1, 2)", "[1,2]", "(1 2)", "(1,)", "()", or one number "3". */
 bool ParseNumbers(std::string text, std::vector<double>* out) {
   out->clear();
   for (char& c : text) {
-    if (c == '(' || c == ')' || c == '[' || c == ']') c = ' ';
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == ',') c = ' ';
   }
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(start, comma - start);
-    if (item.find_first_not_of(' ') != std::string::npos) {
-      double v = 0;
-      if (!ParseNumber(item.substr(item.find_first_not_of(' ')), &v)) return false;
-      out->push_back(v);
-    }
-    start = comma + 1;
+  std::istringstream items(text);
+  std::string item;
+  while (items >> item) {
+    double v = 0;
+    if (!ParseNumber(item, &v)) return false;
+    out->push_back(v);
   }
   return true;
 }
@@ -111,19 +107,6 @@ bool Permutation(const std::string& text, int rank, std::vector<int>* perm) {
   return true;
 }
 
-/*! \brief The op name of the node producing `e` ("" for a graph input). */
-std::string OpName(const NodeEntry& e) { return e.node && e.node->op() ? e.node->op()->name : ""; }
-
-/*! \brief A node's attribute as a number, `fallback` when unset; false when set but not a number. */
-bool NodeNumber(const NodeEntry& e, const std::string& key, double fallback, double* out) {
-  auto it = e.node->attrs.dict.find(key);
-  if (it == e.node->attrs.dict.end()) {
-    *out = fallback;
-    return true;
-  }
-  return ParseNumber(it->second, out);
-}
-
 std::string FormatNumber(double v) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%.17g", v);
@@ -136,85 +119,9 @@ std::string FormatInts(const std::vector<int64_t>& v) {
   return s + ")";
 }
 
-// ---------------------------------------------------------------- value properties
-
-/*! \brief Ops that pass their first input's values through unchanged (reshaped at most). */
-bool PassesValuesThrough(const std::string& op) {
-  return op == "identity" || op == "stop_gradient" || op == "reshape" || op == "reshape_like" || op == "expand_dims" ||
-         op == "squeeze" || op == "transpose" || op == "broadcast_to" || op == "broadcast_like";
-}
-
-/*! \brief Every element of `e` is > 0 over the reals (false when not shown within `depth` nodes). */
-bool Positive(const NodeEntry& e, int depth) {
-  if (depth <= 0 || !e.node || e.node->is_variable() || e.index != 0) return false;
-  std::string op = OpName(e);
-  const auto& in = e.node->inputs;
-  if (op == "exp" || op == "sigmoid" || op == "softplus" || op == "softmax" || op == "ones" || op == "ones_like") {
-    return true;
-  }
-  if (op == "fill" || op == "constant") {
-    auto it = e.node->attrs.dict.find("value");
-    std::vector<double> values;
-    if (it == e.node->attrs.dict.end() || !ParseNumbers(it->second, &values) || values.empty()) return false;
-    for (double v : values) {
-      if (!(v > 0)) return false;
-    }
-    return true;
-  }
-  if (op == "add" || op == "multiply" || op == "divide" || op == "add_n") {
-    for (const auto& i : in) {
-      if (!Positive(i, depth - 1)) return false;
-    }
-    return !in.empty();
-  }
-  double s = 0;
-  if (op == "add_scalar") return NodeNumber(e, "scalar", NAN, &s) && s >= 0 && Positive(in[0], depth - 1);
-  if (op == "multiply_scalar" || op == "divide_scalar" || op == "rdivide_scalar") {
-    return NodeNumber(e, "scalar", NAN, &s) && s > 0 && Positive(in[0], depth - 1);
-  }
-  if (op == "sqrt" || op == "rsqrt" || op == "reciprocal" || PassesValuesThrough(op)) {
-    return Positive(in[0], depth - 1);
-  }
-  return false;
-}
-
-/*! \brief Ops whose value depends on more than their inputs (randomness, state). */
-bool Stateful(const std::string& op) {
-  return op.rfind("random", 0) == 0 || op == "truncated_normal" || op == "dropout" || op.rfind("assign", 0) == 0 ||
-         op.rfind("tensor_array", 0) == 0;
-}
-
-/*! \brief `e` is computed from constants only (no graph input, no stateful op) within `depth` nodes. */
-bool Constant(const NodeEntry& e, int depth) {
-  if (depth <= 0 || !e.node || e.node->is_variable() || Stateful(OpName(e))) return false;
-  if (!e.node->attrs.subgraphs.empty()) return false;
-  for (const auto& i : e.node->inputs) {
-    if (!Constant(i, depth - 1)) return false;
-  }
-  std::string op = OpName(e);
-  return !e.node->inputs.empty() || op == "constant" || op == "fill" || op == "zeros" || op == "ones";
-}
-
-/*! \brief `e` is a label distribution along `axis` (rows sum to 1): one_hot(on 1, off 0) or softmax. */
-bool RowsSumToOne(const NodeEntry& e, int axis, int rank, int depth) {
-  if (depth <= 0 || !e.node || e.node->is_variable()) return false;
-  std::string op = OpName(e);
-  if (op == "identity" || op == "stop_gradient" || op == "cast")
-    return RowsSumToOne(e.node->inputs[0], axis, rank, depth - 1);
-  double on = 0, off = 0, a = 0;
-  int at = -1;
-  if (op == "one_hot") {
-    return NodeNumber(e, "on_value", 1, &on) && on == 1 && NodeNumber(e, "off_value", 0, &off) && off == 0 &&
-           NodeNumber(e, "axis", -1, &a) && NormalizeAxis(static_cast<int64_t>(a), rank, &at) && at == axis;
-  }
-  if (op == "softmax")
-    return NodeNumber(e, "axis", -1, &a) && NormalizeAxis(static_cast<int64_t>(a), rank, &at) && at == axis;
-  return false;
-}
+// ---------------------------------------------------------------- registration helpers
 
 bool KnownSame(const Value& a, const Value& b) { return a.shape.is_known() && a.shape == b.shape; }
-
-// ---------------------------------------------------------------- registration helpers
 
 /*! \brief Registers a guard over values only: `fn` gets the bound values (false when one is unbound). */
 void ValueGuard(const std::string& name, int n, const std::string& doc,
@@ -249,24 +156,23 @@ void RegisterShapeGuards() {
              [](const Bindings&, const auto& v) { return KnownSame(*v[0], *v[1]); });
   ValueGuard("known_rank", 1, "x's rank is known",
              [](const Bindings&, const auto& v) { return v[0]->shape.rank_known(); });
-  ValueGuard("scalar", 1, "x is known to be a scalar (rank 0)",
-             [](const Bindings&, const auto& v) { return v[0]->shape.ndim() == 0; });
   ValueGuard("bias_for", 2, "c is a vector as long as m's known last dimension (rank >= 2), of m's dtype",
              [](const Bindings&, const auto& v) {
                const Shape &c = v[0]->shape, &m = v[1]->shape;
                return c.ndim() == 1 && m.ndim() >= 2 && c[0] >= 0 && c[0] == m[m.ndim() - 1] &&
                       v[0]->dtype == v[1]->dtype && v[0]->dtype != DType::kUnknown;
              });
-  ValueGuard("broadcastable", 2, "a's known shape broadcasts to b's known shape (NumPy rules)",
-             [](const Bindings&, const auto& v) {
-               const Shape &a = v[0]->shape, &t = v[1]->shape;
-               if (!a.is_known() || !t.is_known() || a.ndim() > t.ndim()) return false;
-               for (int i = 0; i < a.ndim(); ++i) {
-                 int64_t d = a[i], e = t[t.ndim() - a.ndim() + i];
-                 if (d != 1 && d != e) return false;
-               }
-               return true;
-             });
+  RegisterGuard("matmul_cols", 3,
+                "c is a vector as long as the columns of matmul(., b) (b's known last dimension, or the one "
+                "before it when the flag ?tb is true), of b's dtype",
+                [](const Bindings& b, const Args& args) {
+                  const Value *c = ValueOf(b, args[0]), *m = ValueOf(b, args[1]);
+                  const std::string* tb = AttrOf(b, args[2]);
+                  if (!c || !m || !tb || c->shape.ndim() != 1 || m->shape.ndim() < 2) return false;
+                  bool transposed = *tb == "true" || *tb == "True" || *tb == "1";
+                  int64_t cols = m->shape[m->shape.ndim() - (transposed ? 2 : 1)];
+                  return cols >= 0 && c->shape[0] == cols && c->dtype == m->dtype && c->dtype != DType::kUnknown;
+                });
   RegisterGuard("has_rank", 2, "x's rank is known and equals the literal n", [](const Bindings& b, const Args& args) {
     const Value* x = ValueOf(b, args[0]);
     double n = 0;
@@ -275,8 +181,6 @@ void RegisterShapeGuards() {
 }
 
 void RegisterDTypeGuards() {
-  ValueGuard("is_float", 1, "x's dtype is float32 or float64",
-             [](const Bindings&, const auto& v) { return DTypeIsFloat(v[0]->dtype); });
   ValueGuard("is_int", 1, "x's dtype is int32 or int64", [](const Bindings&, const auto& v) {
     return v[0]->dtype == DType::kInt32 || v[0]->dtype == DType::kInt64;
   });
@@ -304,15 +208,19 @@ void RegisterAxisGuards() {
                   return a && c && x && SingleAxis(*a, x->shape.ndim(), &i) && SingleAxis(*c, x->shape.ndim(), &j) &&
                          i == j;
                 });
-  RegisterGuard("rows_sum_to_one", 2,
-                "y is one_hot (on 1, off 0) along the axis ?a names, or a softmax along it: each row sums to 1 "
-                "(one_hot indices outside [0, depth) give a row of zeros, as TensorFlow's labels must not)",
+  RegisterGuard("reduces_all", 2, "the axis list ?r is empty or names every axis of a tensor of rank n (a literal)",
                 [](const Bindings& b, const Args& args) {
-                  const Value* y = ValueOf(b, args[0]);
-                  const std::string* a = AttrOf(b, args[1]);
-                  int axis = -1;
-                  return y && a && SingleAxis(*a, y->shape.ndim(), &axis) &&
-                         RowsSumToOne(y->entry, axis, y->shape.ndim(), 8);
+                  const std::string* r = AttrOf(b, args[0]);
+                  std::vector<int64_t> axes;
+                  double n = 0;
+                  if (!r || !ParseInts(*r, &axes) || !ParseNumber(args[1], &n)) return false;
+                  std::vector<bool> seen(static_cast<size_t>(std::max(n, 0.0)), false);
+                  for (int64_t a : axes) {
+                    int i = -1;
+                    if (!NormalizeAxis(a, static_cast<int>(seen.size()), &i)) return false;
+                    seen[i] = true;
+                  }
+                  return axes.empty() || std::find(seen.begin(), seen.end(), false) == seen.end();
                 });
   RegisterGuard("one_hot_depth", 2, "the one_hot depth ?d equals x's known last dimension",
                 [](const Bindings& b, const Args& args) {
@@ -386,12 +294,6 @@ void RegisterNumberGuards() {
                   int exp = 0;
                   return std::fabs(std::frexp(x, &exp)) == 0.5 && std::abs(exp - 1) < 126;
                 });
-  ValueGuard("positive", 1,
-             "every element of x is > 0 over the reals: exp, sigmoid, softplus, softmax, ones, positive constants, "
-             "and sums, products, quotients, square roots and reshapes of those",
-             [](const Bindings&, const auto& v) { return Positive(v[0]->entry, 16); });
-  ValueGuard("const", 1, "x is computed from constants only (no graph input, no random or stateful op)",
-             [](const Bindings&, const auto& v) { return Constant(v[0]->entry, 32); });
   ValueGuard("no_ordering", 1, "neither the matched root nor x's node waits on control dependencies",
              [](const Bindings& b, const auto& v) {
                return b.root.entry.node && b.root.entry.node->control_deps.empty() && v[0]->entry.node &&
