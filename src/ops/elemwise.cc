@@ -109,6 +109,8 @@ struct Negative {
 struct Abs {
   template <typename T>
   static T Map(T x) {
+    // fabs for floats: |-0| is +0 (IEEE, TensorFlow, and the generated code's fabs agree).
+    if constexpr (std::is_floating_point<T>::value) return std::fabs(x);
     return x < T(0) ? T(-x) : x;
   }
   static Expr Gen(const Expr& x) {

@@ -10,6 +10,7 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "ops/nn_common.h"
@@ -27,6 +28,24 @@ struct SoftmaxParam : public dmlc::Parameter<SoftmaxParam> {
   }
 };
 DMLC_REGISTER_PARAMETER(SoftmaxParam);
+
+struct CrossEntropyParam : public dmlc::Parameter<CrossEntropyParam> {
+  bool general_labels;
+  DMLC_DECLARE_PARAMETER(CrossEntropyParam) {
+    DMLC_DECLARE_FIELD(general_labels)
+        .set_default(false)
+        .describe(
+            "backprop = softmax * sum(labels) - labels, the true gradient for label rows of any sum (the rewrite "
+            "rules set it); default softmax - labels, as TensorFlow, right when rows sum to 1.");
+  }
+};
+DMLC_REGISTER_PARAMETER(CrossEntropyParam);
+
+/*! \brief Whether a (dense) cross-entropy node computes the general backprop. */
+template <bool kSparse>
+bool GeneralLabels(const NodeAttrs& attrs) {
+  return !kSparse && dmlc::get<CrossEntropyParam>(attrs.parsed).general_labels;
+}
 
 // ---------------------------------------------------------------- kernels
 
@@ -216,11 +235,11 @@ IR_SIMD_CLONES T DenseCrossEntropy(const T* x, const T* p, T m, T log_s, T inv, 
 
 /*!
  * \brief loss[i] and backprop[i, :] of one row of logits: with lse = log sum e^x,
- * loss = sum_j p_j (lse - x_j) and backprop = softmax(x) - p, p the row's label distribution.
- * `label` >= 0 selects a one-hot p, else p is `probs`.
+ * loss = sum_j p_j (lse - x_j) and backprop = softmax(x) - p, p the row's label distribution
+ * (softmax(x) * sum(p) - p when `general`). `label` >= 0 selects a one-hot p, else p is `probs`.
  */
 template <typename T>
-void CrossEntropyRow(const T* x, const T* probs, int64_t label, int64_t n, T* loss, T* backprop) {
+void CrossEntropyRow(const T* x, const T* probs, int64_t label, int64_t n, bool general, T* loss, T* backprop) {
   if (n == 0) {
     *loss = 0;
     return;
@@ -232,7 +251,9 @@ void CrossEntropyRow(const T* x, const T* probs, int64_t label, int64_t n, T* lo
     backprop[label] -= T(1);
     *loss = -((x[label] - m) - log_s);
   } else {
-    *loss = DenseCrossEntropy(x, probs, m, log_s, inv, backprop, n);
+    T mass = T(1);
+    if (general) mass = std::accumulate(probs, probs + n, T(0));
+    *loss = DenseCrossEntropy(x, probs, m, log_s, inv * mass, backprop, n);
   }
 }
 
@@ -256,6 +277,7 @@ void CrossEntropyCompute(const OpContext&, const NodeAttrs& attrs, const std::ve
                          const std::vector<NDArray>& out) {
   int64_t rows = in[0].shape()[0], classes = in[0].shape()[1];
   std::vector<int64_t> labels = kSparse ? CheckedLabels(attrs, in[1], classes) : std::vector<int64_t>();
+  const bool general = GeneralLabels<kSparse>(attrs);
   IR_FLOAT_SWITCH(in[0].dtype(), T, {
     const T* x = in[0].data<T>();
     const T* probs = kSparse ? nullptr : in[1].data<T>();
@@ -266,7 +288,7 @@ void CrossEntropyCompute(const OpContext&, const NodeAttrs& attrs, const std::ve
         [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             CrossEntropyRow(x + i * classes, kSparse ? nullptr : probs + i * classes, kSparse ? labels[i] : -1, classes,
-                            loss + i, backprop + i * classes);
+                            general, loss + i, backprop + i * classes);
           }
         },
         std::max<int64_t>(1, 4096 / std::max<int64_t>(classes, 1)));
@@ -292,6 +314,18 @@ std::vector<NodeEntry> CrossEntropyGradient(const NodePtr& n, const std::vector<
     d_logits =
         GradNode("add", n, "logits", {d_logits, SoftmaxBackward(n, "logits_from_backprop", softmax, og[1], "-1")});
     if (!kSparse) d_labels = GradNode("subtract", n, "labels", {d_labels, og[1]});
+    if (GeneralLabels<kSparse>(n->attrs)) {
+      // backprop = p * sum(y) - y: its logits term scales by sum(y), and y gets sum(og * p) too.
+      NodeEntry mass = GradNode("sum", n, "label_mass", {In(n, 1)}, {{"axis", "1"}, {"keepdims", "true"}});
+      NodeEntry sb = SoftmaxBackward(n, "general_from_backprop", softmax, og[1], "-1");
+      d_logits =
+          GradNode("add", n, "logits_general",
+                   {d_logits, GradNode("multiply", n, "scaled",
+                                       {GradNode("subtract_scalar", n, "mass_m1", {mass}, {{"scalar", "1"}}), sb})});
+      NodeEntry og_p = GradNode("sum", n, "og_p", {GradNode("multiply", n, "og_times_p", {og[1], softmax})},
+                                {{"axis", "1"}, {"keepdims", "true"}});
+      d_labels = GradNode("add", n, "labels_general", {d_labels, og_p});
+    }
   }
   return {d_logits, d_labels};
 }
@@ -351,12 +385,12 @@ IR_KERNEL void softmax_columns(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const long 
 /*
  * Row r of logits x [rows, classes], one group per row: with p the label distribution (probs,
  * or one-hot of the int32 or int64 label, the other arrays null), loss = -sum_j p_j log_softmax_j
- * and backprop = softmax - p. A label outside [0, classes) makes the row NaN: the CPU's error
+ * and backprop = softmax - p (softmax * sum(p) - p when general). A label outside [0, classes) makes the row NaN: the CPU's error
  * would need a round trip to the host.
  */
 IR_KERNEL void softmax_cross_entropy(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, probs), IR_CONST_ARRAY(int, labels32),
                                      IR_CONST_ARRAY(long, labels64), IR_ARRAY(T, loss), IR_ARRAY(T, backprop),
-                                     const long rows, const long classes, const T nan) {
+                                     const long rows, const long classes, const long general, const T nan) {
   IR_SHARED T s[IR_GROUP_SIZE];
   IR_OFFSET(x);
   IR_OFFSET(probs);
@@ -380,12 +414,19 @@ IR_KERNEL void softmax_cross_entropy(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, pro
     IR_LOCAL_LOOP(j, classes) sum += ir_exp(xr[j] - m);
     NN_GROUP_REDUCE(s, sum, NN_ADD);
     const T log_s = ir_log(sum);
+    T mass = (T)0;
+    if (general) {
+      IR_LOCAL_LOOP(j, classes) mass += probs[r * classes + j];
+      NN_GROUP_REDUCE(s, mass, NN_ADD);
+    } else {
+      mass = (T)1;
+    }
     T total = (T)0;
     IR_LOCAL_LOOP(j, classes) {
       const T p = probs ? probs[r * classes + j] : (T)(j == label);
       const T log_softmax = (xr[j] - m) - log_s;
       total -= p * log_softmax;
-      bp[j] = ir_exp(log_softmax) - p;
+      bp[j] = ir_exp(log_softmax) * mass - p;
     }
     NN_GROUP_REDUCE(s, total, NN_ADD);
     if (IR_LOCAL_ID == 0) loss[r] = total;
@@ -415,7 +456,7 @@ void SoftmaxDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const
 }
 
 template <bool kSparse>
-void CrossEntropyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs&, const std::vector<NDArray>& in,
+void CrossEntropyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                               const std::vector<NDArray>& out) {
   int64_t rows = in[0].shape()[0], classes = in[0].shape()[1];
   DType dtype = in[0].dtype();
@@ -433,13 +474,15 @@ void CrossEntropyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs&, const 
   } else {
     args.Array(in[1]).NullArray().NullArray();
   }
-  args.Array(out[0]).Array(out[1]).Value(rows).Value(classes).Scalar(dtype, std::nan(""));
+  args.Array(out[0]).Array(out[1]).Value(rows).Value(classes);
+  args.Value(int64_t{GeneralLabels<kSparse>(attrs)}).Scalar(dtype, std::nan(""));
   dev.Launch(kSoftmaxSource, dtype, "softmax_cross_entropy", args, DeviceLaunch::Groups(rows));
 }
 
 template <bool kSparse>
 void CrossEntropyOp(Op& op) {
   op.set_num_inputs(2).set_num_outputs(2).set_input_names({"logits", "labels"});
+  if (!kSparse) op.set_param<CrossEntropyParam>();
   op.set_attr<FListOutputNames>("FListOutputNames", [](const NodeAttrs&) {
     return std::vector<std::string>{"loss", "backprop"};
   });

@@ -95,6 +95,9 @@ TEST(OpenCLNNEdgeCasesTest, CrossEntropiesOverManyClassesInFloat64) {
   NDArray logits = Rand64({4, 1000}, 1, -20, 20);
   NDArray probs = test::RunOp("softmax", {}, {Rand64({4, 1000}, 2)})[0];
   ExpectSameOnDevice("softmax_cross_entropy_with_logits", {}, {logits, probs}, 1e-10, 1e-10);
+  NDArray unnormalized = test::RunOp("multiply_scalar", {{"scalar", "2.5"}}, {probs})[0];
+  ExpectSameOnDevice("softmax_cross_entropy_with_logits", {{"general_labels", "true"}}, {logits, unnormalized}, 1e-10,
+                     1e-10);
   ExpectSameOnDevice("sparse_softmax_cross_entropy_with_logits", {},
                      {logits, NDArray::FromVector<int64_t>({4}, {999, 0, 500, 3})}, 1e-10, 1e-10);
   ExpectSameOnDevice("sparse_softmax_cross_entropy_with_logits", {},

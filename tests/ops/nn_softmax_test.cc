@@ -104,6 +104,22 @@ TEST(CrossEntropyTest, DenseLabelsMatchReference) {
   }
 }
 
+TEST(CrossEntropyTest, GeneralLabelsGiveTheTrueGradientForRowsOfAnySum) {
+  // Rows summing to 2, 0.5 and 0: backprop is softmax * sum(y) - y, d loss / d logits.
+  NDArray logits = RandomArray(Shape{3, 4}, DType::kFloat64, 5, -3, 3);
+  NDArray labels = NDArray::FromVector<double>(Shape{3, 4}, {1, 0, 1, 0, 0.25, 0.25, 0, 0, 0, 0, 0, 0});
+  std::vector<NDArray> out = RunOp("softmax_cross_entropy_with_logits", {{"general_labels", "true"}}, {logits, labels});
+  NDArray p = RunOp("softmax", {}, {logits})[0];
+  std::vector<double> pv = Values(p), yv = Values(labels), want(12);
+  for (int r = 0; r < 3; ++r) {
+    double mass = yv[r * 4] + yv[r * 4 + 1] + yv[r * 4 + 2] + yv[r * 4 + 3];
+    for (int j = 0; j < 4; ++j) want[r * 4 + j] = pv[r * 4 + j] * mass - yv[r * 4 + j];
+  }
+  ExpectNear(out[1], want, 1e-12, 1e-12);
+  ExpectNear(out[0], ReferenceCrossEntropy(logits, yv).first, 1e-12, 1e-12);
+  CheckGradient("softmax_cross_entropy_with_logits", {{"general_labels", "true"}}, {logits, labels});
+}
+
 TEST(CrossEntropyTest, SparseLabelsMatchReference) {
   NDArray logits = RandomArray(Shape{4, 5}, DType::kFloat32, 5, -3, 3);
   std::vector<int64_t> classes = {2, 0, 4, 2};

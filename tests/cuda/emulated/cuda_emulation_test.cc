@@ -116,15 +116,18 @@ TEST_F(CUDAEmulationTest, OpLibraryLoadedAtRunTimeRunsItsPortableDeviceKernel) {
 TEST_F(CUDAEmulationTest, SoftmaxFamily) {
   NodeEntry x = Var("x"), dense = Var("dense"), labels = Var("labels"), labels64 = Var("labels64");
   NodeEntry x3 = Var("x3");
-  std::vector<NodeEntry> fetches = {Apply("softmax", "sm", {x}),
-                                    Apply("log_softmax", "lsm", {x}),
-                                    Apply("softmax", "sm0", {x}, {{"axis", "0"}}),
-                                    Apply("log_softmax", "lsm3", {x3}, {{"axis", "1"}}),
-                                    Apply("softmax_cross_entropy_with_logits", "ce", {x, dense}, {}, 0),
-                                    Apply("sparse_softmax_cross_entropy_with_logits", "sce", {x, labels}, {}, 0),
-                                    Apply("sparse_softmax_cross_entropy_with_logits", "sce64", {x, labels64}, {}, 0)};
+  std::vector<NodeEntry> fetches = {
+      Apply("softmax", "sm", {x}),
+      Apply("log_softmax", "lsm", {x}),
+      Apply("softmax", "sm0", {x}, {{"axis", "0"}}),
+      Apply("log_softmax", "lsm3", {x3}, {{"axis", "1"}}),
+      Apply("softmax_cross_entropy_with_logits", "ce", {x, dense}, {}, 0),
+      Apply("sparse_softmax_cross_entropy_with_logits", "sce", {x, labels}, {}, 0),
+      Apply("sparse_softmax_cross_entropy_with_logits", "sce64", {x, labels64}, {}, 0),
+      Apply("softmax_cross_entropy_with_logits", "gce", {x, dense}, {{"general_labels", "true"}}, 0)};
   fetches.push_back(NodeEntry{fetches[4].node, 1});
   fetches.push_back(NodeEntry{fetches[5].node, 1});
+  fetches.push_back(NodeEntry{fetches[7].node, 1});  // backprop = softmax * sum(labels) - labels
   Feeds feeds = Random({{"x", Shape{6, 10}}, {"dense", Shape{6, 10}}, {"x3", Shape{2, 5, 3}}});
   feeds["labels"] = Ints(Shape{6}, DType::kInt32, 10);
   feeds["labels64"] = Ints(Shape{6}, DType::kInt64, 10);

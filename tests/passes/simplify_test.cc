@@ -1,0 +1,242 @@
+/*!
+ * \file simplify_test.cc
+ * \brief The rule engine: the language's errors, the cost order, hash consing, explanations,
+ * rule sets of op libraries (rules and guards registered from code), and the hand-written
+ * softmax cross-entropy reaching the fused op's stable gradient through Gradient and Session.
+ */
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ir/autodiff.h"
+#include "ir/pass.h"
+#include "ir/rewrite.h"
+#include "ir/runtime.h"
+#include "ops/op_harness.h"
+
+namespace ir {
+namespace {
+
+using test::Apply;
+using test::Var;
+
+#define EXPECT_ERROR(stmt, text)                                                                   \
+  try {                                                                                            \
+    stmt;                                                                                          \
+    ADD_FAILURE() << "no error thrown";                                                            \
+  } catch (const Error& err) {                                                                     \
+    EXPECT_NE(std::string(err.what()).find(text), std::string::npos) << "message: " << err.what(); \
+  }
+
+TEST(RuleLanguageTest, ParsesClausesAttributesLiteralsAndOutputs) {
+  rewrite::RuleFile file = rewrite::ParseRules(R"(
+# a comment
+commutative: add, multiply
+weight: bias_add = 0.5
+rule r1 exact {
+  match:   multiply_scalar{scalar=?s}(softmax_cross_entropy_with_logits(z,
+           y).1)
+  where:   attr_is(?s, 1), not same_shape(z, y)
+  rewrite: softmax_cross_entropy_with_logits(z, y).1
+  test:    z f32[2,3], y f32[2,3], ?s = 1
+}
+rule r2 fast_math {
+  match:   subtract(x, -0)
+  rewrite: x
+  why:     a test
+}
+)",
+                                               "t");
+  ASSERT_EQ(file.rules.size(), 2u);
+  const rewrite::Rule& r = file.rules[0];
+  EXPECT_EQ(r.line, 5);
+  EXPECT_EQ(r.pattern.attrs[0].second, "?s");
+  EXPECT_EQ(r.pattern.args[0].output, 1);
+  EXPECT_EQ(r.pattern.args[0].args[1].name, "y");
+  EXPECT_TRUE(r.guards[1].negated);
+  EXPECT_EQ(r.test.size(), 3u);
+  EXPECT_EQ(file.rules[1].tag, rewrite::RuleTag::kFastMath);
+  EXPECT_TRUE(std::signbit(file.rules[1].pattern.args[1].literal));
+  EXPECT_EQ(file.commutative, (std::vector<std::string>{"add", "multiply"}));
+}
+
+TEST(RuleLanguageTest, ErrorsNameTheSetTheLineAndWhatWasExpected) {
+  EXPECT_ERROR(rewrite::ParseRules("rule a wrong {\n match: exp(x)\n rewrite: x\n}", "s"),
+               "s:1: unknown tag 'wrong'");
+  EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: exp(x)\n rewrite: y\n}", "s"),
+               "replacement variable 'y' is unbound");
+  EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: exp(x)\n rewrite: x\n", "s"), "is not closed");
+  EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: exp(x\n rewrite: x\n}", "s"), "s:2: expected ')'");
+  EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: exp(x)\n rewrite: add(x, 1)\n}", "s"),
+               "literals are patterns only");
+  EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: x\n rewrite: x\n}", "s"), "a pattern is an op term");
+  EXPECT_ERROR(rewrite::ParseRules("garbage here", "s"), "s:1: expected 'rule'");
+}
+
+TEST(RuleLanguageTest, CheckRulesNeedsKnownOpsAndGuardsAndALowerCost) {
+  auto check = [](const std::string& text) { rewrite::CheckRules(rewrite::ParseRules(text, "c")); };
+  EXPECT_ERROR(check("rule a exact {\n match: no_such_op(x)\n rewrite: x\n}"), "unknown op 'no_such_op'");
+  EXPECT_ERROR(check("rule a exact {\n match: exp(x)\n where: no_guard(x)\n rewrite: x\n}"), "unknown guard");
+  EXPECT_ERROR(check("rule a exact {\n match: exp(x)\n rewrite: log(x)\n}"), "does not lower the cost order");
+  check("rule a exact {\n match: exp(x)\n rewrite: log(x)\n why: grows on purpose\n}");
+  EXPECT_ERROR(check("rule a exact {\n match: exp(x, x)\n rewrite: x\n}"), "exp takes 1 inputs");
+}
+
+/*! \brief Simplify of `outputs` with only `sets` (and fast_math if asked), inferred from `feeds`. */
+Graph Simplified(const std::vector<NodeEntry>& outputs, const std::map<std::string, NDArray>& feeds,
+                 const std::vector<std::string>& sets, bool fast_math = false) {
+  Graph g = test::InferFromFeeds(outputs, feeds);
+  if (!sets.empty()) g.SetAttr("simplify.sets", sets);
+  g.SetAttr("simplify.fast_math", fast_math ? 1 : 0);
+  return ApplyPass(g, "Simplify");
+}
+
+size_t OpNodes(const Graph& g) {
+  size_t n = 0;
+  const IndexedGraph& idx = g.indexed_graph();
+  for (uint32_t i = 0; i < idx.num_nodes(); ++i) n += !idx[i].source->is_variable();
+  return n;
+}
+
+std::vector<std::string> Fired(const Graph& g) {
+  return g.GetAttrOr<std::vector<std::string>>("simplify.fired", {});
+}
+
+TEST(SimplifyTest, MergesEqualSubexpressionsAndAppliesFastMathOnlyWhenAsked) {
+  NodeEntry x = Var("x");
+  NodeEntry d = Apply("subtract", "d", {Apply("exp", "e1", {x}), Apply("exp", "e2", {x})});
+  std::map<std::string, NDArray> feeds{{"x", test::RandomArray({2, 3}, DType::kFloat32, 1)}};
+  Graph plain = Simplified({d}, feeds, {"algebra"});
+  EXPECT_EQ(OpNodes(plain), 2u) << "the two exp(x) are one node";
+  EXPECT_TRUE(Fired(plain).empty()) << "x - x -> 0 is fast_math";
+  Graph fast = Simplified({d}, feeds, {"algebra"}, true);
+  ASSERT_FALSE(Fired(fast).empty());
+  EXPECT_EQ(Fired(fast)[0], "sub_self @ d");
+  EXPECT_EQ(test::Values(test::EvalGraphWithKernels(fast, feeds)[0]), std::vector<double>(6, 0.0));
+}
+
+TEST(SimplifyTest, ExplainsWhyANamedRuleDidNotFire) {
+  NodeEntry x = Var("x");
+  NodeEntry y = Apply("log", "l", {Apply("softmax", "s", {x}, {{"axis", "0"}})});
+  Graph g = test::InferFromFeeds({y}, {{"x", test::RandomArray({2, 3}, DType::kFloat32, 1)}});
+  g.SetAttr("simplify.disable", std::vector<std::string>{"log_of_softmax"});
+  g.SetAttr("simplify.explain", std::vector<std::string>{"log_of_softmax", "xent_neg_sum", "no_such_rule"});
+  Graph out = ApplyPass(g, "Simplify");
+  auto explained = out.GetAttr<std::vector<std::string>>("simplify.explained");
+  EXPECT_NE(std::find(explained.begin(), explained.end(), "log_of_softmax: no such active rule"), explained.end());
+  EXPECT_NE(std::find(explained.begin(), explained.end(), "no_such_rule: no such active rule"), explained.end());
+  // Enabled, it fires; a value the pattern needs that is another op is explained.
+  g.SetAttr("simplify.disable", std::vector<std::string>{});
+  NodeEntry not_softmax = Apply("log", "l2", {Apply("exp", "e", {x})});
+  g.outputs.push_back(not_softmax);
+  out = ApplyPass(g, "Simplify");
+  explained = out.GetAttr<std::vector<std::string>>("simplify.explained");
+  bool found = std::any_of(explained.begin(), explained.end(), [](const std::string& s) {
+    return s.find("log_of_softmax @ l2: wants softmax output 0, found exp 'e'") == 0;
+  });
+  EXPECT_TRUE(found) << "explanations: " << explained.size();
+}
+
+TEST(SimplifyTest, OpLibrariesRegisterRulesAndGuardsAndACycleIsAnErrorNotAHang) {
+  rewrite::RegisterGuard("test_is_float64", 1, "x is float64", [](const rewrite::Bindings& b, const auto& args) {
+    return b.values.at(args[0]).dtype == DType::kFloat64;
+  });
+  rewrite::RegisterRuleText("test_library", R"(
+rule test_double_exp_log real {
+  match:   log(exp(x))
+  where:   test_is_float64(x)
+  rewrite: x
+}
+rule test_cycle_a real {
+  match:   sin(x)
+  rewrite: cos(x)
+  why:     a deliberate cycle
+}
+rule test_cycle_b real {
+  match:   cos(x)
+  rewrite: sin(x)
+  why:     a deliberate cycle
+}
+)");
+  NodeEntry x = Var("x");
+  NodeEntry y = Apply("log", "l", {Apply("exp", "e", {x})});
+  auto fired = [&](DType dtype) {
+    return Fired(Simplified({y}, {{"x", test::RandomArray({3}, dtype, 1)}}, {"test_library"}));
+  };
+  EXPECT_EQ(fired(DType::kFloat64), std::vector<std::string>{"test_double_exp_log @ l"});
+  EXPECT_TRUE(fired(DType::kFloat32).empty()) << "the library's guard said no";
+  // A rule that grows never fires on what such a rule built: sin -> cos happens once.
+  Graph cyc = Simplified({Apply("sin", "s", {x})}, {{"x", test::RandomArray({3}, DType::kFloat32, 1)}},
+                         {"test_library"});
+  EXPECT_EQ(Fired(cyc), std::vector<std::string>{"test_cycle_a @ s"});
+}
+
+/*! \brief -sum(y * log(softmax(z)), 1), as TF1 programs write it. */
+NodeEntry HandWrittenCrossEntropy(const NodeEntry& z, const NodeEntry& y) {
+  NodeEntry log_p = Apply("log", "log_p", {Apply("softmax", "p", {z})});
+  return Apply("negative", "xent", {Apply("sum", "row", {Apply("multiply", "yl", {y, log_p})}, {{"axis", "1"}})});
+}
+
+TEST(SimplifyTest, HandWrittenCrossEntropyGetsTheFusedOpsStableGeneralGradient) {
+  NodeEntry z = Var("z"), y = Var("y");
+  NodeEntry loss = Apply("mean", "loss", {HandWrittenCrossEntropy(z, y)});
+  // Logits of 1e4 overflow exp; label rows that sum to 2, 1 and 0.5 (p - y is not the gradient).
+  NDArray logits = NDArray::FromVector<float>(Shape{3, 3}, {1e4f, 0, -1e4f, 3, 1, 2, -5e3f, 5e3f, 0});
+  NDArray labels = NDArray::FromVector<float>(Shape{3, 3}, {1, 1, 0, 0, 1, 0, 0.25f, 0, 0.25f});
+  std::unordered_map<std::string, NDArray> feeds{{"z", logits}, {"y", labels}};
+  NodeEntry grad = Gradients({loss}, {z})[0];
+  Session session;
+  std::vector<NDArray> out = session.Run({loss, grad}, feeds);
+  std::vector<std::string> rewrites = session.last_stats().rewrites;
+  EXPECT_TRUE(std::any_of(rewrites.begin(), rewrites.end(),
+                          [](const std::string& r) { return r.rfind("xent_neg_sum", 0) == 0; }));
+  std::vector<double> p = test::Values(test::RunOp("softmax", {}, {logits})[0]), yv = test::Values(labels);
+  std::vector<double> want(9);
+  for (int r = 0; r < 3; ++r) {
+    double mass = yv[r * 3] + yv[r * 3 + 1] + yv[r * 3 + 2];
+    for (int j = 0; j < 3; ++j) want[r * 3 + j] = (p[r * 3 + j] * mass - yv[r * 3 + j]) / 3;
+  }
+  test::ExpectNear(out[1], want, 1e-6, 1e-5);
+  EXPECT_TRUE(std::isfinite(test::Values(out[0])[0]));
+  // Without the rules the same program overflows: the test can fail.
+  SessionOptions off;
+  off.simplify = false;
+  Session plain(off);
+  Graph forward({loss});
+  forward.SetAttr("grad_xs", std::vector<NodeEntry>{z});
+  forward.SetAttr("grad.simplify", 0);
+  NodeEntry raw_grad = ApplyPass(forward, "Gradient").outputs[0];
+  std::vector<NDArray> raw = plain.Run({loss, raw_grad}, feeds);
+  EXPECT_TRUE(plain.last_stats().rewrites.empty());
+  EXPECT_FALSE(std::isfinite(test::Values(raw[0])[0]));
+}
+
+TEST(SimplifyTest, GradientWithRespectToAnIntermediateKeepsThatValue) {
+  NodeEntry z = Var("z"), y = Var("y");
+  NodeEntry p = Apply("softmax", "p", {z});
+  NodeEntry loss = Apply("sum", "loss", {Apply("multiply", "yl", {y, Apply("log", "lp", {p})})});
+  NodeEntry dp = Gradients({loss}, {p})[0];  // log(softmax) must not swallow p
+  std::unordered_map<std::string, NDArray> feeds{{"z", test::RandomArray({2, 3}, DType::kFloat32, 1)},
+                                                 {"y", test::RandomArray({2, 3}, DType::kFloat32, 2)}};
+  Session session;
+  std::vector<NDArray> out = session.Run({dp, p}, feeds);
+  std::vector<double> yv = test::Values(feeds["y"]), pv = test::Values(out[1]), want(6);
+  for (int i = 0; i < 6; ++i) want[i] = yv[i] / pv[i];
+  test::ExpectNear(out[0], want, 1e-5, 1e-4);
+}
+
+TEST(SimplifyTest, IsDeterministic) {
+  NodeEntry z = Var("z"), y = Var("y");
+  std::map<std::string, NDArray> feeds{{"z", test::RandomArray({2, 3}, DType::kFloat32, 1)},
+                                       {"y", test::RandomArray({2, 3}, DType::kFloat32, 2)}};
+  NodeEntry loss = HandWrittenCrossEntropy(z, y);
+  EXPECT_EQ(Fired(Simplified({loss}, feeds, {})), Fired(Simplified({loss}, feeds, {})));
+  EXPECT_EQ(Fired(Simplified({loss}, feeds, {})),
+            (std::vector<std::string>{"log_of_softmax @ log_p", "xent_neg_sum @ xent"}));
+}
+
+}  // namespace
+}  // namespace ir
