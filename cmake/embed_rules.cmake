@@ -1,6 +1,7 @@
-# Writes OUT, a C++ source that registers each rule file of FILES (a ;-list) as a built-in rule
+# Writes OUT, a C++ source that registers each rule file of FILES (a |-separated list) as a built-in rule
 # set named after the file's stem (parsed on first use: see ir::rewrite::RegisterRuleText).
 # Run at build time by the ir_passes layer, so editing a .rules file rebuilds libir.
+string(REPLACE "|" ";" FILES "${FILES}")
 set(_src "// Generated from rules/*.rules by cmake/embed_rules.cmake: do not edit.\n#include \"ir/rewrite.h\"\n\nnamespace {\nint RegisterShippedRules() {\n")
 foreach(_file ${FILES})
   get_filename_component(_stem ${_file} NAME_WE)
