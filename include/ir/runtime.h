@@ -45,6 +45,12 @@ struct SessionOptions {
    * accelerator each node then waits for its device work, so times are the node's own.
    */
   bool profile = false;
+  /*! \brief Apply the Simplify pass's rewrite rules. */
+  bool simplify = true;
+  /*! \brief Also apply fast_math rules (they change IEEE results). */
+  bool fast_math = false;
+  /*! \brief Rule sets Simplify applies; empty = all. */
+  std::vector<std::string> rule_sets;
 };
 
 /*! \brief One node of a profiled run (SessionOptions::profile). */
@@ -77,6 +83,8 @@ struct RunStats {
    * iterations, as "name (op)" (graph attribute "vectorize.fallbacks"; bodies included).
    */
   std::vector<std::string> pfor_fallbacks;
+  /*! \brief Rewrite rules Simplify applied, as "rule @ node" (graph attribute "simplify.fired"). */
+  std::vector<std::string> rewrites;
   /*! \brief True when this run had to bind (run the pass pipeline) first. */
   bool bound = false;
   double bind_ms = 0;
