@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ir/base.h"
+#include "ir/graph.h"
 #include "ir/node.h"
 
 namespace ir {
@@ -122,21 +123,26 @@ void CheckRules(const RuleFile& file);
 
 /*! \brief Registers a rule set under its name (replacing one of that name). Checked on first use. */
 void RegisterRuleSet(RuleFile file);
+/*!
+ * \brief Registers rule-language text as set `set`, parsed and checked on first use (so a
+ * static initializer never throws; the error then names the set and line).
+ */
+void RegisterRuleText(const std::string& set, const std::string& text);
 /*! \brief Reads, parses, checks and registers a rule file; the set is named after the file's stem. */
 std::string LoadRuleFile(const std::string& path);
-/*! \brief Every registered rule set (the shipped files first), by name. */
+/*! \brief Every registered rule set (the shipped files first, then in registration order). */
 std::vector<std::string> ListRuleSets();
-/*! \brief The rule set named `name`; throws listing the registered sets when unknown. */
+/*! \brief The rule set named `name`, parsed and checked; throws listing the sets when unknown. */
 const RuleFile& GetRuleSet(const std::string& name);
 
 /*!
  * \brief Registers rules from an op library (or any static initializer), written in the rule
  * language: `IR_REGISTER_RULES(my_ops, R"(rule ... )")`.
  */
-#define IR_REGISTER_RULES(SetName, Text)                                       \
-  static int IR_UNIQUE_NAME_(__ir_rules_) __attribute__((unused)) = [] {       \
-    ::ir::rewrite::RegisterRuleSet(::ir::rewrite::ParseRules(Text, #SetName)); \
-    return 0;                                                                  \
+#define IR_REGISTER_RULES(SetName, Text)                                 \
+  static int IR_UNIQUE_NAME_(__ir_rules_) __attribute__((unused)) = [] { \
+    ::ir::rewrite::RegisterRuleText(#SetName, Text);                     \
+    return 0;                                                            \
   }()
 
 /*! \brief What guards and attribute functions see of a matched value. */
@@ -145,6 +151,8 @@ struct Value {
   /*! \brief Shape and dtype as inferred (unknown rank / kUnknown when not known). */
   Shape shape;
   DType dtype = DType::kUnknown;
+  /*! \brief How many inputs and graph outputs read it (-1 when not known: a value built by a rewrite). */
+  int uses = -1;
 };
 
 /*! \brief The bindings of a match, as guards see them. */
@@ -187,6 +195,29 @@ struct SimplifyOptions {
   /*! \brief Rule names whose failures to match are explained in "simplify.explain". */
   std::vector<std::string> explain;
 };
+
+/*! \brief What SimplifyEntries did. */
+struct SimplifyResult {
+  /*! \brief The graph's outputs, rewritten. */
+  std::vector<NodeEntry> outputs;
+  /*! \brief "rule @ node" per rewrite, in the order they fired. */
+  std::vector<std::string> fired;
+  /*! \brief Why rules named in SimplifyOptions::explain did not fire, "rule @ node: reason". */
+  std::vector<std::string> explained;
+};
+
+/*!
+ * \brief Merges equal subexpressions and applies the selected rules to a fixed point, bottom
+ * up, deterministically. `graph` provides the outputs and the attributes shape inference
+ * reads (shape_inputs, dtype_inputs). The nodes of `protect` are kept as they are (never
+ * rewritten, copied or matched inside a pattern): the values a gradient is taken against.
+ * Nodes that change are copied; the caller's nodes are never edited.
+ */
+SimplifyResult SimplifyEntries(const Graph& graph, const SimplifyOptions& options,
+                               const std::vector<NodeEntry>& protect = {});
+
+/*! \brief SimplifyOptions read from graph attributes "simplify.fast_math", "simplify.sets", ... */
+SimplifyOptions SimplifyOptionsFromGraph(const Graph& graph);
 
 }  // namespace rewrite
 }  // namespace ir

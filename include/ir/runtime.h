@@ -45,11 +45,11 @@ struct SessionOptions {
    * accelerator each node then waits for its device work, so times are the node's own.
    */
   bool profile = false;
-  /*! \brief Apply the Simplify pass's rewrite rules. */
+  /*! \brief Apply the Simplify pass (the rewrite rules, docs/REWRITE_RULES.md) before fusion. */
   bool simplify = true;
-  /*! \brief Also apply fast_math rules (they change IEEE results). */
+  /*! \brief Also apply the fast_math rules, which change IEEE results (x - x -> 0 for x = NaN). */
   bool fast_math = false;
-  /*! \brief Rule sets Simplify applies; empty = all. */
+  /*! \brief Rule sets Simplify applies (empty: every registered set). */
   std::vector<std::string> rule_sets;
 };
 
@@ -83,7 +83,7 @@ struct RunStats {
    * iterations, as "name (op)" (graph attribute "vectorize.fallbacks"; bodies included).
    */
   std::vector<std::string> pfor_fallbacks;
-  /*! \brief Rewrite rules Simplify applied, as "rule @ node" (graph attribute "simplify.fired"). */
+  /*! \brief Rewrites the Simplify pass made, "rule @ node" (graph attribute "simplify.fired"). */
   std::vector<std::string> rewrites;
   /*! \brief True when this run had to bind (run the pass pipeline) first. */
   bool bound = false;

@@ -18,6 +18,7 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
+#include "ir/rewrite.h"
 
 namespace ir {
 
@@ -29,6 +30,7 @@ constexpr const char* kHeadsKey = "grad_ys_out_grad";
 constexpr const char* kAggregateKey = "grad.aggregate_op";
 constexpr const char* kZeroKey = "grad.zero_op";
 constexpr const char* kOnesKey = "grad.ones_op";
+constexpr const char* kSimplifyKey = "grad.simplify";
 
 GradientOptions ReadOptions(const Graph& graph) {
   GradientOptions options;
@@ -187,6 +189,22 @@ class ReverseAccumulator {
   std::vector<std::vector<NodeEntry>> grads_;
 };
 
+/*!
+ * \brief The ys after the rewrite rules (the Simplify pass's, with its options from `src`), so
+ * that gradients are taken of the simplified graph: a softmax cross-entropy written out by hand
+ * gets the fused op's stable gradient. The xs and heads are kept as they are.
+ */
+std::vector<NodeEntry> SimplifiedForward(const Graph& src, const std::vector<NodeEntry>& ys,
+                                         const std::vector<NodeEntry>& xs, const std::vector<NodeEntry>& heads) {
+  Graph forward(ys);
+  for (const auto& kv : src.attrs) {
+    if (kv.first.compare(0, 9, "simplify.") == 0) forward.attrs.insert(kv);
+  }
+  std::vector<NodeEntry> protect = xs;
+  protect.insert(protect.end(), heads.begin(), heads.end());
+  return rewrite::SimplifyEntries(forward, rewrite::SimplifyOptionsFromGraph(src), protect).outputs;
+}
+
 Graph GradientPass(Graph src) {
   std::vector<NodeEntry> ys = src.GetAttrOr<std::vector<NodeEntry>>(kYsKey, src.outputs);
   const auto& xs = src.GetAttr<std::vector<NodeEntry>>(kXsKey);
@@ -198,6 +216,7 @@ Graph GradientPass(Graph src) {
   CheckEntries(ys, kYsKey);
   CheckEntries(xs, kXsKey);
   CheckEntries(heads, kHeadsKey);
+  if (src.GetAttrOr<int>(kSimplifyKey, 1) != 0) ys = SimplifiedForward(src, ys, xs, heads);
 
   ReverseAccumulator accumulator(ys, xs, ReadOptions(src));
   accumulator.SeedHeads(ys, heads);
@@ -233,6 +252,12 @@ IR_REGISTER_GRAPH_ATTR("grad.zero_op")
 IR_REGISTER_GRAPH_ATTR("grad.ones_op")
     .describe("Option of Gradient: op giving ones like its input, the default head gradient (default ones_like).")
     .set_type<std::string>();
+
+IR_REGISTER_GRAPH_ATTR("grad.simplify")
+    .describe(
+        "Option of Gradient: simplify the forward graph with the rewrite rules before differentiating (default 1; "
+        "the simplify.* attributes select the rules).")
+    .set_type<int>();
 
 IR_REGISTER_PASS(Gradient)
     .describe(

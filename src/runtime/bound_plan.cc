@@ -59,6 +59,8 @@ Graph PipelineInput(const Graph& graph, const std::vector<NDArray>& values, cons
   g.SetAttr("target", options.target);
   if (options.fmax >= 0) g.SetAttr("fusion.fmax", options.fmax);
   if (!options.dump_dir.empty()) g.SetAttr("dump_dir", options.dump_dir);
+  if (options.fast_math) g.SetAttr("simplify.fast_math", 1);
+  if (!options.rule_sets.empty()) g.SetAttr("simplify.sets", options.rule_sets);
   return g;
 }
 
@@ -201,6 +203,7 @@ uint64_t SplitMix64(uint64_t x) {
 
 std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
   std::vector<std::string> passes{"InferShape", "InferType", "Vectorize"};
+  if (options.simplify) passes.push_back("Simplify");
   if (options.fusion) {
     std::vector<std::string> registered = PassReg::ListNames();
     for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
@@ -237,7 +240,9 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
     plan->dynamic = HasDynamicShapes(input);
     if (plan->dynamic) {
       input.SetAttr("memory.dynamic_shapes", 1);
-      passes = {"InferShape", "InferType", "Vectorize", "PlanMemory"};
+      passes = {"InferShape", "InferType", "Vectorize"};
+      if (options.simplify) passes.push_back("Simplify");
+      passes.push_back("PlanMemory");
     }
     plan->graph = ApplyPasses(std::move(input), passes);
   } catch (const Error& err) {

@@ -96,6 +96,7 @@ class Executor::Impl {
     outer->kernels_launched += stats.kernels_launched;
     outer->host_fallbacks += stats.host_fallbacks;
     for (std::string& name : stats.pfor_fallbacks) outer->pfor_fallbacks.push_back(std::move(name));
+    for (std::string& name : stats.rewrites) outer->rewrites.push_back(std::move(name));
     outer->bind_ms += stats.bind_ms;
     outer->bound = outer->bound || stats.bound;
     for (NodeProfile& node : stats.nodes) outer->nodes.push_back(std::move(node));
@@ -125,10 +126,10 @@ class Executor::Impl {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
     }
     std::vector<NDArray> outputs = Fetch(plan, run.data, nested);
-    if (plan.graph.HasAttr("vectorize.fallbacks")) {
-      for (const std::string& name : plan.graph.GetAttr<std::vector<std::string>>("vectorize.fallbacks")) {
-        stats.pfor_fallbacks.push_back(name);
-      }
+    for (const char* key : {"vectorize.fallbacks", "simplify.fired"}) {
+      if (!plan.graph.HasAttr(key)) continue;
+      auto& into = std::string(key) == "simplify.fired" ? stats.rewrites : stats.pfor_fallbacks;
+      for (const std::string& name : plan.graph.GetAttr<std::vector<std::string>>(key)) into.push_back(name);
     }
     stats.bytes_allocated = plan.pool_bytes;
     stats.bytes_without_reuse = plan.no_reuse_bytes;

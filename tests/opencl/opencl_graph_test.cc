@@ -92,13 +92,15 @@ TEST(OpenCLGraphTest, EpiloguesOfMatmulAndConvMatchUnfusedCpu) {
   NodeEntry h = MakeNode("relu", "h", {MakeNode("bias_add", "hb", {MakeNode("matmul", "mm", {x, w}), b})});
   NodeEntry dx = MakeNode("matmul", "dx", {g, w}, {{"transpose_b", "true"}});
   NodeEntry dh = MakeNode("relu_grad", "dh", {dx, x});
-  NodeEntry mm2 = MakeNode("matmul", "mm2", {x, w});
+  NodeEntry w2 = Placeholder("w2");  // its own weights: Simplify would merge a second matmul(x, w) into mm
+  NodeEntry mm2 = MakeNode("matmul", "mm2", {x, w2});
   NodeEntry res = MakeNode("sigmoid", "res", {MakeNode("add", "sum", {mm2, g})});
   NodeEntry img = Placeholder("img"), k = Placeholder("k");
   NodeEntry conv = MakeNode("conv2d", "conv", {img, k}, {{"padding", "SAME"}});
   NodeEntry act = MakeNode("relu", "act", {MakeNode("bias_add", "cb", {conv, b})});
   Feeds feeds{{"x", test::RandomArray({5, 12}, DType::kFloat32, 1)},
               {"w", test::RandomArray({12, 7}, DType::kFloat32, 2)},
+              {"w2", test::RandomArray({12, 7}, DType::kFloat32, 7)},
               {"b", test::RandomArray({7}, DType::kFloat32, 3)},
               {"g", test::RandomArray({5, 7}, DType::kFloat32, 4)},
               {"img", test::RandomArray({2, 6, 5, 3}, DType::kFloat32, 5)},
