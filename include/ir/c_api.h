@@ -103,9 +103,21 @@ IR_DLL int IRGraphListAttrs(IRGraphHandle graph, uint32_t* out_size, const char*
 /*! \brief format: 0 readable text, 1 Graphviz dot. */
 IR_DLL int IRGraphPrint(IRGraphHandle graph, int format, const char** out);
 
+/*!
+ * \brief Sets attribute `key` to a string of `size` raw bytes (NUL bytes allowed, unlike JSON):
+ * binary inputs of passes, e.g. a frontend's serialized model.
+ */
+IR_DLL int IRGraphSetAttrBytes(IRGraphHandle graph, const char* key, const char* data, size_t size);
+
 /* ---- extensions ---- */
 /*! \brief dlopens an op library; its ops behave like built-in ones afterwards. */
 IR_DLL int IRLoadOpLibrary(const char* path);
+/*!
+ * \brief Reads, parses, checks and registers the rewrite-rule file `path` (docs/REWRITE_RULES.md)
+ * as the rule set named after its stem (replacing a set of that name); *out_set gets the name.
+ * A malformed file fails with the set and line in the message.
+ */
+IR_DLL int IRRulesLoadFile(const char* path, const char** out_set);
 
 /* ---- automatic differentiation ---- */
 /*!
@@ -149,7 +161,9 @@ IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
 /*!
  * \brief A session. `options_json` (may be NULL) sets any of
  * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[],
- * "profile":false} (profile: time every node; see IRSessionGetStatsJSON).
+ * "profile":false,"simplify":true,"fast_math":false,"rule_sets":[]} (profile: time every node, see
+ * IRSessionGetStatsJSON; simplify: apply the rewrite rules; fast_math: also the rules that change
+ * IEEE results; rule_sets: the rule sets to apply, [] = all).
  */
 IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
 /*!
@@ -180,8 +194,9 @@ IR_DLL int IRSessionSetVariable(IRSessionHandle session, const char* name, IRNDA
 IR_DLL int IRSessionListVariables(IRSessionHandle session, uint32_t* out_size, const char*** out_names);
 /*!
  * \brief Statistics of the last run as JSON: bytes_allocated, bytes_without_reuse,
- * memory_lower_bound_bytes, kernels_launched, host_fallbacks, pfor_fallbacks (names), bound, bind_ms, run_ms, and
- * nodes: when the session profiles, [{"name", "op", "ms"}] per node run, slowest first.
+ * memory_lower_bound_bytes, kernels_launched, host_fallbacks, pfor_fallbacks (names), rewrites (the rules
+ * Simplify applied, "rule @ node"), bound, bind_ms, run_ms, and nodes: when the session profiles, [{"name", "op",
+ * "ms"}] per node run, slowest first.
  */
 IR_DLL int IRSessionGetStatsJSON(IRSessionHandle session, const char** json);
 /*! \brief A copy of the bound graph of the last run (free it with IRGraphFree). */

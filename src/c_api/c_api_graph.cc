@@ -110,6 +110,15 @@ int IRGraphSetAttrJSON(IRGraphHandle graph, const char* key, const char* json) {
   IR_API_END();
 }
 
+int IRGraphSetAttrBytes(IRGraphHandle graph, const char* key, const char* data, size_t size) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(graph);
+  IR_API_CHECK_NOT_NULL(key);
+  IR_API_CHECK_NOT_NULL_IF(data, size);
+  AsGraph(graph)->SetAttr(key, size == 0 ? std::string() : std::string(data, size));
+  IR_API_END();
+}
+
 int IRGraphListAttrs(IRGraphHandle graph, uint32_t* out_size, const char*** out_keys) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(graph);

@@ -65,6 +65,7 @@ ir::SessionOptions ParseOptions(const char* json) {
   ir::SessionOptions options;
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
   int fusion = options.fusion, is_train = options.is_train, profile = options.profile;
+  int simplify = options.simplify, fast_math = options.fast_math;
   ir::detail::WithJSONContext("session options", [&] {
     std::istringstream is(NumericBooleans(json));
     dmlc::JSONReader reader(&is);
@@ -77,11 +78,16 @@ ir::SessionOptions ParseOptions(const char* json) {
     helper.DeclareOptionalField("is_train", &is_train);
     helper.DeclareOptionalField("passes", &options.passes);
     helper.DeclareOptionalField("profile", &profile);
+    helper.DeclareOptionalField("simplify", &simplify);
+    helper.DeclareOptionalField("fast_math", &fast_math);
+    helper.DeclareOptionalField("rule_sets", &options.rule_sets);
     helper.ReadAllFields(&reader);
   });
   options.fusion = fusion != 0;
   options.is_train = is_train != 0;
   options.profile = profile != 0;
+  options.simplify = simplify != 0;
+  options.fast_math = fast_math != 0;
   return options;
 }
 
@@ -119,8 +125,9 @@ std::string StatsJSON(const ir::RunStats& stats) {
      << ", \"memory_lower_bound_bytes\": " << stats.memory_lower_bound_bytes
      << ", \"kernels_launched\": " << stats.kernels_launched << ", \"host_fallbacks\": " << stats.host_fallbacks
      << ", \"pfor_fallbacks\": " << StringsJSON(stats.pfor_fallbacks)
-     << ", \"bound\": " << (stats.bound ? "true" : "false") << ", \"bind_ms\": " << stats.bind_ms
-     << ", \"run_ms\": " << stats.run_ms << ", \"nodes\": " << NodesJSON(stats.nodes) << "}";
+     << ", \"rewrites\": " << StringsJSON(stats.rewrites) << ", \"bound\": " << (stats.bound ? "true" : "false")
+     << ", \"bind_ms\": " << stats.bind_ms << ", \"run_ms\": " << stats.run_ms
+     << ", \"nodes\": " << NodesJSON(stats.nodes) << "}";
   return os.str();
 }
 

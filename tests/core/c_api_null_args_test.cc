@@ -276,10 +276,22 @@ std::vector<Call> CApiNullArgsTest::Table() {
        }},
       {"IRGraphSetAttrJSON",
        [&](Args& a) { return IRGraphSetAttrJSON(a("graph", graph_), a("key", "k"), a("json", "[\"int\", 1]")); }},
+      {"IRGraphSetAttrBytes",
+       [&](Args& a) {
+         const char bytes[] = {'a', '\0', 'b'};
+         return IRGraphSetAttrBytes(a("graph", graph_), a("key", "k"), a("data", bytes), sizeof(bytes));
+       }},
       {"IRGraphListAttrs",
        [&](Args& a) { return IRGraphListAttrs(a("graph", graph_), a("out_size", &u32), a("out_keys", &strs)); }},
       {"IRGraphPrint", [&](Args& a) { return IRGraphPrint(a("graph", graph_), 0, a("out", &str)); }},
       {"IRLoadOpLibrary", [](Args& a) { return IRLoadOpLibrary(a("path", IR_TEST_LIB_DIR "/libexample_ops.so")); }},
+      {"IRRulesLoadFile",
+       [](Args& a) {
+         // A rule file without rules: registering it must not change what other tests' graphs become.
+         std::string path = ::testing::TempDir() + "c_api_null_args.rules";
+         std::ofstream(path) << "# no rules\n";
+         return IRRulesLoadFile(a("path", path.c_str()), a("out_set", &str));
+       }},
       {"IRSymbolGradient",
        [&](Args& a) {
          IRSymbolHandle out = nullptr;

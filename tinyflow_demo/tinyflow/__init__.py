@@ -59,6 +59,18 @@ def load_op_library(path):
     return path
 
 
+def load_rules(path):
+    """Loads a rewrite-rule file (docs/REWRITE_RULES.md) as the rule set named after its stem, which
+    sessions then apply (IRRulesLoadFile); returns that name. A malformed file raises TinyflowError
+    naming the set and line."""
+    import ctypes
+    import os
+    from ._lib import LIB
+    name = ctypes.c_char_p()
+    _check_call(LIB.IRRulesLoadFile(_c_str(os.path.abspath(path)), ctypes.byref(name)))
+    return name.value.decode("utf-8")
+
+
 def apply_op(op_name, inputs, attrs=None, name=None):
     """Any registered op by name (e.g. one from a loaded op library): op_name(inputs, **attrs)."""
     from .framework import apply_op as _apply

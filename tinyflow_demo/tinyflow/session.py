@@ -131,20 +131,24 @@ class Session(object):
     target: "cpu", "opencl" or "cuda" (also accepted: "" and "local" for cpu); fusion: fuse
     elementwise chains into generated kernels; fmax: most array inputs of one fused kernel
     (None: the library's default); dump_dir: write the IR after every pass there; profile:
-    time every node of every run (stats()["nodes"], profile_table()).
+    time every node of every run (stats()["nodes"], profile_table()); simplify: apply the rewrite
+    rules (docs/REWRITE_RULES.md; rewrites() lists what fired); fast_math: also the rules that
+    change IEEE results (x - x -> 0); rule_sets: names of the rule sets to apply (None: all).
     """
 
     def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
-                 is_train=True, passes=None, profile=False):
+                 is_train=True, passes=None, profile=False, simplify=True, fast_math=False, rule_sets=None):
         self.graph = graph or get_default_graph()
         if target in ("", "local", None) or str(target).startswith("grpc"):
             target = "cpu"
         seed = seed if seed is not None else (self.graph.seed or 0)
         self.options = {"target": target, "fusion": bool(fusion), "fmax": -1 if fmax is None else int(fmax),
                         "dump_dir": dump_dir or "", "seed": int(seed), "is_train": bool(is_train),
-                        "profile": bool(profile)}
+                        "profile": bool(profile), "simplify": bool(simplify), "fast_math": bool(fast_math)}
         if passes is not None:
             self.options["passes"] = list(passes)
+        if rule_sets is not None:
+            self.options["rule_sets"] = list(rule_sets)
         self.handle = ctypes.c_void_p()
         check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
         self._plans = {}
@@ -214,8 +218,8 @@ class Session(object):
 
     # -- introspection --
     def stats(self):
-        """Statistics of the last run: kernels_launched, bytes_allocated, memory_lower_bound_bytes,
-        bind_ms, run_ms, pfor_fallbacks, ...; with profile=True, nodes: [{"name", "op", "ms"}] slowest first."""
+        """Statistics of the last run: kernels_launched, bytes_allocated, memory_lower_bound_bytes, bind_ms,
+        run_ms, pfor_fallbacks, rewrites, ...; with profile=True, nodes: [{"name", "op", "ms"}] slowest first."""
         out = ctypes.c_char_p()
         check_call(LIB.IRSessionGetStatsJSON(self.handle, ctypes.byref(out)))
         return json.loads(out.value.decode("utf-8"))
@@ -224,6 +228,10 @@ class Session(object):
         """The nodes of pfor bodies (parallel_for, jacobians, vectorized_map) the last run's Vectorize
         pass could not convert: each ran as a loop over the iterations. Empty when all vectorized."""
         return list(self.stats()["pfor_fallbacks"])
+
+    def rewrites(self):
+        """The rewrite rules the last run's Simplify pass applied, as "rule @ node" (empty with simplify=False)."""
+        return list(self.stats()["rewrites"])
 
     def profile_table(self, top=None):
         """The last run's nodes, slowest first, as text: time (us), share of the run, op, name."""
