@@ -65,7 +65,10 @@ std::string AttrOf(const Node& node, const std::string& key) {
   if (it != node.attrs.dict.end()) return it->second;
   for (const ArgumentInfo& arg : node.op()->arguments) {
     size_t at = arg.name == key ? arg.type.find("default=") : std::string::npos;
-    if (at != std::string::npos) return arg.type.substr(at + 8);
+    if (at == std::string::npos) continue;
+    std::string value = arg.type.substr(at + 8);
+    if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
+    return value;
   }
   return "";
 }
