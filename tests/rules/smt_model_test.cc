@@ -136,6 +136,38 @@ TEST(ProveRule, SumsAreOpaqueOverIeee) {
   EXPECT_EQ(Prove(r, Domain::kReal).kind, Verdict::Kind::kProved);
 }
 
+TEST(ProveRule, ProvesTheFusedCrossEntropyOnlyForRowsSummingToOne) {
+  // softmax(x) * sum(y) - y, the decomposed form's true gradient, is the fused op's p - y
+  // only when every label row sums to 1.
+  Term p = Op("softmax", {V("x")});
+  Term total = Op("sum", {V("y")}, {{"axis", "-1"}, {"keepdims", "true"}});
+  Term grad = Op("subtract", {Op("multiply", {p, total}), V("y")});
+  Term fused = Op("softmax_cross_entropy_with_logits", {V("x"), V("y")});
+  fused.output = 1;
+  EXPECT_EQ(Prove(MakeRule(RuleTag::kReal, grad, fused), Domain::kReal).kind, Verdict::Kind::kCounterexample);
+  rewrite::Guard rows{"rows_sum_to_one", {"y", "-1"}, false};
+  Verdict v = Prove(MakeRule(RuleTag::kReal, grad, fused, {rows}), Domain::kReal);
+  EXPECT_EQ(v.kind, Verdict::Kind::kProved) << v.detail;
+  // The loss: -sum(y * log_softmax(x), axis 1).
+  Term loss = Op("negative", {Op("sum", {Op("multiply", {V("y"), Op("log_softmax", {V("x")})})}, {{"axis", "1"}})});
+  fused.output = 0;
+  v = Prove(MakeRule(RuleTag::kReal, loss, fused), Domain::kReal);
+  EXPECT_EQ(v.kind, Verdict::Kind::kProved) << v.detail;
+}
+
+TEST(ProveRule, ProvesSparseLabelsAsOneHotAndSoftplusByHand) {
+  Term dense = Op("softmax_cross_entropy_with_logits", {V("x"), Op("one_hot", {V("k")}, {{"depth", "3"}})});
+  Term sparse = Op("sparse_softmax_cross_entropy_with_logits", {V("x"), V("k")});
+  Rule r = MakeRule(RuleTag::kReal, dense, sparse);
+  r.test = {{"x", "f32[2,3]"}, {"k", "i32[2]"}};
+  Verdict v = Prove(r, Domain::kReal);
+  EXPECT_EQ(v.kind, Verdict::Kind::kProved) << v.detail;
+  Rule softplus =
+      MakeRule(RuleTag::kReal, Op("log", {Op("add", {L(1), Op("exp", {V("x")})})}), Op("softplus", {V("x")}));
+  v = Prove(softplus, Domain::kReal);
+  EXPECT_EQ(v.kind, Verdict::Kind::kProved) << v.detail;
+}
+
 }  // namespace
 }  // namespace rules_verify
 }  // namespace ir
