@@ -86,15 +86,27 @@ const std::map<std::string, GuardModel>& Table() {
       {"not_nan", {EveryElement([](SmtModel* m, const z3::expr& x, DType dt) { return m->Compare("==", x, x, dt); })}},
       {"rows_sum_to_one", {RowsSumToOne(false)}},
       {"one_hot_rows", {RowsSumToOne(true)}},
-      // Instance guards: shapes, dtypes and attributes, decided by the registered guard.
+      // Instance guards: shapes, dtypes and attributes, decided by the registered guard
+      // (src/passes/rewrite_guards.cc) on the test instance.
+      {"all_ones", {}},
+      {"attr_is", {}},
+      {"bias_for", {}},
+      {"dtype_is", {}},
+      {"has_rank", {}},
+      {"identity_perm", {}},
+      {"is_int", {}},
+      {"known_rank", {}},
       {"last_axis", {}},
+      {"matmul_cols", {}},
+      {"no_copy_dims", {}},
+      {"no_ordering", {}},
+      {"one_hot_depth", {}},
+      {"pow2", {}},
+      {"reduces_all", {}},
+      {"result_like", {}},
+      {"same_axis", {}},
       {"same_shape", {}},
-      {"same_dtype", {}},
-      {"is_float", {}},
-      {"scalar", {}},
-      {"broadcasts_to", {}},
-      {"inverse_permutation", {}},
-      {"rank", {}},
+      {"swaps_last_two", {}},
   };
   return table;
 }

@@ -130,6 +130,15 @@ void Broadcast(SmtModel*, const NodeAttrs&, const std::vector<SymTensor>& in, st
   (*out)[0].elems = BroadcastTo(in[0], (*out)[0].shape).elems;
 }
 
+void Tile(SmtModel*, const NodeAttrs&, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
+  SymTensor& o = (*out)[0];
+  for (int64_t e = 0; e < o.shape.Size(); ++e) {
+    Dims index = Unravel(e, o.shape);
+    for (int d = 0; d < in[0].shape.ndim(); ++d) index[d] %= in[0].shape[d];
+    o.elems.push_back(in[0].elems[Ravel(index, in[0].shape)]);
+  }
+}
+
 /*! \brief Groups the input's elements by output element of a reduction over `axes`. */
 std::vector<std::vector<z3::expr>> ReductionGroups(const SymTensor& in, std::vector<bool> reduced, int64_t outputs) {
   std::vector<std::vector<z3::expr>> groups(outputs);
@@ -179,6 +188,19 @@ void Reduce(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& i
     } else {
       o.elems.push_back(Fold(m, op, group, o.dtype));
     }
+  }
+}
+
+/*! \brief collapse_sum_like(x, like): x summed down to like's shape (broadcasting undone). */
+void CollapseSum(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
+  SymTensor& o = (*out)[0];
+  std::vector<std::vector<z3::expr>> groups(o.shape.Size());
+  for (int64_t e = 0; e < in[0].shape.Size(); ++e) {
+    groups[BroadcastSource(o.shape, Unravel(e, in[0].shape))].push_back(in[0].elems[e]);
+  }
+  bool ieee = m->domain() == Domain::kIEEE && DTypeIsFloat(o.dtype);
+  for (const std::vector<z3::expr>& group : groups) {
+    o.elems.push_back(ieee ? m->Opaque(OpaqueKey(attrs, in), group, o.dtype) : Fold(m, "sum", group, o.dtype));
   }
 }
 
@@ -320,6 +342,8 @@ const std::map<std::string, OpModel>& Models() {
       {"softmax", Softmax},
       {"log_softmax", Softmax},
       {"one_hot", OneHot},
+      {"tile", Tile},
+      {"collapse_sum_like", CollapseSum},
       {"softplus", RealSoftplus},
       {"softmax_cross_entropy_with_logits", CrossEntropy},
       {"sparse_softmax_cross_entropy_with_logits", CrossEntropy},
