@@ -302,7 +302,12 @@ std::string ElementText(const z3::expr& v) {
     if (bits < 64 && (u >> (bits - 1)) != 0) u |= ~uint64_t{0} << bits;  // two's complement
     return std::to_string(static_cast<int64_t>(u));
   }
-  if (v.is_arith()) return v.is_numeral() ? v.get_decimal_string(6) : v.to_string();
+  if (v.is_arith()) {
+    if (!v.is_numeral()) return v.to_string();
+    std::string text = v.get_decimal_string(6);
+    if (!text.empty() && text.back() == '?') text.back() = '~';  // rounded: "0.333333~"
+    return text;
+  }
   if (z3::expr(v.ctx(), Z3_mk_fpa_is_nan(v.ctx(), v)).simplify().is_true()) return "NaN";  // no unique bits
   z3::expr bits = z3::expr(v.ctx(), Z3_mk_fpa_to_ieee_bv(v.ctx(), v)).simplify();
   uint64_t raw = 0;

@@ -4,6 +4,7 @@
  */
 #include "verify.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -256,7 +257,9 @@ std::string VerifyRule(const rewrite::Rule& rule, const VerifyOptions& options, 
   if (ok && v.kind == Verdict::Kind::kUnknown) line += ": solver gave up (allowed)";
   if (rule.tag == rewrite::RuleTag::kFastMath && ok) {
     // Informational: the IEEE behavior that makes the rule fast_math.
-    Verdict ieee = ProveRule(rule, Domain::kIEEE, options);
+    VerifyOptions quick = options;
+    quick.timeout_ms = std::min(options.timeout_ms, 2000u);  // informational: do not wait long
+    Verdict ieee = ProveRule(rule, Domain::kIEEE, quick);
     if (ieee.kind == Verdict::Kind::kProved) {
       line += "; also exact over IEEE (could be tagged exact)";
     } else {
