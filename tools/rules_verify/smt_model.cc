@@ -172,6 +172,12 @@ z3::expr SmtModel::RealCall(const std::string& fn, const std::vector<z3::expr>& 
   if (fn == "ceil") return -z3::to_real(ToInt(-x));
   if (fn == "fmin") return z3::ite(x <= args[1], x, args[1]);
   if (fn == "fmax") return z3::ite(x >= args[1], x, args[1]);
+  int64_t k = 0;
+  if (fn == "pow" && args[1].is_numeral_i64(k) && k >= -4 && k <= 4) {
+    z3::expr power = ctx_->real_val(1);
+    for (int64_t i = 0; i < (k < 0 ? -k : k); ++i) power = power * x;
+    return k < 0 ? 1 / power : power;
+  }
   if (fn == "pow") return Function("pow", {real, real}, real)(x, args[1]);
   throw Error(StrCat("cannot model math function ", fn));
 }
@@ -252,19 +258,36 @@ z3::expr_vector SmtModel::Axioms(const z3::expr_vector& roots) {
   axioms.push_back(exp(ctx_->real_val(0)) == 1);
   axioms.push_back(log(ctx_->real_val(1)) == 0);
   // Ground instances over the terms the proof uses (quantified axioms loop or give up).
-  // Log and exp laws add log and exp terms; two rounds cover a law applied to a law's result.
+  // The laws add exp and log terms of parts; three rounds cover laws applied to their results.
   std::set<unsigned> seen;
-  std::vector<z3::expr> apps, exp_args;
+  std::vector<z3::expr> apps;
   for (unsigned i = 0; i < roots.size(); ++i) CollectApps(roots[i], &seen, &apps);
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 3; ++round) {
     std::vector<z3::expr> fresh;
     z3::expr_vector produced(*ctx_);
+    auto E = [&](const z3::expr& u) {
+      produced.push_back(exp(u));
+      return exp(u);
+    };
     for (const z3::expr& t : apps) {
       const z3::expr x = t.arg(0);
       if (Named(t, "exp")) {
-        exp_args.push_back(x);
         axioms.push_back(t > 0);
         if (Named(x, "log")) axioms.push_back(z3::implies(x.arg(0) > 0, t == x.arg(0)));
+        // exp of a sum, difference, negation or small multiple, in terms of exp of the parts.
+        if (IsApp(x, Z3_OP_ADD) && x.num_args() == 2) axioms.push_back(t == E(x.arg(0)) * E(x.arg(1)));
+        if (IsApp(x, Z3_OP_SUB) && x.num_args() == 2) axioms.push_back(t * E(x.arg(1)) == E(x.arg(0)));
+        if (IsApp(x, Z3_OP_UMINUS)) axioms.push_back(t * E(x.arg(0)) == 1);
+        int64_t k = 0;
+        if (IsApp(x, Z3_OP_MUL) && x.num_args() == 2) {
+          for (int side = 0; side < 2; ++side) {
+            if (x.arg(side).is_numeral_i64(k) && k >= 2 && k <= 4) {
+              z3::expr power = E(x.arg(1 - side));
+              for (int64_t i = 1; i < k; ++i) power = power * E(x.arg(1 - side));
+              axioms.push_back(t == power);
+            }
+          }
+        }
       } else if (Named(t, "log")) {
         if (Named(x, "exp")) axioms.push_back(t == x.arg(0));
         bool mul = IsApp(x, Z3_OP_MUL), div = IsApp(x, Z3_OP_DIV);
@@ -277,14 +300,6 @@ z3::expr_vector SmtModel::Axioms(const z3::expr_vector& roots) {
       } else if (Named(t, "sqrt")) {
         axioms.push_back(t >= 0);
         axioms.push_back(z3::implies(x >= 0, t * t == x));
-      }
-    }
-    if (round == 0) {
-      for (const z3::expr& u : exp_args) {
-        for (const z3::expr& w : exp_args) {
-          axioms.push_back(exp(u) * exp(w) == exp(u + w));
-          produced.push_back(exp(u + w));
-        }
       }
     }
     for (unsigned i = 0; i < produced.size(); ++i) CollectApps(produced[i], &seen, &fresh);
