@@ -8,6 +8,8 @@ PACKAGES=(
   # The formatting check (ctest Build.ClangFormat, .clang-format).
   clang-format
   libdmlc-dev libgtest-dev libbenchmark-dev libdnnl-dev
+  # ir-rules-verify proves the rewrite rules with the Z3 SMT solver.
+  libz3-dev
   # TensorFlow frontend: protoc and the protobuf runtime.
   protobuf-compiler libprotobuf-dev
   # OpenCL backend: headers, the ICD loader, and POCL (an OpenCL device on the CPU).

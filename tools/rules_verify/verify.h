@@ -1,0 +1,46 @@
+/*!
+ * \file verify.h
+ * \brief Proves one rewrite rule with Z3: instantiates it at its `test:` clause (one fresh
+ * symbolic element per tensor element), assumes its value guards, checks its instance guards,
+ * and asks whether pattern and replacement can differ.
+ */
+#ifndef IR_TOOLS_RULES_VERIFY_VERIFY_H_
+#define IR_TOOLS_RULES_VERIFY_VERIFY_H_
+
+#include <string>
+
+#include "ir/rewrite.h"
+#include "smt_model.h"
+
+namespace ir {
+namespace rules_verify {
+
+struct VerifyOptions {
+  /*! \brief Solver time limit per proof, in milliseconds. */
+  unsigned timeout_ms = 10000;
+  /*! \brief Count a proof the solver gave up on as passed. */
+  bool allow_unknown = false;
+};
+
+/*! \brief The outcome of one proof. */
+struct Verdict {
+  enum class Kind { kProved, kCounterexample, kUnknown, kError };
+  Kind kind = Kind::kError;
+  /*! \brief kCounterexample: "x = [NaN, +0, ...], ...; at [0,0]: pattern NaN, replacement +0". Else why. */
+  std::string detail;
+};
+
+/*! \brief Proves `rule` over `domain` (IEEE float32 for exact rules, the reals otherwise). */
+Verdict ProveRule(const rewrite::Rule& rule, Domain domain, const VerifyOptions& options);
+
+/*!
+ * \brief The line the tool prints for `rule`: "ok   NAME (tag)" or "FAIL NAME (tag): why", and
+ * for fast_math rules the IEEE counterexample that makes them fast_math.
+ * \param failed set to true when the rule fails.
+ */
+std::string VerifyRule(const rewrite::Rule& rule, const VerifyOptions& options, bool* failed);
+
+}  // namespace rules_verify
+}  // namespace ir
+
+#endif  // IR_TOOLS_RULES_VERIFY_VERIFY_H_
