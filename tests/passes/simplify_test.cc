@@ -64,8 +64,7 @@ rule r2 fast_math {
 }
 
 TEST(RuleLanguageTest, ErrorsNameTheSetTheLineAndWhatWasExpected) {
-  EXPECT_ERROR(rewrite::ParseRules("rule a wrong {\n match: exp(x)\n rewrite: x\n}", "s"),
-               "s:1: unknown tag 'wrong'");
+  EXPECT_ERROR(rewrite::ParseRules("rule a wrong {\n match: exp(x)\n rewrite: x\n}", "s"), "s:1: unknown tag 'wrong'");
   EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: exp(x)\n rewrite: y\n}", "s"),
                "replacement variable 'y' is unbound");
   EXPECT_ERROR(rewrite::ParseRules("rule a exact {\n match: exp(x)\n rewrite: x\n", "s"), "is not closed");
@@ -101,9 +100,7 @@ size_t OpNodes(const Graph& g) {
   return n;
 }
 
-std::vector<std::string> Fired(const Graph& g) {
-  return g.GetAttrOr<std::vector<std::string>>("simplify.fired", {});
-}
+std::vector<std::string> Fired(const Graph& g) { return g.GetAttrOr<std::vector<std::string>>("simplify.fired", {}); }
 
 TEST(SimplifyTest, MergesEqualSubexpressionsAndAppliesFastMathOnlyWhenAsked) {
   NodeEntry x = Var("x");
@@ -169,8 +166,8 @@ rule test_cycle_b real {
   EXPECT_EQ(fired(DType::kFloat64), std::vector<std::string>{"test_double_exp_log @ l"});
   EXPECT_TRUE(fired(DType::kFloat32).empty()) << "the library's guard said no";
   // A rule that grows never fires on what such a rule built: sin -> cos happens once.
-  Graph cyc = Simplified({Apply("sin", "s", {x})}, {{"x", test::RandomArray({3}, DType::kFloat32, 1)}},
-                         {"test_library"});
+  Graph cyc =
+      Simplified({Apply("sin", "s", {x})}, {{"x", test::RandomArray({3}, DType::kFloat32, 1)}}, {"test_library"});
   EXPECT_EQ(Fired(cyc), std::vector<std::string>{"test_cycle_a @ s"});
 }
 

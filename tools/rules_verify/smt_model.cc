@@ -94,6 +94,7 @@ z3::expr SmtModel::Arith(char op, const z3::expr& a, const z3::expr& b, DType dt
     case '*':
       return a * b;
     case '/':
+      if (IsFloat(dtype)) divisors_.push_back(b);
       return a / b;  // bit-vectors: signed, truncating (C's division)
     case '%':
       if (IsInt(dtype)) return z3::srem(a, b);

@@ -74,6 +74,8 @@ class SmtModel {
    * log(ab) = log a + log b for positive operands...); none over IEEE, where only congruence holds.
    */
   z3::expr_vector Axioms(const z3::expr_vector& roots);
+  /*! \brief Over the reals, every divisor the model built (x / 0 has no real value). */
+  const std::vector<z3::expr>& divisors() const { return divisors_; }
 
  private:
   z3::func_decl Function(const std::string& name, const std::vector<z3::sort>& domain, const z3::sort& range);
@@ -83,6 +85,7 @@ class SmtModel {
   z3::context* ctx_;
   Domain domain_;
   std::map<std::string, z3::func_decl> functions_;
+  mutable std::vector<z3::expr> divisors_;
 };
 
 /*! \brief Elements of a counterexample as text: "NaN", "-0", "+Inf", "1.5", "true", "7". */

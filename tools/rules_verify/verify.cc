@@ -213,6 +213,11 @@ Verdict ProveRule(const rewrite::Rule& rule, Domain domain, const VerifyOptions&
       roots.push_back(differs.back());
     }
     for (unsigned i = 0; i < assumptions.size(); ++i) roots.push_back(assumptions[i]);
+    // fast_math promises equality over the reals where both sides are defined: no divisor is 0.
+    // real rules get no such assumption (x / x -> 1 would turn 0 / 0 = NaN into 1).
+    if (rule.tag == rewrite::RuleTag::kFastMath && domain == Domain::kReal) {
+      for (const z3::expr& d : model.divisors()) assumptions.push_back(d != model.Constant(0, DType::kFloat32));
+    }
     solver.add(assumptions);
     solver.add(model.Axioms(roots));
     solver.add(z3::mk_or(differs));

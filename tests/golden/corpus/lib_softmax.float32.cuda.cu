@@ -101,12 +101,12 @@ IR_KERNEL void softmax_columns(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const long 
 /*
  * Row r of logits x [rows, classes], one group per row: with p the label distribution (probs,
  * or one-hot of the int32 or int64 label, the other arrays null), loss = -sum_j p_j log_softmax_j
- * and backprop = softmax - p. A label outside [0, classes) makes the row NaN: the CPU's error
+ * and backprop = softmax - p (softmax * sum(p) - p when general). A label outside [0, classes) makes the row NaN: the CPU's error
  * would need a round trip to the host.
  */
 IR_KERNEL void softmax_cross_entropy(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, probs), IR_CONST_ARRAY(int, labels32),
                                      IR_CONST_ARRAY(long, labels64), IR_ARRAY(T, loss), IR_ARRAY(T, backprop),
-                                     const long rows, const long classes, const T nan) {
+                                     const long rows, const long classes, const long general, const T nan) {
   IR_SHARED T s[IR_GROUP_SIZE];
   IR_OFFSET(x);
   IR_OFFSET(probs);
@@ -130,12 +130,19 @@ IR_KERNEL void softmax_cross_entropy(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, pro
     IR_LOCAL_LOOP(j, classes) sum += ir_exp(xr[j] - m);
     NN_GROUP_REDUCE(s, sum, NN_ADD);
     const T log_s = ir_log(sum);
+    T mass = (T)0;
+    if (general) {
+      IR_LOCAL_LOOP(j, classes) mass += probs[r * classes + j];
+      NN_GROUP_REDUCE(s, mass, NN_ADD);
+    } else {
+      mass = (T)1;
+    }
     T total = (T)0;
     IR_LOCAL_LOOP(j, classes) {
       const T p = probs ? probs[r * classes + j] : (T)(j == label);
       const T log_softmax = (xr[j] - m) - log_s;
       total -= p * log_softmax;
-      bp[j] = ir_exp(log_softmax) - p;
+      bp[j] = ir_exp(log_softmax) * mass - p;
     }
     NN_GROUP_REDUCE(s, total, NN_ADD);
     if (IR_LOCAL_ID == 0) loss[r] = total;
