@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -233,6 +235,22 @@ TEST(SimplifyTest, IsDeterministic) {
   EXPECT_EQ(Fired(Simplified({loss}, feeds, {})), Fired(Simplified({loss}, feeds, {})));
   EXPECT_EQ(Fired(Simplified({loss}, feeds, {})),
             (std::vector<std::string>{"log_of_softmax @ log_p", "xent_neg_sum @ xent"}));
+}
+
+TEST(RuleDocsTest, EveryShippedRuleIsListedInTheManual) {
+  std::ifstream in(std::string(IR_TEST_SOURCE_DIR) + "/docs/REWRITE_RULES.md");
+  ASSERT_TRUE(in.good());
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t rules = 0;
+  for (const std::string& set : rewrite::ListRuleSets()) {
+    if (set.rfind("test_", 0) == 0) continue;  // registered by these tests
+    for (const rewrite::Rule& r : rewrite::GetRuleSet(set).rules) {
+      ++rules;
+      EXPECT_NE(doc.find("`" + r.name + "` | " + rewrite::TagName(r.tag)), std::string::npos)
+          << "docs/REWRITE_RULES.md does not list rule " << r.name << " (" << rewrite::TagName(r.tag) << ")";
+    }
+  }
+  EXPECT_GE(rules, 60u);
 }
 
 }  // namespace
