@@ -107,6 +107,14 @@ class TermParser {
   }
 
   Term ParseTerm() {
+    // Patterns are small: a limit keeps hostile text from exhausting the stack.
+    if (++depth_ > kMaxDepth) Fail(StrCat("terms nest deeper than ", kMaxDepth));
+    Term t = ParseTermBody();
+    --depth_;
+    return t;
+  }
+
+  Term ParseTermBody() {
     Skip();
     if (pos_ >= s_.size()) Fail("expected a term");
     char c = s_[pos_];
@@ -150,9 +158,11 @@ class TermParser {
     return t;
   }
 
+  static constexpr int kMaxDepth = 64;
   const std::string& s_;
   std::string where_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 /*! \brief Names of the variables and attribute variables a term uses. */

@@ -26,6 +26,10 @@ struct SetEntry {
 struct Registry {
   std::mutex mutex;
   std::vector<std::unique_ptr<SetEntry>> sets;
+  /*! \brief Replaced parses, kept alive: a GetRuleSet reference handed out before stays valid. */
+  std::vector<std::unique_ptr<RuleFile>> replaced;
+  /*! \brief Guards the maps below (apart from `mutex`: checking a rule set looks guards up). */
+  std::mutex guard_mutex;
   std::map<std::string, std::pair<int, std::pair<std::string, FGuard>>> guards;
   std::map<std::string, std::pair<int, std::pair<std::string, FAttrFunction>>> attr_functions;
 
@@ -120,6 +124,7 @@ void RegisterRuleSet(RuleFile file) {
   std::lock_guard<std::mutex> lock(reg.mutex);
   SetEntry& slot = reg.Slot(file.set);
   slot.text.clear();
+  if (slot.parsed) reg.replaced.push_back(std::move(slot.parsed));
   slot.parsed = std::make_unique<RuleFile>(std::move(file));
 }
 
@@ -128,7 +133,7 @@ void RegisterRuleText(const std::string& set, const std::string& text) {
   std::lock_guard<std::mutex> lock(reg.mutex);
   SetEntry& slot = reg.Slot(set);
   slot.text = text;
-  slot.parsed.reset();
+  if (slot.parsed) reg.replaced.push_back(std::move(slot.parsed));
 }
 
 std::string LoadRuleFile(const std::string& path) {
@@ -171,18 +176,19 @@ const RuleFile& GetRuleSet(const std::string& name) {
 
 void RegisterGuard(const std::string& name, int num_args, const std::string& doc, FGuard fn) {
   Registry& reg = Registry::Get();
-  std::lock_guard<std::mutex> lock(reg.mutex);
+  std::lock_guard<std::mutex> lock(reg.guard_mutex);
   reg.guards[name] = {num_args, {doc, std::move(fn)}};
 }
 
 void RegisterAttrFunction(const std::string& name, int num_args, const std::string& doc, FAttrFunction fn) {
   Registry& reg = Registry::Get();
-  std::lock_guard<std::mutex> lock(reg.mutex);
+  std::lock_guard<std::mutex> lock(reg.guard_mutex);
   reg.attr_functions[name] = {num_args, {doc, std::move(fn)}};
 }
 
 const FGuard* FindGuard(const std::string& name, int* num_args) {
   Registry& reg = Registry::Get();
+  std::lock_guard<std::mutex> lock(reg.guard_mutex);
   auto it = reg.guards.find(name);
   if (it == reg.guards.end()) return nullptr;
   if (num_args != nullptr) *num_args = it->second.first;
@@ -191,6 +197,7 @@ const FGuard* FindGuard(const std::string& name, int* num_args) {
 
 const FAttrFunction* FindAttrFunction(const std::string& name, int* num_args) {
   Registry& reg = Registry::Get();
+  std::lock_guard<std::mutex> lock(reg.guard_mutex);
   auto it = reg.attr_functions.find(name);
   if (it == reg.attr_functions.end()) return nullptr;
   if (num_args != nullptr) *num_args = it->second.first;
@@ -199,7 +206,7 @@ const FAttrFunction* FindAttrFunction(const std::string& name, int* num_args) {
 
 std::vector<std::string> DescribeGuards() {
   Registry& reg = Registry::Get();
-  std::lock_guard<std::mutex> lock(reg.mutex);
+  std::lock_guard<std::mutex> lock(reg.guard_mutex);
   std::vector<std::string> out;
   for (const auto& g : reg.guards) out.push_back(StrCat(g.first, "(", g.second.first, "): ", g.second.second.first));
   for (const auto& f : reg.attr_functions) {

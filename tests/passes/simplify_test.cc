@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,43 @@ TEST(SimplifyTest, IsDeterministic) {
   EXPECT_EQ(Fired(Simplified({loss}, feeds, {})), Fired(Simplified({loss}, feeds, {})));
   EXPECT_EQ(Fired(Simplified({loss}, feeds, {})),
             (std::vector<std::string>{"log_of_softmax @ log_p", "xent_neg_sum @ xent"}));
+}
+
+TEST(RuleLanguageTest, MutatedRuleFilesGiveErrorsNeverCrashes) {
+  std::ifstream in(std::string(IR_TEST_SOURCE_DIR) + "/rules/nn.rules");
+  ASSERT_TRUE(in.good());
+  const std::string seed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::mt19937 rng(14);
+  const std::string alphabet = "(){},.=?@:#-01x \n\"rule exact real";
+  size_t parsed = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    std::string text = seed;
+    for (int edits = 1 + static_cast<int>(rng() % 4); edits > 0 && !text.empty(); --edits) {
+      size_t at = rng() % text.size();
+      switch (rng() % 4) {
+        case 0:
+          text[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          text.insert(at, 1, static_cast<char>(rng() % 256));
+          break;
+        case 2:
+          text.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          text.resize(at);
+      }
+    }
+    try {
+      rewrite::CheckRules(rewrite::ParseRules(text, "mutated"));
+      ++parsed;
+    } catch (const Error&) {  // the expected outcome of bad text
+    }
+  }
+  EXPECT_GT(parsed, 0u) << "some mutations (in comments, say) leave a valid file";
+  std::string deep = "rule deep exact {\n match: ";
+  for (int i = 0; i < 100000; ++i) deep += "exp(";
+  EXPECT_ERROR(rewrite::ParseRules(deep + "x\n rewrite: x\n}", "deep"), "terms nest deeper than 64");
 }
 
 TEST(RuleDocsTest, EveryShippedRuleIsListedInTheManual) {
