@@ -11,6 +11,7 @@
 #include <ir/op.h>
 #include <ir/op_attr_types.h>
 #include <ir/op_kernel.h>
+#include <ir/rewrite.h>
 
 #include <sstream>
 
@@ -101,5 +102,18 @@ IR_REGISTER_OP(axpby)
     .set_attr<ir::FCompute>("FCompute", AxpbyCompute)
     .set_attr<ir::FCodeGen>("FCodeGen", AxpbyCodeGen)
     .set_attr<ir::TOpPattern>("TOpPattern", ir::kElemWise);
+
+// A rewrite rule that teaches Simplify to use the op: a * x + b * y written with scalar
+// multiplies becomes one axpby (rule set "example_ops", active once the library is loaded).
+// Real, not exact: the kernel may contract a * x + b * y into a fused multiply-add.
+IR_REGISTER_RULES(example_ops, R"(
+commutative: add
+rule example_axpby real {
+  match:   add(multiply_scalar{scalar=?a}(x), multiply_scalar{scalar=?b}(y))
+  where:   same_shape(x, y)
+  rewrite: axpby{alpha=?a, beta=?b}(x, y)
+  test:    x f32[2,3], y f32[2,3], ?a = 2, ?b = -0.5
+}
+)");
 
 }  // namespace example

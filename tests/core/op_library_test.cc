@@ -6,6 +6,7 @@
 #include "ir/device_kernel.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
+#include "ir/pass.h"
 #include "ir/symbol.h"
 #include "test_util.h"
 
@@ -28,6 +29,23 @@ TEST(OpLibraryTest, LoadedOpsBehaveLikeBuiltIns) {
   ASSERT_EQ(grads.size(), 2u);
   EXPECT_EQ(grads[0].node->attrs.dict.at("alpha"), "2");
   EXPECT_ERROR(Symbol::CreateFunctor(op, {{"gamma", "1"}}), "op 'axpby'");
+}
+
+TEST(OpLibraryTest, LibraryRewriteRulesJoinSimplify) {
+  LoadOpLibrary(kLibDir + "/libexample_ops.so");
+  NodeEntry x{Node::CreateVariable("x"), 0}, y{Node::CreateVariable("y"), 0};
+  NodeEntry ax = MakeNode("multiply_scalar", "ax", {x}, {{"scalar", "2"}});
+  NodeEntry by = MakeNode("multiply_scalar", "by", {y}, {{"scalar", "-0.5"}});
+  Graph g({MakeNode("add", "sum", {by, ax})});  // commutative: the operands may come either way
+  g.SetAttr("shape_inputs", ShapeVector{Shape{2, 3}, Shape{2, 3}});
+  g.SetAttr("dtype_inputs", DTypeVector{DType::kFloat32, DType::kFloat32});
+  g.SetAttr("simplify.sets", std::vector<std::string>{"example_ops"});
+  Graph out = ApplyPass(g, "Simplify");
+  EXPECT_EQ(out.GetAttr<std::vector<std::string>>("simplify.fired"), std::vector<std::string>{"example_axpby @ sum"});
+  ASSERT_EQ(out.outputs[0].node->op()->name, "axpby");
+  EXPECT_EQ(out.outputs[0].node->attrs.dict.at("alpha"), "-0.5");  // the pattern matched (by, ax) in order
+  EXPECT_EQ(out.outputs[0].node->inputs[0].node, y.node);
+  EXPECT_EQ(out.outputs[0].node->attrs.dict.at("beta"), "2");
 }
 
 TEST(OpLibraryTest, LoadingTwiceIsHarmless) {
