@@ -205,6 +205,7 @@ class Simplifier {
     }
     cse_.clear();
     info_.clear();
+    normalized_.clear();
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       NodePtr old = idx[nid].weak_ref.lock();
       Info info;
@@ -221,7 +222,7 @@ class Simplifier {
       bool fixed = protected_.count(node.get()) || control_targets.count(old.get()) || old->is_variable();
       for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
         NodeEntry e{node, i};
-        mapped[idx.entry_id(nid, i)] = fixed ? e : Normalize(e);
+        mapped[idx.entry_id(nid, i)] = fixed ? e : Normalized(e);
       }
     }
     Graph out;
@@ -274,6 +275,14 @@ class Simplifier {
     }
     auto inserted = cse_.emplace(key, node);
     return inserted.first->second;
+  }
+
+  /*! \brief Normalize, once per value and round (a node merged into an earlier one is done). */
+  NodeEntry Normalized(const NodeEntry& e) {
+    auto key = std::make_pair(e.node.get(), e.index);
+    auto it = normalized_.find(key);
+    if (it != normalized_.end()) return it->second;
+    return normalized_[key] = Normalize(e);
   }
 
   /*! \brief Applies rules at `e` until none fires. */
@@ -484,6 +493,7 @@ class Simplifier {
   std::map<std::string, std::vector<size_t>> by_op_;
   std::unordered_set<const Node*> protected_;
   std::unordered_map<std::string, NodePtr> cse_;
+  std::map<std::pair<const Node*, uint32_t>, NodeEntry> normalized_;
   std::unordered_map<const Node*, Info> info_;
   std::unordered_set<const Node*> grown_;
   std::vector<const Node*> created_;
