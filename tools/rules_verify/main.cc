@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int Usage() {
-  std::cerr << "usage: ir-rules-verify [--timeout-ms N] [--allow-unknown] FILE_OR_DIR...\n"
+  std::cerr << "usage: ir-rules-verify [--rlimit N] [--timeout-ms N] [--allow-unknown] FILE_OR_DIR...\n"
                "       ir-rules-verify --list-guards\n";
   return 2;
 }
@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--allow-unknown") {
       options.allow_unknown = true;
+    } else if (a == "--rlimit" && i + 1 < argc) {
+      options.rlimit = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
     } else if (a == "--timeout-ms" && i + 1 < argc) {
       options.timeout_ms = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
     } else if (!a.empty() && a[0] == '-') {

@@ -17,7 +17,13 @@ namespace rules_verify {
 
 struct VerifyOptions {
   /*! \brief Solver time limit per proof, in milliseconds. */
-  unsigned timeout_ms = 10000;
+  /*!
+   * \brief Z3's resource limit per proof (a count of solver steps): the same verdict on a
+   * loaded or a slow machine, unlike a wall-clock limit. 0: none.
+   */
+  unsigned rlimit = 200000000;
+  /*! \brief Wall-clock backstop per proof (ms). */
+  unsigned timeout_ms = 300000;
   /*! \brief Count a proof the solver gave up on as passed. */
   bool allow_unknown = false;
 };
