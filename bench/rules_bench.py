@@ -8,7 +8,8 @@
        (TFSession's pipeline before fusion) against the same followed by Simplify;
    (b) tinyflow training graphs (softmax regression with the hand-written cross-entropy, and
        tinyflow_demo/train.py's MLP and LeNet with its loss): the bound graph of a session with
-       fusion=False, simplify=False against simplify=True.
+       fusion=False, simplify=False (gradients built under tf.rewrite_gradients(simplify=False):
+       rules fully off) against simplify=True.
 2. Step time, median of --reps repetitions (bench_util.median_ms), rules off / rules on (fusion on):
    (a) a training step of softmax regression (784 -> 10, batch 100) written as the "MNIST for
        ML beginners" tutorial writes it: y = softmax(xW + b), -reduce_sum(y_ * log(y), [1]);
@@ -178,12 +179,17 @@ def tinyflow_rows(tf):
                 ("tinyflow: LeNet (train.py)", lambda tf: demo_model(tf, demo.lenet_model))]
     rows = []
     for name, build in builders:
-        tf.reset_default_graph()
-        fetch, feeds = build(tf)
-        off, _ = bound_nodes(tf, fetch, feeds, False)
-        on, fired = bound_nodes(tf, fetch, feeds, True)
+        off, _ = bound_nodes(tf, *built(tf, build, False), False)
+        on, fired = bound_nodes(tf, *built(tf, build, True), True)
         rows.append((name, off, on, fired))
     return rows
+
+
+def built(tf, build, rules):
+    """A fresh graph from `build`, its gradients taken with the rules on or off."""
+    tf.reset_default_graph()
+    with tf.rewrite_gradients(simplify=rules):
+        return build(tf)
 
 
 def print_node_table(rows):
@@ -224,10 +230,8 @@ def time_rows(tf, reps):
     for name, build in [("softmax regression training step (hand-written xent, batch 100)",
                          hand_written_softmax_regression),
                         ("Lift: reduce_sum(W * x, 1) -> exp / sum exp (W 2048x2048)", lift_matvec_softmax)]:
-        tf.reset_default_graph()
-        fetch, feeds = build(tf)
-        off, off_value = step_ms(tf, fetch, feeds, False, reps)
-        on, on_value = step_ms(tf, fetch, feeds, True, reps)
+        off, off_value = step_ms(tf, *built(tf, build, False), False, reps)
+        on, on_value = step_ms(tf, *built(tf, build, True), True, reps)
         if off_value is not None:
             np.testing.assert_allclose(on_value, off_value, rtol=1e-4, atol=1e-6)  # same numbers
         rows.append((name, off, on))

@@ -27,6 +27,14 @@ struct GradientOptions {
   std::string zero_op = "zeros_like";
   /*! \brief Unary op giving ones shaped like its input, the default head gradient ("grad.ones_op"). */
   std::string ones_op = "ones_like";
+  /*!
+   * \brief Take the gradient of the forward graph simplified by the rewrite rules (graph
+   * attribute "grad.simplify"), with the fast_math rules too ("simplify.fast_math"), from these
+   * rule sets ("simplify.sets"; empty: every registered set).
+   */
+  bool simplify = true;
+  bool fast_math = false;
+  std::vector<std::string> rule_sets;
 };
 
 /*!

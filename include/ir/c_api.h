@@ -127,6 +127,13 @@ IR_DLL int IRRulesLoadFile(const char* path, const char** out_set);
  */
 IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out);
 /*!
+ * \brief IRSymbolGradient with options, `num_options` key/value pairs: "simplify" ("1" default:
+ * differentiate the forward graph simplified by the rewrite rules; "0": as written),
+ * "fast_math" ("1": the fast_math rules too), "rule_sets" (comma-separated set names).
+ */
+IR_DLL int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, uint32_t num_options,
+                              const char** keys, const char** vals, IRSymbolHandle* out);
+/*!
  * \brief A pfor node (tinyflow's parallel_for) over the loop body `outputs` built from the variable
  * `index`: what reads the index, and the nodes of `inside` (may be NULL: what the loop function
  * built, so its random ops draw per iteration), goes into the body; other values are captured.

@@ -275,6 +275,9 @@ std::vector<NodeEntry> Gradients(const std::vector<NodeEntry>& ys, const std::ve
   graph.SetAttr(kAggregateKey, options.aggregate_op);
   graph.SetAttr(kZeroKey, options.zero_op);
   graph.SetAttr(kOnesKey, options.ones_op);
+  graph.SetAttr(kSimplifyKey, options.simplify ? 1 : 0);
+  graph.SetAttr("simplify.fast_math", options.fast_math ? 1 : 0);
+  if (!options.rule_sets.empty()) graph.SetAttr("simplify.sets", options.rule_sets);
   return ApplyPass(std::move(graph), "Gradient").outputs;
 }
 

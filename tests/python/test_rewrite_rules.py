@@ -89,6 +89,38 @@ def test_fed_labels_get_the_general_gradient_and_stay_finite_for_large_logits():
         assert not np.isfinite(sess.run(cross_entropy, {x: xs, y_: ys}))
 
 
+def test_gradients_built_without_rules_are_the_decomposed_ones():
+    rng = np.random.RandomState(4)
+    w0 = (rng.randn(4, 3) * 3e3).astype(np.float32)
+    xs = rng.randn(8, 4).astype(np.float32)
+    ys = one_hot_rows(rng.randint(0, 3, size=8), 3)
+    values = {}
+    for rules in (True, False):
+        tf.reset_default_graph()
+        x, y_, W, _, _, cross_entropy = build_softmax_regression(4, 3, w0)
+        with tf.rewrite_gradients(simplify=rules):
+            grad = tf.gradients(cross_entropy, W)[0]
+        with tf.Session(fusion=False, simplify=rules) as sess:
+            sess.run(tf.global_variables_initializer())
+            values[rules] = sess.run(grad, {x: xs, y_: ys})
+            assert bool(sess.rewrites()) == rules
+    assert np.isfinite(values[True]).all()
+    assert not np.isfinite(values[False]).all()  # log(softmax) underflows: the rules are really off
+
+
+def test_fast_math_gradient_rules_follow_the_graph_setting():
+    x = tf.placeholder(tf.float32, [3])
+    y = tf.reduce_sum(x * x - x * x + x)  # x*x - x*x -> 0 only with fast_math
+    with tf.rewrite_gradients(fast_math=True):
+        fast = tf.gradients(y, x)[0]
+    plain = tf.gradients(y, x)[0]
+    feed = {x: np.array([np.inf, 1, 2], np.float32)}
+    with tf.Session(fusion=False) as sess:
+        g_fast, g_plain = sess.run([fast, plain], feed)
+    np.testing.assert_array_equal(g_fast, [1, 1, 1])
+    assert np.isnan(g_plain[0])  # inf - inf in the decomposed gradient
+
+
 def synthetic_classes(rng, n, n_in, n_out):
     centers = rng.randn(n_out, n_in) * 2
     c = rng.randint(0, n_out, size=n)

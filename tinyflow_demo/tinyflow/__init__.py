@@ -22,7 +22,7 @@ from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variab
 from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403
-from .gradients import gradients
+from .gradients import gradients, rewrite_gradients
 from .control_flow_ops import case, cond, while_loop
 from .tensor_array_ops import TensorArray
 from .functional_ops import foldl, foldr, map_fn, scan

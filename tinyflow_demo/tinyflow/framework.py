@@ -139,6 +139,8 @@ class Graph(object):
         self._body_stack = []  # control-flow bodies being traced, innermost last (control_flow_ops)
         self._op_log = None  # while a pfor loop function runs: the operations it builds (parallel_for)
         self.seed = None
+        # The rewrite rules tf.gradients takes gradients with (gradients.rewrite_gradients).
+        self.gradient_rewrites = {"simplify": True, "fast_math": False, "rule_sets": None}
 
     def unique_name(self, base):
         base = re.sub(r"[^A-Za-z0-9_./-]", "_", base)
