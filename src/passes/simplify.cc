@@ -199,9 +199,12 @@ class Simplifier {
     const auto& refs = idx.entry_ref_counts();
     std::vector<NodeEntry> mapped(idx.num_node_entries());
     std::vector<NodePtr> node_map(idx.num_nodes());
+    MarkEffects(idx);
     std::unordered_set<const Node*> control_targets;
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-      for (const NodePtr& dep : idx[nid].source->control_deps) control_targets.insert(dep.get());
+      for (uint32_t dep : idx[nid].control_deps) {
+        if (effects_[dep]) control_targets.insert(idx[dep].source);
+      }
     }
     cse_.clear();
     info_.clear();
@@ -219,17 +222,45 @@ class Simplifier {
       if (!old->is_variable() && !protected_.count(old.get())) node = Rebuild(old, idx, mapped, node_map);
       node_map[nid] = node;
       info_[node.get()] = info;
-      bool fixed = protected_.count(node.get()) || control_targets.count(old.get()) || old->is_variable();
+      // A node others wait on is rewritten only when it has one output: they then wait on the
+      // replacement (which computes, through its inputs, all the node computed).
+      bool single = idx.num_outputs(nid) == 1;
+      bool fixed = protected_.count(node.get()) || (control_targets.count(old.get()) && !single) || old->is_variable();
       for (uint32_t i = 0; i < idx.num_outputs(nid); ++i) {
         NodeEntry e{node, i};
         mapped[idx.entry_id(nid, i)] = fixed ? e : Normalized(e);
       }
+      if (!fixed && single) node_map[nid] = mapped[idx.entry_id(nid, 0)].node;
     }
     Graph out;
     for (const auto& e : idx.outputs()) out.outputs.push_back(mapped[idx.entry_id(e)]);
     out.attrs = GraphLevelAttrs(graph);
     CarryInputAttrs(graph, &out);
     return out;
+  }
+
+  /*!
+   * \brief effects_[nid]: node nid has a side effect or waits on one: it is stateful, mutates an
+   * input, has bodies, or one of its inputs or control dependencies has effects. A node without
+   * effects of its own waiting on one without effects (TF's gradient tuples: identities waiting
+   * on a no_op grouping pure gradients) orders nothing observable, so Rebuild drops that wait;
+   * a write waiting on a read (OrderMutations) keeps it.
+   */
+  static bool HasOwnEffect(const Node& n) {
+    static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
+    static const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+    return !n.is_variable() && ((stateful != nullptr && stateful->get(n.op(), false)) ||
+                                (mutate != nullptr && mutate->count(n.op())) || !n.attrs.subgraphs.empty());
+  }
+
+  void MarkEffects(const IndexedGraph& idx) {
+    effects_.assign(idx.num_nodes(), false);
+    for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+      bool effects = HasOwnEffect(*idx[nid].source);
+      for (const auto& e : idx[nid].inputs) effects = effects || effects_[e.node_id];
+      for (uint32_t d : idx[nid].control_deps) effects = effects || effects_[d];
+      effects_[nid] = effects;
+    }
   }
 
   /*! \brief `old` with its inputs mapped; merged with an equal node seen before. */
@@ -242,10 +273,12 @@ class Simplifier {
       changed = changed || inputs.back().node.get() != old->inputs[inputs.size() - 1].node.get();
     }
     std::vector<NodePtr> deps;
+    bool acts = HasOwnEffect(*old);  // an effect (a write) waiting on a read must still wait
     for (uint32_t d : idx[old.get()].control_deps) {
-      deps.push_back(node_map[d]);
-      changed = changed || deps.back() != old->control_deps[deps.size() - 1];
+      if (acts || effects_[d]) deps.push_back(node_map[d]);  // a pure node waiting on one: no order
     }
+    changed = changed || deps.size() != old->control_deps.size() ||
+              !std::equal(deps.begin(), deps.end(), old->control_deps.begin());
     NodePtr node = old;
     if (changed) {
       node = Node::Create();
@@ -496,6 +529,7 @@ class Simplifier {
   std::map<std::pair<const Node*, uint32_t>, NodeEntry> normalized_;
   std::unordered_map<const Node*, Info> info_;
   std::unordered_set<const Node*> grown_;
+  std::vector<bool> effects_;
   std::vector<const Node*> created_;
   std::vector<std::string> fired_, explained_;
   int counter_ = 0;
