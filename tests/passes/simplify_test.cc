@@ -228,6 +228,29 @@ TEST(SimplifyTest, GradientWithRespectToAnIntermediateKeepsThatValue) {
   test::ExpectNear(out[0], want, 1e-5, 1e-4);
 }
 
+TEST(SimplifyTest, WaitsThatOrderNothingAreDroppedWaitsOnWritesKept) {
+  // TF's gradient tuple: identity(g) waiting on a no_op that groups pure values.
+  NodeEntry x = Var("x");
+  NodeEntry g = Apply("exp", "g", {x});
+  NodeEntry group = Apply("no_op", "group_deps", {});
+  group.node->control_deps.push_back(g.node);
+  NodeEntry tuple = Apply("identity", "tuple", {g});
+  tuple.node->control_deps.push_back(group.node);
+  Graph out = Simplified({Apply("log", "y", {tuple})}, {{"x", test::RandomArray({3}, DType::kFloat32, 1)}}, {});
+  EXPECT_EQ(OpNodes(out), 0u) << "the identity no longer waits, so it goes, and log(exp(x)) -> x";
+  // A write waiting on a read keeps waiting (OrderMutations' order of reads before writes).
+  NodeEntry w = Var("w");
+  NodeEntry read = Apply("exp", "read", {w});
+  NodeEntry write = Apply("assign", "write", {w, x});
+  write.node->control_deps.push_back(read.node);
+  Graph kept = Simplified(
+      {read, write},
+      {{"x", test::RandomArray({3}, DType::kFloat32, 1)}, {"w", test::RandomArray({3}, DType::kFloat32, 2)}}, {});
+  const Node* assign = kept.outputs[1].node.get();
+  ASSERT_EQ(assign->control_deps.size(), 1u);
+  EXPECT_EQ(assign->control_deps[0].get(), kept.outputs[0].node.get());
+}
+
 TEST(SimplifyTest, IsDeterministic) {
   NodeEntry z = Var("z"), y = Var("y");
   std::map<std::string, NDArray> feeds{{"z", test::RandomArray({2, 3}, DType::kFloat32, 1)},
