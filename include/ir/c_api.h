@@ -127,6 +127,15 @@ IR_DLL int IRRulesLoadFile(const char* path, const char** out_set);
  */
 IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out);
 /*!
+ * \brief IRSymbolGradient with options: `options_json` (may be NULL: the defaults) sets any of
+ * {"simplify":true,"fast_math":false,"rule_sets":[]}, the rewrite rules the forward graph is
+ * simplified with before it is differentiated (simplify: apply them, e.g. the fused cross-entropy's
+ * stable gradient; fast_math: also the rules that change IEEE results; rule_sets: [] = all), like
+ * the session options of the same names, which reach only the graph a session runs.
+ */
+IR_DLL int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, const char* options_json,
+                              IRSymbolHandle* out);
+/*!
  * \brief A pfor node (tinyflow's parallel_for) over the loop body `outputs` built from the variable
  * `index`: what reads the index, and the nodes of `inside` (may be NULL: what the loop function
  * built, so its random ops draw per iteration), goes into the body; other values are captured.

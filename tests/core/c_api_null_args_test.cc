@@ -300,6 +300,15 @@ std::vector<Call> CApiNullArgsTest::Table() {
          return rc;
        },
        {"grad_ys"}},
+      {"IRSymbolGradientEx",
+       [&](Args& a) {
+         IRSymbolHandle out = nullptr;
+         int rc = IRSymbolGradientEx(a("ys", y_), a("xs", x_), a("grad_ys", y_),
+                                     a("options_json", "{\"simplify\": false, \"fast_math\": true}"), a("out", &out));
+         free_symbol(out);
+         return rc;
+       },
+       {"grad_ys", "options_json"}},
       {"IRNDArrayCreate",
        [](Args& a) {
          int64_t shape[] = {2, 1};
