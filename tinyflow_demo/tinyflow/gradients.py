@@ -1,7 +1,8 @@
-"""tf.gradients over the library's reverse-mode Gradient pass (IRSymbolGradient)."""
+"""tf.gradients over the library's reverse-mode Gradient pass (IRSymbolGradientEx)."""
 import ctypes
+import json
 
-from ._lib import LIB, check_call
+from ._lib import LIB, c_str, check_call
 from .framework import Operation, Tensor, _Symbol, convert_to_tensor, get_default_graph
 
 __all__ = ["gradients"]
@@ -13,7 +14,9 @@ def _as_list(x):
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
               aggregation_method=None, stop_gradients=None):
-    """d(sum of ys)/d(x) for each x in xs (a list, in order); grad_ys are the head gradients."""
+    """d(sum of ys)/d(x) for each x in xs (a list, in order); grad_ys are the head gradients. The
+    forward graph is first simplified by the rewrite rules the default graph's rewrite_options
+    select (default: the exact and real rules), so the gradient is taken of the simplified graph."""
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs = [convert_to_tensor(x) for x in _as_list(xs)]
     head = None
@@ -26,10 +29,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     out = ctypes.c_void_p()
     y_group = _Symbol.group([y._symbol for y in ys])  # named: the handles must outlive the call
     x_group = _Symbol.group([x._symbol for x in xs])
-    check_call(LIB.IRSymbolGradient(y_group.handle, x_group.handle,
-                                    head.handle if head is not None else None, ctypes.byref(out)))
-    grads = _Symbol(out)
     graph = get_default_graph()
+    options = c_str(json.dumps(graph._gradient_options()))
+    check_call(LIB.IRSymbolGradientEx(y_group.handle, x_group.handle, head.handle if head is not None else None,
+                                      options, ctypes.byref(out)))
+    grads = _Symbol(out)
     results = []
     for i, x in enumerate(xs):
         symbol = grads.output(i)
