@@ -8,9 +8,12 @@
        (TFSession's pipeline before fusion) against the same followed by Simplify;
    (b) tinyflow training graphs (softmax regression with the hand-written cross-entropy, and
        tinyflow_demo/train.py's MLP and LeNet with its loss): the bound graph of a session with
-       fusion=False, simplify=False (gradients built under tf.rewrite_gradients(simplify=False):
-       rules fully off) against simplify=True.
-2. Step time, median of --reps repetitions (bench_util.median_ms), rules off / rules on (fusion on):
+       fusion=False. Rules off is off everywhere: the model and its gradients are built inside
+       tf.rewrite_options(simplify=False) (gradients are taken when the graph is built, so the
+       session's switch cannot reach them) and run by Session(simplify=False); rules on is the
+       default of both. Each side builds its own graph.
+2. Step time, median of --reps repetitions (bench_util.median_ms), rules off / rules on (fusion on),
+   off and on as in 1b:
    (a) a training step of softmax regression (784 -> 10, batch 100) written as the "MNIST for
        ML beginners" tutorial writes it: y = softmax(xW + b), -reduce_sum(y_ * log(y), [1]);
    (b) the Lift thesis's TensorFlow subgraph: a matrix-vector product written as
@@ -164,7 +167,15 @@ def demo_model(tf, model_fn, batch=64):
                    labels: rng.randint(0, 10, size=batch).astype(np.int32)}
 
 
-def bound_nodes(tf, fetch, feeds, simplify):
+def build_graph(tf, build, simplify):
+    """A fresh default graph holding build(tf), its gradients taken with the rules on or off."""
+    tf.reset_default_graph()
+    with tf.rewrite_options(simplify=simplify):
+        return build(tf)
+
+
+def bound_nodes(tf, build, simplify):
+    fetch, feeds = build_graph(tf, build, simplify)
     with tf.Session(fusion=False, simplify=simplify) as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(fetch, feeds)
@@ -179,17 +190,10 @@ def tinyflow_rows(tf):
                 ("tinyflow: LeNet (train.py)", lambda tf: demo_model(tf, demo.lenet_model))]
     rows = []
     for name, build in builders:
-        off, _ = bound_nodes(tf, *built(tf, build, False), False)
-        on, fired = bound_nodes(tf, *built(tf, build, True), True)
+        off, _ = bound_nodes(tf, build, False)
+        on, fired = bound_nodes(tf, build, True)
         rows.append((name, off, on, fired))
     return rows
-
-
-def built(tf, build, rules):
-    """A fresh graph from `build`, its gradients taken with the rules on or off."""
-    tf.reset_default_graph()
-    with tf.rewrite_gradients(simplify=rules):
-        return build(tf)
 
 
 def print_node_table(rows):
@@ -218,7 +222,8 @@ def lift_matvec_softmax(tf, n=2048):
     return y, {W: (rng.rand(n, n) / n).astype(np.float32), x: rng.rand(n).astype(np.float32)}
 
 
-def step_ms(tf, fetch, feeds, simplify, reps):
+def step_ms(tf, build, simplify, reps):
+    fetch, feeds = build_graph(tf, build, simplify)
     with tf.Session(simplify=simplify) as sess:
         sess.run(tf.global_variables_initializer())
         value = sess.run(fetch, feeds)  # binds and compiles
@@ -230,8 +235,8 @@ def time_rows(tf, reps):
     for name, build in [("softmax regression training step (hand-written xent, batch 100)",
                          hand_written_softmax_regression),
                         ("Lift: reduce_sum(W * x, 1) -> exp / sum exp (W 2048x2048)", lift_matvec_softmax)]:
-        off, off_value = step_ms(tf, *built(tf, build, False), False, reps)
-        on, on_value = step_ms(tf, *built(tf, build, True), True, reps)
+        off, off_value = step_ms(tf, build, False, reps)
+        on, on_value = step_ms(tf, build, True, reps)
         if off_value is not None:
             np.testing.assert_allclose(on_value, off_value, rtol=1e-4, atol=1e-6)  # same numbers
         rows.append((name, off, on))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every benchmark once, writing JSON results into DIR (default .cache/bench/<timestamp>).
+# Runs every benchmark once, writing JSON results (rules_bench: its text tables) into DIR (default .cache/bench/<timestamp>).
 # Usage: bench/run_all.sh [DIR [BUILD]]   (BUILD: the build directory, default build/; after scripts/build.sh;
 #        PyTorch comparisons need python3-torch). The PyTorch comparisons refuse ratios against an unfair
 #        peer (reference BLAS, page-faulting allocator): the run goes on and exits non-zero at the end.
@@ -16,6 +16,8 @@ echo "== RNN: while_loop vs unrolled, bind and step time =="
 "$build/bin/ir-rnn-while-bench" --json "$out/rnn_while_vs_unrolled.json"
 echo "== F_max sweep on LeNet training and the Adam update; cold/warm bind =="
 TINYFLOW_LIB="$build/lib/libir.so" $py bench/lenet_fmax_bench.py --json "$out/lenet_fmax.json"
+echo "== rewrite rules: op nodes and step times, rules off vs on =="
+$py bench/rules_bench.py --build "$build" | tee "$out/rules_bench.txt"
 if $py -c "import torch" 2>/dev/null; then
   echo "== fused workloads vs PyTorch =="
   $py bench/fusion_vs_pytorch.py --build "$build" --json "$out/fusion_vs_pytorch.json" || status=$?

@@ -127,12 +127,14 @@ IR_DLL int IRRulesLoadFile(const char* path, const char** out_set);
  */
 IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out);
 /*!
- * \brief IRSymbolGradient with options, `num_options` key/value pairs: "simplify" ("1" default:
- * differentiate the forward graph simplified by the rewrite rules; "0": as written),
- * "fast_math" ("1": the fast_math rules too), "rule_sets" (comma-separated set names).
+ * \brief IRSymbolGradient with options: `options_json` (may be NULL: the defaults) sets any of
+ * {"simplify":true,"fast_math":false,"rule_sets":[]}, the rewrite rules the forward graph is
+ * simplified with before it is differentiated (simplify: apply them, e.g. the fused cross-entropy's
+ * stable gradient; fast_math: also the rules that change IEEE results; rule_sets: [] = all), like
+ * the session options of the same names, which reach only the graph a session runs.
  */
-IR_DLL int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, uint32_t num_options,
-                              const char** keys, const char** vals, IRSymbolHandle* out);
+IR_DLL int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, const char* options_json,
+                              IRSymbolHandle* out);
 /*!
  * \brief A pfor node (tinyflow's parallel_for) over the loop body `outputs` built from the variable
  * `index`: what reads the index, and the nodes of `inside` (may be NULL: what the loop function

@@ -1,60 +1,75 @@
 /*!
  * \file c_api_autodiff.cc
- * \brief C API: reverse-mode gradients of symbols, and pfor loops closed over an index (jacobians).
+ * \brief C API: reverse-mode gradients of symbols (the Gradient pass, with its rewrite-rule
+ * options), and pfor loops closed over an index (jacobians).
  */
-#include <algorithm>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "c_api/c_api_common.h"
-#include "ir/autodiff.h"
+#include "ir/pass.h"
 #include "ir/symbol.h"
 #include "ir/vectorize.h"
+
+namespace {
+
+/*!
+ * \brief The Gradient pass's input graph for `ys`, with the rewrite-rule options of `json`
+ * ({"simplify": bool, "fast_math": bool, "rule_sets": [..]}, each optional) as the graph
+ * attributes the pass reads: the rules it simplifies the forward graph with before differentiating.
+ */
+ir::Graph GradientGraph(const std::vector<ir::NodeEntry>& ys, const char* json) {
+  ir::Graph graph(ys);
+  if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return graph;
+  int simplify = 1, fast_math = 0;
+  std::vector<std::string> rule_sets;
+  ir::detail::WithJSONContext("gradient options", [&] {
+    std::istringstream is(ir::capi::NumericBooleans(json));
+    dmlc::JSONReader reader(&is);
+    dmlc::JSONObjectReadHelper helper;
+    helper.DeclareOptionalField("simplify", &simplify);
+    helper.DeclareOptionalField("fast_math", &fast_math);
+    helper.DeclareOptionalField("rule_sets", &rule_sets);
+    helper.ReadAllFields(&reader);
+  });
+  graph.SetAttr("grad.simplify", simplify != 0 ? 1 : 0);
+  if (fast_math != 0) graph.SetAttr("simplify.fast_math", 1);
+  if (!rule_sets.empty()) graph.SetAttr("simplify.sets", rule_sets);
+  return graph;
+}
+
+/*! \brief The gradients of `ys` with respect to `xs` (heads `grad_ys`, may be NULL), options from `json`. */
+std::unique_ptr<ir::Symbol> GradientSymbol(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys,
+                                           const char* json) {
+  ir::Graph graph = GradientGraph(static_cast<ir::Symbol*>(ys)->outputs, json);
+  graph.SetAttr("grad_xs", static_cast<ir::Symbol*>(xs)->outputs);
+  if (grad_ys != nullptr) graph.SetAttr("grad_ys_out_grad", static_cast<ir::Symbol*>(grad_ys)->outputs);
+  auto result = std::make_unique<ir::Symbol>();
+  result->outputs = ir::ApplyPass(std::move(graph), "Gradient").outputs;
+  return result;
+}
+
+}  // namespace
 
 int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(ys);
   IR_API_CHECK_NOT_NULL(xs);
   IR_API_CHECK_NOT_NULL(out);
-  std::vector<ir::NodeEntry> heads;
-  if (grad_ys != nullptr) heads = static_cast<ir::Symbol*>(grad_ys)->outputs;
-  auto result = std::make_unique<ir::Symbol>();
-  result->outputs = ir::Gradients(static_cast<ir::Symbol*>(ys)->outputs, static_cast<ir::Symbol*>(xs)->outputs, heads);
-  *out = result.release();
+  *out = GradientSymbol(ys, xs, grad_ys, nullptr).release();
   IR_API_END();
 }
 
-int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, uint32_t num_options,
-                       const char** keys, const char** vals, IRSymbolHandle* out) {
+int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, const char* options_json,
+                       IRSymbolHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(ys);
   IR_API_CHECK_NOT_NULL(xs);
-  IR_API_CHECK_ARRAY(keys, num_options);
-  IR_API_CHECK_ARRAY(vals, num_options);
   IR_API_CHECK_NOT_NULL(out);
-  ir::GradientOptions options;
-  for (uint32_t i = 0; i < num_options; ++i) {
-    std::string key = keys[i], value = vals[i];
-    IR_CHECK(key == "simplify" || key == "fast_math" || key == "rule_sets")
-        << "IRSymbolGradientEx: unknown option '" << key << "' (simplify, fast_math, rule_sets)";
-    IR_CHECK(key == "rule_sets" || value == "0" || value == "1")
-        << "IRSymbolGradientEx: option '" << key << "' is '" << value << "', expected 0 or 1";
-    if (key == "simplify") options.simplify = value == "1";
-    if (key == "fast_math") options.fast_math = value == "1";
-    for (size_t start = 0; key == "rule_sets" && start < value.size();) {
-      size_t comma = std::min(value.find(',', start), value.size());
-      if (comma > start) options.rule_sets.push_back(value.substr(start, comma - start));
-      start = comma + 1;
-    }
-  }
-  std::vector<ir::NodeEntry> heads;
-  if (grad_ys != nullptr) heads = static_cast<ir::Symbol*>(grad_ys)->outputs;
-  auto result = std::make_unique<ir::Symbol>();
-  result->outputs =
-      ir::Gradients(static_cast<ir::Symbol*>(ys)->outputs, static_cast<ir::Symbol*>(xs)->outputs, heads, options);
-  *out = result.release();
+  *out = GradientSymbol(ys, xs, grad_ys, options_json).release();
   IR_API_END();
 }
 

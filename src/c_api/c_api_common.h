@@ -48,6 +48,9 @@ struct ReturnBuffer {
 };
 ReturnBuffer* ThreadReturnBuffer();
 
+/*! \brief dmlc's JSON reader reads bools as numbers: rewrites true/false outside strings as 1/0. */
+std::string NumericBooleans(const std::string& json);
+
 /*! \brief Copies `items` into `*store` and points `*pointers` at them. */
 void ExposeStrings(const std::vector<std::string>& items, std::vector<std::string>* store,
                    std::vector<const char*>* pointers, uint32_t* out_size, const char*** out);

@@ -17,25 +17,9 @@ using ir::Session;
 using ir::capi::ExposeStrings;
 using ir::capi::ThreadReturnBuffer;
 
-namespace {
+namespace ir {
+namespace capi {
 
-NDArray* AsArray(IRNDArrayHandle handle) {
-  IR_CHECK(handle != nullptr) << "null NDArray handle";
-  return static_cast<NDArray*>(handle);
-}
-
-Session* AsSession(IRSessionHandle handle) {
-  IR_CHECK(handle != nullptr) << "null session handle";
-  return static_cast<Session*>(handle);
-}
-
-DType DTypeFromInt(int dtype) {
-  IR_CHECK(dtype >= 0 && dtype < ir::kNumDTypes)
-      << "unknown dtype value " << dtype << " (expected 0.." << ir::kNumDTypes - 1 << ")";
-  return static_cast<DType>(dtype);
-}
-
-/*! \brief dmlc's JSON reader reads bools as numbers: rewrites true/false outside strings as 1/0. */
 std::string NumericBooleans(const std::string& json) {
   std::string out;
   bool in_string = false;
@@ -61,13 +45,34 @@ std::string NumericBooleans(const std::string& json) {
   return out;
 }
 
+}  // namespace capi
+}  // namespace ir
+
+namespace {
+
+NDArray* AsArray(IRNDArrayHandle handle) {
+  IR_CHECK(handle != nullptr) << "null NDArray handle";
+  return static_cast<NDArray*>(handle);
+}
+
+Session* AsSession(IRSessionHandle handle) {
+  IR_CHECK(handle != nullptr) << "null session handle";
+  return static_cast<Session*>(handle);
+}
+
+DType DTypeFromInt(int dtype) {
+  IR_CHECK(dtype >= 0 && dtype < ir::kNumDTypes)
+      << "unknown dtype value " << dtype << " (expected 0.." << ir::kNumDTypes - 1 << ")";
+  return static_cast<DType>(dtype);
+}
+
 ir::SessionOptions ParseOptions(const char* json) {
   ir::SessionOptions options;
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
   int fusion = options.fusion, is_train = options.is_train, profile = options.profile;
   int simplify = options.simplify, fast_math = options.fast_math;
   ir::detail::WithJSONContext("session options", [&] {
-    std::istringstream is(NumericBooleans(json));
+    std::istringstream is(ir::capi::NumericBooleans(json));
     dmlc::JSONReader reader(&is);
     dmlc::JSONObjectReadHelper helper;
     helper.DeclareOptionalField("target", &options.target);

@@ -303,14 +303,12 @@ std::vector<Call> CApiNullArgsTest::Table() {
       {"IRSymbolGradientEx",
        [&](Args& a) {
          IRSymbolHandle out = nullptr;
-         const char* keys[] = {"simplify", "rule_sets"};
-         const char* vals[] = {"0", "nn,algebra"};
-         int rc = IRSymbolGradientEx(a("ys", y_), a("xs", x_), a("grad_ys", y_), 2, a("keys", keys), a("vals", vals),
-                                     a("out", &out));
+         int rc = IRSymbolGradientEx(a("ys", y_), a("xs", x_), a("grad_ys", y_),
+                                     a("options_json", "{\"simplify\": false, \"fast_math\": true}"), a("out", &out));
          free_symbol(out);
          return rc;
        },
-       {"grad_ys"}},
+       {"grad_ys", "options_json"}},
       {"IRNDArrayCreate",
        [](Args& a) {
          int64_t shape[] = {2, 1};

@@ -1,6 +1,8 @@
 """Rewrite rules seen from tinyflow: the hand-written softmax cross-entropy becomes a stable form
-with the right gradient, the session switches (simplify=, fast_math=) and user rule files."""
+with the right gradient, the session switches (simplify=, fast_math=), the graph's switches for the
+gradients it builds (tf.rewrite_options) and user rule files."""
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -84,41 +86,11 @@ def test_fed_labels_get_the_general_gradient_and_stay_finite_for_large_logits():
     np.testing.assert_allclose(loss, -(ys * np_log_softmax(z)).sum(1).mean(), rtol=1e-4)
     np.testing.assert_allclose(gw, xs.T.astype(np.float64) @ dz, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(gb, dz.sum(0), rtol=1e-3, atol=1e-4)
-    with tf.Session(fusion=False, simplify=False) as sess:  # the decomposed form: log(0) * 0 = nan
+    with pytest.warns(UserWarning, match="gradients"):  # (they were built with the rules)
+        sess = tf.Session(fusion=False, simplify=False)
+    with sess:  # the decomposed form: log(0) * 0 = nan
         sess.run(tf.global_variables_initializer())
         assert not np.isfinite(sess.run(cross_entropy, {x: xs, y_: ys}))
-
-
-def test_gradients_built_without_rules_are_the_decomposed_ones():
-    rng = np.random.RandomState(4)
-    w0 = (rng.randn(4, 3) * 3e3).astype(np.float32)
-    xs = rng.randn(8, 4).astype(np.float32)
-    ys = one_hot_rows(rng.randint(0, 3, size=8), 3)
-    values = {}
-    for rules in (True, False):
-        tf.reset_default_graph()
-        x, y_, W, _, _, cross_entropy = build_softmax_regression(4, 3, w0)
-        with tf.rewrite_gradients(simplify=rules):
-            grad = tf.gradients(cross_entropy, W)[0]
-        with tf.Session(fusion=False, simplify=rules) as sess:
-            sess.run(tf.global_variables_initializer())
-            values[rules] = sess.run(grad, {x: xs, y_: ys})
-            assert bool(sess.rewrites()) == rules
-    assert np.isfinite(values[True]).all()
-    assert not np.isfinite(values[False]).all()  # log(softmax) underflows: the rules are really off
-
-
-def test_fast_math_gradient_rules_follow_the_graph_setting():
-    x = tf.placeholder(tf.float32, [3])
-    y = tf.reduce_sum(x * x - x * x + x)  # x*x - x*x -> 0 only with fast_math
-    with tf.rewrite_gradients(fast_math=True):
-        fast = tf.gradients(y, x)[0]
-    plain = tf.gradients(y, x)[0]
-    feed = {x: np.array([np.inf, 1, 2], np.float32)}
-    with tf.Session(fusion=False) as sess:
-        g_fast, g_plain = sess.run([fast, plain], feed)
-    np.testing.assert_array_equal(g_fast, [1, 1, 1])
-    assert np.isnan(g_plain[0])  # inf - inf in the decomposed gradient
 
 
 def synthetic_classes(rng, n, n_in, n_out):
@@ -130,11 +102,13 @@ def synthetic_classes(rng, n, n_in, n_out):
 def test_softmax_regression_trains_to_the_same_accuracy_with_and_without_rules():
     rng = np.random.RandomState(2)
     xs, c = synthetic_classes(rng, 300, 10, 4)
-    x, y_, _, _, y, cross_entropy = build_softmax_regression(10, 4)
-    train = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
-    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
     results = {}
-    for simplify in (True, False):
+    for simplify in (True, False):  # rules off in the gradients and the session alike
+        tf.reset_default_graph()
+        with tf.rewrite_options(simplify=simplify):
+            x, y_, _, _, y, cross_entropy = build_softmax_regression(10, 4)
+            train = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
+        accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
         with tf.Session(simplify=simplify) as sess:
             sess.run(tf.global_variables_initializer())
             for _ in range(60):
@@ -142,6 +116,78 @@ def test_softmax_regression_trains_to_the_same_accuracy_with_and_without_rules()
             results[simplify] = sess.run(accuracy, {x: xs, y_: one_hot_rows(c, 4)})
     assert results[True] > 0.85, results
     assert abs(results[True] - results[False]) <= 0.01, results
+
+
+def large_logit_xent():
+    """The hand-written cross-entropy of fed (not one-hot) labels and its gradient, logits of 1e4:
+    rows of labels summing to 2 and 0.5, so the true gradient p * sum(y) - y is not p - y."""
+    logits = tf.placeholder(tf.float32, [None, 3])
+    labels = tf.placeholder(tf.float32, [None, 3])
+    loss = tf.reduce_sum(hand_written_xent(labels, logits))
+    grad = tf.gradients(loss, logits)[0]
+    z = np.array([[1e4, -1e4, 0], [0, 1e4, -1e4]], np.float32)
+    y = np.array([[1, 1, 0], [0.5, 0, 0]], np.float32)
+    return loss, grad, {logits: z, labels: y}
+
+
+def test_gradient_rules_follow_the_graph_setting_not_the_session():
+    loss, grad, feed = large_logit_xent()  # default: rules on
+    z, y = feed.values()
+    p = np.exp(np_log_softmax(z)).astype(np.float32)
+    with tf.Session(fusion=False) as sess:
+        value, g = sess.run([loss, grad], feed)
+    assert np.isfinite(value) and np.isfinite(g).all()
+    np.testing.assert_array_equal(g, p * y.sum(1, keepdims=True) - y)
+    tf.reset_default_graph()
+    with tf.rewrite_options(simplify=False):
+        loss, grad, feed = large_logit_xent()
+    with tf.Session(fusion=False, simplify=False) as sess:  # the decomposed form: log(0) = -inf
+        value, g = sess.run([loss, grad], feed)
+        assert sess.rewrites() == []
+    assert not np.isfinite(value) and not np.isfinite(g).all()
+
+
+def test_rewrite_options_scope_restores_the_enclosing_setting():
+    graph = tf.get_default_graph()
+    with graph.rewrite_options(simplify=False, rule_sets=["algebra"]):
+        with tf.rewrite_options(fast_math=True):
+            assert graph._rewrite == {"simplify": False, "fast_math": True, "rule_sets": ["algebra"]}
+        assert graph._rewrite == {"simplify": False, "fast_math": False, "rule_sets": ["algebra"]}
+    assert graph._rewrite == {"simplify": True, "fast_math": False, "rule_sets": None}
+
+
+def test_fast_math_set_on_the_graph_reaches_the_gradient():
+    results = {}
+    for fast_math in (False, True):
+        tf.reset_default_graph()
+        x = tf.placeholder(tf.float32, [3])
+        w = tf.constant([1.0, 2.0, 3.0])
+        with tf.rewrite_options(fast_math=fast_math):
+            grad = tf.gradients(tf.reduce_sum(w * (x / x)), x)[0]  # div_self: x / x -> 1 (NaN at 0 in IEEE)
+        with tf.Session(fusion=False) as sess:  # the session's own fast_math stays off
+            results[fast_math] = sess.run(grad, {x: np.array([2, 0, -1], np.float32)})
+    np.testing.assert_array_equal(results[True], [0, 0, 0])
+    assert np.isnan(results[False][1]) and results[False][0] == 0 and results[False][2] == 0
+
+
+def test_rules_off_in_the_session_only_warns_once_about_gradients_built_with_rules():
+    loss, grad, feed = large_logit_xent()
+    with pytest.warns(UserWarning, match=r"rewrite_options\(simplify=False\)"):
+        tf.Session(simplify=False).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tf.Session(simplify=False).close()  # once per graph
+        tf.reset_default_graph()
+        with tf.rewrite_options(simplify=False):
+            large_logit_xent()
+        tf.Session(simplify=False).close()  # the gradients have no rules: nothing to warn about
+
+
+def test_gradient_options_are_checked():
+    x = tf.placeholder(tf.float32, [2])
+    with tf.rewrite_options(rule_sets=["no_such_rule_set"]):
+        with pytest.raises(tf.TinyflowError, match="no_such_rule_set"):
+            tf.gradients(tf.reduce_sum(tf.exp(x)), x)
 
 
 def test_simplify_false_fires_nothing():

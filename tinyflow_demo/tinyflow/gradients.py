@@ -1,46 +1,11 @@
-"""tf.gradients over the library's reverse-mode Gradient pass (IRSymbolGradientEx).
-
-Gradients are taken of the forward graph as the rewrite rules simplify it (a softmax
-cross-entropy written by hand gets the fused op's stable gradient). The rules used are the
-graph's: `with tf.rewrite_gradients(simplify=False):` (or fast_math=True, rule_sets=[...])
-around tf.gradients / minimize / compute_gradients changes them for what is built inside.
-"""
-import contextlib
+"""tf.gradients over the library's reverse-mode Gradient pass (IRSymbolGradientEx)."""
 import ctypes
+import json
 
-from ._lib import LIB, check_call
+from ._lib import LIB, c_str, check_call
 from .framework import Operation, Tensor, _Symbol, convert_to_tensor, get_default_graph
 
-__all__ = ["gradients", "rewrite_gradients"]
-
-
-@contextlib.contextmanager
-def rewrite_gradients(simplify=True, fast_math=False, rule_sets=None):
-    """The rewrite rules gradients built inside this block are taken with (tinyflow extension).
-
-    simplify=False: differentiate the forward graph as written; fast_math=True: the fast_math
-    rules too; rule_sets: the sets to use (None: all). tf.Session(simplify=...) decides what the
-    session's own Simplify pass does to the graph it runs, gradients included.
-    """
-    graph = get_default_graph()
-    saved = graph.gradient_rewrites
-    graph.gradient_rewrites = {"simplify": bool(simplify), "fast_math": bool(fast_math),
-                               "rule_sets": list(rule_sets) if rule_sets is not None else None}
-    try:
-        yield
-    finally:
-        graph.gradient_rewrites = saved
-
-
-def _gradient_options():
-    """IRSymbolGradientEx's key/value arrays from the default graph's gradient_rewrites."""
-    opts = get_default_graph().gradient_rewrites
-    pairs = [("simplify", "1" if opts["simplify"] else "0"), ("fast_math", "1" if opts["fast_math"] else "0")]
-    if opts.get("rule_sets") is not None:
-        pairs.append(("rule_sets", ",".join(opts["rule_sets"])))
-    keys = (ctypes.c_char_p * len(pairs))(*[k.encode() for k, _ in pairs])
-    vals = (ctypes.c_char_p * len(pairs))(*[v.encode() for _, v in pairs])
-    return len(pairs), keys, vals
+__all__ = ["gradients"]
 
 
 def _as_list(x):
@@ -49,7 +14,9 @@ def _as_list(x):
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
               aggregation_method=None, stop_gradients=None):
-    """d(sum of ys)/d(x) for each x in xs (a list, in order); grad_ys are the head gradients."""
+    """d(sum of ys)/d(x) for each x in xs (a list, in order); grad_ys are the head gradients. The
+    forward graph is first simplified by the rewrite rules the default graph's rewrite_options
+    select (default: the exact and real rules), so the gradient is taken of the simplified graph."""
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs = [convert_to_tensor(x) for x in _as_list(xs)]
     head = None
@@ -62,11 +29,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     out = ctypes.c_void_p()
     y_group = _Symbol.group([y._symbol for y in ys])  # named: the handles must outlive the call
     x_group = _Symbol.group([x._symbol for x in xs])
-    num, keys, vals = _gradient_options()
-    check_call(LIB.IRSymbolGradientEx(y_group.handle, x_group.handle, head.handle if head is not None else None,
-                                      ctypes.c_uint32(num), keys, vals, ctypes.byref(out)))
-    grads = _Symbol(out)
     graph = get_default_graph()
+    options = c_str(json.dumps(graph._gradient_options()))
+    check_call(LIB.IRSymbolGradientEx(y_group.handle, x_group.handle, head.handle if head is not None else None,
+                                      options, ctypes.byref(out)))
+    grads = _Symbol(out)
     results = []
     for i, x in enumerate(xs):
         symbol = grads.output(i)

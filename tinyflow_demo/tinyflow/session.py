@@ -1,6 +1,7 @@
 """Session: runs fetches and targets of the graph through IRSessionRun, NumPy in and out."""
 import ctypes
 import json
+import warnings
 
 import numpy as np
 
@@ -125,6 +126,15 @@ class _RunPlan(object):
         self.enums = (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes]) if typed else None
 
 
+def _warn_gradients_with_rules(graph):
+    """Warns (once per graph) that simplify=False leaves the rules in the gradients built with them."""
+    if graph._gradients_with_rules and not graph._warned_gradient_rules:
+        graph._warned_gradient_rules = True
+        warnings.warn("Session(simplify=False): the gradients of this graph were built with the rewrite rules on "
+                      "(tf.gradients and minimize simplify the forward graph when they run); to build them without, "
+                      "call them inside `with tf.rewrite_options(simplify=False):`", stacklevel=3)
+
+
 class Session(object):
     """A TF1-style session over IRSessionCreate; options become the session's options JSON.
 
@@ -134,6 +144,9 @@ class Session(object):
     time every node of every run (stats()["nodes"], profile_table()); simplify: apply the rewrite
     rules (docs/REWRITE_RULES.md; rewrites() lists what fired); fast_math: also the rules that
     change IEEE results (x - x -> 0); rule_sets: names of the rule sets to apply (None: all).
+    These options reach the graph the session runs, not the gradients, which tf.gradients and
+    minimize built earlier with the graph's rewrite_options (tf.rewrite_options); simplify=False
+    on a graph whose gradients were built with rules warns once.
     """
 
     def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
@@ -149,6 +162,8 @@ class Session(object):
             self.options["passes"] = list(passes)
         if rule_sets is not None:
             self.options["rule_sets"] = list(rule_sets)
+        if not simplify:
+            _warn_gradients_with_rules(self.graph)
         self.handle = ctypes.c_void_p()
         check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
         self._plans = {}
