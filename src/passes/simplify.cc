@@ -246,11 +246,16 @@ class Simplifier {
    * on a no_op grouping pure gradients) orders nothing observable, so Rebuild drops that wait;
    * a write waiting on a read (OrderMutations) keeps it.
    */
-  static bool HasOwnEffect(const Node& n) {
+  /*! \brief Stateful, mutating, raising for some values (a check, TF's Assert), or with bodies. */
+  static bool HasOwnEffect(const Node& n) { return !n.is_variable() && (OpActs(n) || !n.attrs.subgraphs.empty()); }
+
+  /*! \brief Whether `n`'s op does more than compute its outputs (stateful, mutating, may raise). */
+  static bool OpActs(const Node& n) {
     static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
     static const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
-    return !n.is_variable() && ((stateful != nullptr && stateful->get(n.op(), false)) ||
-                                (mutate != nullptr && mutate->count(n.op())) || !n.attrs.subgraphs.empty());
+    static const auto* raises = Op::FindAttr<TMayRaise>("TMayRaise");
+    return (stateful != nullptr && stateful->get(n.op(), false)) || (mutate != nullptr && mutate->count(n.op())) ||
+           (raises != nullptr && raises->get(n.op(), false));
   }
 
   void MarkEffects(const IndexedGraph& idx) {
@@ -291,12 +296,7 @@ class Simplifier {
 
   /*! \brief Hash consing: the first node equal to `node` (same op, attributes, inputs, bodies). */
   NodePtr Merge(const NodePtr& node) {
-    static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
-    static const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
-    if (node->is_variable() || (stateful != nullptr && stateful->get(node->op(), false)) ||
-        (mutate != nullptr && mutate->count(node->op())) || protected_.count(node.get())) {
-      return node;
-    }
+    if (node->is_variable() || OpActs(*node) || protected_.count(node.get())) return node;
     std::string key = node->op()->name;
     for (const auto& kv : node->attrs.dict) key += StrCat("|", kv.first, "=", kv.second);
     for (const auto& s : node->attrs.subgraphs) key += StrCat("|s", reinterpret_cast<uintptr_t>(s.get()));
@@ -411,8 +411,8 @@ class Simplifier {
                     " '", n.attrs.name, "' output ", e.index);
       return false;
     }
-    if (!Matchable(n)) {
-      *why = StrCat("node '", n.attrs.name, "' is stateful, protected or a control dependency");
+    if (!Matchable(n) || protected_.count(&n)) {
+      *why = StrCat("node '", n.attrs.name, "' is stateful, may raise, waits on others or is protected");
       return false;
     }
     for (const auto& kv : t.attrs) {
@@ -450,12 +450,8 @@ class Simplifier {
     return true;
   }
 
-  bool Matchable(const Node& n) const {
-    static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
-    static const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
-    return !protected_.count(&n) && !(stateful != nullptr && stateful->get(n.op(), false)) &&
-           !(mutate != nullptr && mutate->count(n.op())) && n.control_deps.empty();
-  }
+  /*! \brief Whether a rule may match node `n` (its op's kernel has no effect beyond its outputs). */
+  static bool Matchable(const Node& n) { return !n.is_variable() && !OpActs(n) && n.control_deps.empty(); }
 
   NodeEntry Build(const ActiveRule& a, const Term& t, const Bindings& b, const std::string& root_name, bool root) {
     if (t.kind == Term::Kind::kVar) return b.values.at(t.name).entry;

@@ -116,6 +116,9 @@ const TFRunTimings& TFSession::last_timings() const { return impl_->timings_; }
 
 std::vector<std::string> TFSession::Pipeline(const SessionOptions& options) {
   std::vector<std::string> passes{"InferShape", "InferType", "FoldConstants"};
+  // The rewrite rules after folding: TF graphs bring gradient tuples (identities waiting on
+  // no_ops), reshapes to the shape a value has, decomposed softmax and cross-entropy...
+  if (options.simplify) passes.push_back("Simplify");
   if (options.fusion) {
     std::vector<std::string> registered = PassReg::ListNames();
     for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
