@@ -40,6 +40,8 @@ const char kUsage[] =
     "                        SavedModels and .meta files next to one are restored automatically\n"
     "  --target cpu|opencl|cuda   device (default cpu)\n"
     "  --no-fusion           run every op on its own kernel\n"
+    "  --no-simplify         do not apply the rewrite rules (docs/REWRITE_RULES.md)\n"
+    "  --fast-math           also apply the fast_math rules (they change IEEE results)\n"
     "  --fmax K              at most K array inputs per fused kernel\n"
     "  --out DIR             write each fetch to DIR/<name>.npy ('/' and ':' become '_')\n"
     "  --dump DIR            write the IR after every pass into DIR\n"
@@ -50,7 +52,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> feeds;
   std::vector<std::string> fetches, inits;
   int steps = 1, fmax = -1;
-  bool fusion = true, list_unsupported = false;
+  bool fusion = true, simplify = true, fast_math = false, list_unsupported = false;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
@@ -98,6 +100,10 @@ Options ParseArgs(int argc, char** argv) {
       o.target = value();
     else if (flag == "--no-fusion")
       o.fusion = false;
+    else if (flag == "--no-simplify")
+      o.simplify = false;
+    else if (flag == "--fast-math")
+      o.fast_math = true;
     else if (flag == "--fmax")
       o.fmax = ParseInt(flag, value());
     else if (flag == "--out")
@@ -213,6 +219,8 @@ int Main(const Options& o) {
   ir::SessionOptions options;
   options.target = o.target;
   options.fusion = o.fusion;
+  options.simplify = o.simplify;
+  options.fast_math = o.fast_math;
   options.fmax = o.fmax;
   options.dump_dir = o.dump;
   ir::tf::TFSession session(model, options);
