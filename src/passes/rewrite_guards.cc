@@ -154,7 +154,8 @@ void RegisterShapeGuards() {
              });
   ValueGuard("same_shape", 2, "a and b have the same known shape",
              [](const Bindings&, const auto& v) { return KnownSame(*v[0], *v[1]); });
-  ValueGuard("known_shape", 1, "x's shape is known", [](const Bindings&, const auto& v) { return v[0]->shape.is_known(); });
+  ValueGuard("known_shape", 1, "x's shape is known",
+             [](const Bindings&, const auto& v) { return v[0]->shape.is_known(); });
   ValueGuard("known_rank", 1, "x's rank is known",
              [](const Bindings&, const auto& v) { return v[0]->shape.rank_known(); });
   ValueGuard("bias_for", 2, "c is a vector as long as m's known last dimension (rank >= 2), of m's dtype",
@@ -339,7 +340,8 @@ void RegisterAttrFunctions() {
                          IR_CHECK(x && x->shape.is_known()) << "@shape_of(" << args[0] << "): the shape is not known";
                          return FormatInts(x->shape.dims());
                        });
-  RegisterAttrFunction("reduced_count", 2, "how many elements of x's known shape a reduction over the axis list ?r sums",
+  RegisterAttrFunction("reduced_count", 2,
+                       "how many elements of x's known shape a reduction over the axis list ?r sums",
                        [](const Bindings& b, const Args& args) {
                          const std::string* r = AttrOf(b, args[0]);
                          const Value* x = ValueOf(b, args[1]);
