@@ -154,6 +154,8 @@ void RegisterShapeGuards() {
              });
   ValueGuard("same_shape", 2, "a and b have the same known shape",
              [](const Bindings&, const auto& v) { return KnownSame(*v[0], *v[1]); });
+  ValueGuard("known_shape", 1, "x's shape is known",
+             [](const Bindings&, const auto& v) { return v[0]->shape.is_known(); });
   ValueGuard("known_rank", 1, "x's rank is known",
              [](const Bindings&, const auto& v) { return v[0]->shape.rank_known(); });
   ValueGuard("bias_for", 2, "c is a vector as long as m's known last dimension (rank >= 2), of m's dtype",
@@ -337,6 +339,22 @@ void RegisterAttrFunctions() {
                          const Value* x = ValueOf(b, args[0]);
                          IR_CHECK(x && x->shape.is_known()) << "@shape_of(" << args[0] << "): the shape is not known";
                          return FormatInts(x->shape.dims());
+                       });
+  RegisterAttrFunction("reduced_count", 2,
+                       "how many elements of x's known shape a reduction over the axis list ?r sums",
+                       [](const Bindings& b, const Args& args) {
+                         const std::string* r = AttrOf(b, args[0]);
+                         const Value* x = ValueOf(b, args[1]);
+                         std::vector<int64_t> axes;
+                         IR_CHECK(r && x && x->shape.is_known() && ParseInts(*r, &axes))
+                             << "@reduced_count(" << args[0] << ", " << args[1] << "): unknown axes or shape";
+                         int64_t count = axes.empty() ? x->shape.Size() : 1;
+                         for (int64_t a : axes) {
+                           int axis = -1;
+                           IR_CHECK(NormalizeAxis(a, x->shape.ndim(), &axis)) << "@reduced_count: axis " << a;
+                           count *= x->shape[axis];
+                         }
+                         return std::to_string(count);
                        });
   RegisterAttrFunction("compose_perm", 3,
                        "the axes of transpose{?outer}(transpose{?inner}(x)) as one transpose of x (x's rank known)",

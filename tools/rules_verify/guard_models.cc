@@ -96,6 +96,7 @@ const std::map<std::string, GuardModel>& Table() {
       {"identity_perm", {}},
       {"is_int", {}},
       {"known_rank", {}},
+      {"known_shape", {}},
       {"last_axis", {}},
       {"matmul_cols", {}},
       {"no_copy_dims", {}},

@@ -204,6 +204,27 @@ void CollapseSum(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTenso
   }
 }
 
+/*! \brief _reduce_grad_broadcast(og, like): og spread back over the reduced axes (divided by their count). */
+void ReduceGradBroadcast(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in,
+                         std::vector<SymTensor>* out) {
+  SymTensor& o = (*out)[0];
+  int ndim = o.shape.ndim();
+  Dims axes = ParseIntList(Attr(attrs, "axis", "()"));
+  std::vector<bool> reduced(ndim, axes.empty());
+  for (int64_t a : axes) reduced[NormalizeAxis(a, ndim)] = true;
+  bool keepdims = BoolAttr(attrs, "keepdims");
+  int64_t count = 1;
+  for (int d = 0; d < ndim; ++d) count *= reduced[d] ? o.shape[d] : 1;
+  for (int64_t e = 0; e < o.shape.Size(); ++e) {
+    Dims index = Unravel(e, o.shape), k;
+    for (int d = 0; d < ndim; ++d) {
+      if (!reduced[d] || keepdims) k.push_back(reduced[d] ? 0 : index[d]);
+    }
+    z3::expr og = in[0].elems[in[0].shape.ndim() == 0 ? 0 : Ravel(k, in[0].shape)];
+    o.elems.push_back(BoolAttr(attrs, "normalize") ? m->Arith('/', og, m->Constant(count, o.dtype), o.dtype) : og);
+  }
+}
+
 void Matmul(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
   const Shape &a = in[0].shape, &b = in[1].shape;
   IR_CHECK(a.ndim() == 2 && b.ndim() == 2) << "cannot model op matmul of rank other than 2";
@@ -344,6 +365,7 @@ const std::map<std::string, OpModel>& Models() {
       {"one_hot", OneHot},
       {"tile", Tile},
       {"collapse_sum_like", CollapseSum},
+      {"_reduce_grad_broadcast", ReduceGradBroadcast},
       {"softplus", RealSoftplus},
       {"softmax_cross_entropy_with_logits", CrossEntropy},
       {"sparse_softmax_cross_entropy_with_logits", CrossEntropy},
