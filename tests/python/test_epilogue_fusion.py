@@ -17,8 +17,9 @@ import train as demo  # noqa: E402  (the demo trainer's models)
 # at this batch: MLP 27 / 28, LeNet 47 / 48 (the loss's mean and its scalar epilogue are one row kernel).
 # Per model: epilogue groups, kernels per SGD and per Adam step, with the default rewrite rules
 # (before the rules: 5/41/42 and 3/23/24; Simplify merges equal subexpressions, drops
-# collapse_sum_like to the same shape and turns matmul + bias into bias_add).
-EXPECTED = {"mlp": (2, 18, 19), "lenet": (4, 35, 36)}
+# collapse_sum_like to the same shape, turns matmul + bias into bias_add and the mean's head
+# gradient into one divide_scalar).
+EXPECTED = {"mlp": (2, 16, 17), "lenet": (4, 33, 34)}
 
 
 @pytest.mark.parametrize("model", sorted(EXPECTED))
