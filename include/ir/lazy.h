@@ -1,0 +1,181 @@
+/*!
+ * \file lazy.h
+ * \brief Lazy arrays (issue 15, items 1 and 2): imperative array code whose operations record
+ * nodes instead of running, and run fused when a value is needed.
+ *
+ * An Array is a leaf (a materialized NDArray) or the pending output of an op applied to other
+ * Arrays. Recording (Apply and the operators below) allocates the pending node and computes its
+ * structural hash once, from the op, its sorted attributes, the output index and the inputs'
+ * hashes; a leaf hashes as its shape and dtype only, never its data. Nothing is inferred or
+ * checked at record time but the op's name: shape and type errors appear at materialization.
+ *
+ * Materialization (Eval, Materialize) walks the pending DAG reachable from the requested arrays,
+ * numbers its leaves in DFS order, and looks the trace up in the Context's cache under the roots'
+ * hashes and the leaves' shapes and dtypes (the hit is confirmed against the trace's topology).
+ * A miss builds an ir::Graph (leaf i -> placeholder "p<i>", pending node -> op node) and an
+ * Executor for it, whose first run applies the SessionOptions pipeline (InferShape, InferType,
+ * Simplify, Fusion, CodeGen, RTCGen, PlanMemory). A hit runs the cached Executor: no pass runs,
+ * its bound plan and compiled kernels are reused. The whole DAG is one graph, so fusion sees it
+ * all: sum(a * b) is one kernel, matmul(a + b, c) two. The requested arrays then become leaves;
+ * pending arrays nobody requested are never computed (and are freed with their last handle).
+ * Scalars (Array(0.1f)) are 0-d leaves, i.e. parameters of the trace: a changing learning rate
+ * does not miss the cache.
+ *
+ * Not done yet (follow-ups of issue 15):
+ *  - Assign writes the result into the old buffer by a copy after running the trace; running the
+ *    assignment inside the trace (an assign op writing the buffer, no temporary) is not done.
+ *  - Pending intermediates still referenced by the user are recomputed when they are requested
+ *    later; they are not fetched as extra outputs of the first trace.
+ *  - Scalars are float32; RNG seeds/counters as parameters, the environment switch that dumps
+ *    each compiled trace, the cache's eviction policy and Python bindings (items 3, 4) are not done.
+ *  - A cache hit trusts the 64-bit hashes of op and attributes (the topology is compared exactly).
+ */
+#ifndef IR_LAZY_H_
+#define IR_LAZY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ndarray.h"
+#include "ir/runtime.h"
+
+namespace ir {
+namespace lazy {
+
+/*! \brief What a Context did since it was created or last reset. */
+struct Stats {
+  /*! \brief Kernels the materializations launched (RunStats::kernels_launched summed). */
+  size_t kernels_launched = 0;
+  /*! \brief Traces that ran the pass pipeline (an Executor bound a plan). */
+  size_t traces_compiled = 0;
+  /*! \brief Materializations that found their trace in the cache. */
+  size_t cache_hits = 0;
+  /*! \brief Materializations that had to build a graph and an Executor. */
+  size_t cache_misses = 0;
+  /*! \brief Time spent recording operations (Apply), in nanoseconds. */
+  uint64_t record_ns = 0;
+  /*! \brief Time spent materializing (lookup, compile on a miss, run), in nanoseconds. */
+  uint64_t execute_ns = 0;
+  /*! \brief Operations recorded. */
+  size_t ops_recorded = 0;
+};
+
+/*!
+ * \brief Where traces compile and run: the SessionOptions (target, fusion...), the trace cache
+ * and the stats. Each thread has a default Context; a Scope makes another one current.
+ * Not thread-safe: one Context serves one thread at a time.
+ */
+class Context {
+ public:
+  explicit Context(SessionOptions options = SessionOptions());
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  /*! \brief The calling thread's current Context (its default one unless a Scope is active). */
+  static Context& Current();
+
+  /*! \brief Makes `context` current on this thread for the Scope's lifetime. */
+  class Scope {
+   public:
+    explicit Scope(Context* context);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Context* previous_;
+  };
+
+  const SessionOptions& options() const;
+  const Stats& stats() const;
+  Stats& mutable_stats();
+  void ResetStats();
+  /*! \brief Number of cached traces. */
+  size_t cache_size() const;
+
+  class Impl;
+  /*! \brief The cache and executors (src/runtime/lazy.cc). */
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/*!
+ * \brief A lazy array: a handle shared by its copies (like a NumPy array or a tf.Variable, so
+ * `Array b = a; a += x;` changes b too). Operations on it record pending nodes.
+ */
+class Array {
+ public:
+  /*! \brief An undefined array (defined() is false); Assign gives it a value. */
+  Array() = default;
+  /*! \brief A leaf holding `value` (not copied: Assign writes into it). */
+  Array(NDArray value);  // NOLINT(runtime/explicit): arrays convert to lazy arrays implicitly
+  /*! \brief A 0-d float32 leaf: a parameter of the trace, not part of its key. */
+  Array(float scalar);  // NOLINT(runtime/explicit)
+
+  bool defined() const { return cell_ != nullptr; }
+  /*! \brief True while the value is a recorded, not yet computed expression. */
+  bool is_pending() const;
+  /*! \brief Materializes (with the current Context) and returns the value. */
+  const NDArray& Eval() const;
+  NDArray ToNDArray() const { return Eval(); }
+  /*!
+   * \brief Makes this array's value `value`: materializes it, then copies it into the old
+   * buffer when shape and dtype match (holders of that NDArray see the change), else into a new
+   * buffer. Pending expressions recorded before the assignment keep reading the old value.
+   */
+  Array& Assign(const Array& value);
+  Array& operator+=(const Array& rhs);
+  Array& operator-=(const Array& rhs);
+  Array& operator*=(const Array& rhs);
+
+  struct Value;
+  /*! \brief The shared state of this handle (for lazy.cc). */
+  struct Cell;
+  const std::shared_ptr<Cell>& cell() const { return cell_; }
+  explicit Array(std::shared_ptr<Cell> cell) : cell_(std::move(cell)) {}
+
+ private:
+  std::shared_ptr<Cell> cell_;
+};
+
+/*!
+ * \brief Records `op` applied to `inputs` with string attributes `attrs` (as on graph nodes);
+ * returns its `num_outputs` pending outputs. Throws only for an unknown op name.
+ */
+std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& inputs,
+                          const std::map<std::string, std::string>& attrs, uint32_t num_outputs);
+/*! \brief ApplyN for an op with one output. */
+Array Apply(const std::string& op, const std::vector<Array>& inputs,
+            const std::map<std::string, std::string>& attrs = {});
+
+/*!
+ * \brief Computes every pending array of `arrays` in one trace (one graph: shared
+ * subexpressions once, fused together) with the current Context; they become leaves.
+ * Throws ir::Error naming the node and the trace when the graph is invalid (shapes, types).
+ */
+void Materialize(const std::vector<Array>& arrays);
+
+Array operator+(const Array& lhs, const Array& rhs);
+Array operator-(const Array& lhs, const Array& rhs);
+Array operator*(const Array& lhs, const Array& rhs);
+Array operator/(const Array& lhs, const Array& rhs);
+Array operator-(const Array& x);
+Array exp(const Array& x);
+Array log(const Array& x);
+Array relu(const Array& x);
+/*! \brief Sum over `axes` (empty: every axis). */
+Array sum(const Array& x, const std::vector<int>& axes = {}, bool keepdims = false);
+/*! \brief Mean over `axes` (empty: every axis). */
+Array mean(const Array& x, const std::vector<int>& axes = {}, bool keepdims = false);
+Array matmul(const Array& a, const Array& b, bool transpose_a = false, bool transpose_b = false);
+
+}  // namespace lazy
+}  // namespace ir
+
+#endif  // IR_LAZY_H_

@@ -1,0 +1,152 @@
+#include "ir/lazy.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "test_util.h"
+
+namespace ir {
+namespace {
+
+using lazy::Array;
+
+/*! \brief A float32 array of `shape` holding i * scale + offset at position i. */
+NDArray Ramp(const Shape& shape, float scale, float offset = 0) {
+  NDArray out(shape, DType::kFloat32);
+  float* data = out.data<float>();
+  for (int64_t i = 0; i < out.Size(); ++i) data[i] = static_cast<float>(i) * scale + offset;
+  return out;
+}
+
+/*! \brief Each test gets a fresh Context (its own cache and stats) made current. */
+class LazyTest : public ::testing::Test {
+ protected:
+  lazy::Context context_;
+  lazy::Context::Scope scope_{&context_};
+  const lazy::Stats& stats() const { return context_.stats(); }
+};
+
+void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-4f * (1 + std::fabs(expected[i])));
+}
+
+TEST_F(LazyTest, ValuesMatchReferences) {
+  NDArray a = Ramp({2, 3}, 0.5f, -1), b = Ramp({3, 2}, 0.25f, 0.5f);
+  std::vector<float> av = a.ToVector<float>(), bv = b.ToVector<float>();
+  Array x(a), y(b);
+  Array prod = lazy::matmul(x * 2.0f, y);
+  Array total = lazy::sum(lazy::exp(x) - x, {1});
+  std::vector<float> mm(4, 0), sums(2, 0);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 3; ++k) mm[i * 2 + j] += 2 * av[i * 3 + k] * bv[k * 2 + j];
+    }
+    for (int k = 0; k < 3; ++k) sums[i] += std::exp(av[i * 3 + k]) - av[i * 3 + k];
+  }
+  EXPECT_TRUE(prod.is_pending());
+  ExpectNear(prod.Eval().ToVector<float>(), mm);
+  EXPECT_FALSE(prod.is_pending());
+  ExpectNear(total.ToNDArray().ToVector<float>(), sums);
+  EXPECT_EQ(total.Eval().shape(), Shape({2}));
+}
+
+TEST_F(LazyTest, ElementwiseIntoReductionIsOneKernelMatmulOfSumIsTwo) {
+  Array a(Ramp({64, 32}, 0.01f)), b(Ramp({64, 32}, 0.02f, 1)), c(Ramp({32, 16}, 0.03f));
+  lazy::sum(a * b).Eval();
+  EXPECT_EQ(stats().kernels_launched, 1u);
+  context_.ResetStats();
+  lazy::matmul(a + b, c).Eval();
+  EXPECT_EQ(stats().kernels_launched, 2u);
+  context_.ResetStats();
+  Array x(Ramp({1000}, 0.01f, -5));
+  Array sigmoid = 1.0f / (1.0f + lazy::exp(-x));
+  std::vector<float> got = sigmoid.Eval().ToVector<float>(), xs = x.Eval().ToVector<float>();
+  EXPECT_EQ(stats().kernels_launched, 1u);
+  std::vector<float> expected;
+  for (float v : xs) expected.push_back(1.0f / (1.0f + std::exp(-v)));
+  ExpectNear(got, expected);
+}
+
+TEST_F(LazyTest, NewDataAndChangingScalarsHitTheCache) {
+  Array w(Ramp({8, 4}, 0.0f));
+  auto step = [&](int i) {
+    Array x(Ramp({16, 8}, 0.01f * static_cast<float>(i)));
+    Array lr(0.1f / static_cast<float>(i + 1));  // a learning rate: a parameter, not part of the key
+    Array grad = lazy::matmul(x, lazy::matmul(x, w), true, false);
+    w.Assign(w - lr * grad);
+  };
+  step(0);
+  lazy::Stats first = stats();
+  EXPECT_EQ(first.cache_misses, 1u);
+  EXPECT_EQ(first.traces_compiled, 1u);
+  for (int i = 1; i <= 100; ++i) step(i);
+  EXPECT_EQ(stats().traces_compiled, first.traces_compiled) << "recompiled with new data or a new learning rate";
+  EXPECT_EQ(stats().cache_misses, 1u);
+  EXPECT_EQ(stats().cache_hits, first.cache_hits + 100);
+  EXPECT_EQ(context_.cache_size(), 1u);
+  // A new shape is a new trace: it misses once, then hits.
+  Array v(Ramp({3, 4}, 1));
+  (v * 3.0f).Eval();
+  (v * 4.0f).Eval();
+  EXPECT_EQ(stats().cache_misses, 2u);
+  EXPECT_EQ(stats().traces_compiled, 2u);
+}
+
+TEST_F(LazyTest, OnlyRequestedArraysAreComputed) {
+  Array a(Ramp({256}, 1)), b(Ramp({256}, 2));
+  Array unused = lazy::exp(a) * b;  // referenced but never requested
+  Array wanted = lazy::log(a + 1.0f);
+  lazy::Materialize({wanted, wanted});
+  EXPECT_EQ(stats().kernels_launched, 1u);
+  EXPECT_TRUE(unused.is_pending());
+  EXPECT_FALSE(wanted.is_pending());
+  // Once materialized, a value is a leaf: using it again does not recompute it.
+  context_.ResetStats();
+  EXPECT_FLOAT_EQ((wanted * 2.0f).Eval().ToVector<float>()[3], 2 * std::log(4.0f));
+  EXPECT_EQ(stats().kernels_launched, 1u);
+}
+
+TEST_F(LazyTest, AssignWritesTheHoldersBufferAndKeepsEarlierReadersValues) {
+  NDArray buffer = Ramp({4}, 1);
+  Array a(buffer);
+  Array alias = a;
+  Array before = a * 10.0f;  // recorded before the assignment: reads the old value
+  a += 1.0f;
+  EXPECT_EQ(buffer.ToVector<float>(), std::vector<float>({1, 2, 3, 4}));
+  EXPECT_EQ(alias.Eval().ToVector<float>(), std::vector<float>({1, 2, 3, 4}));
+  EXPECT_EQ(before.Eval().ToVector<float>(), std::vector<float>({0, 10, 20, 30}));
+  a.Assign(Array(Ramp({2}, 1)));                // another shape: a new buffer
+  EXPECT_EQ(alias.Eval().shape(), Shape({2}));  // copies of an Array share its value
+  EXPECT_EQ(buffer.ToVector<float>(), std::vector<float>({1, 2, 3, 4}));
+  Array fresh;
+  fresh.Assign(Array(buffer) * 2.0f);
+  EXPECT_EQ(fresh.Eval().ToVector<float>(), std::vector<float>({2, 4, 6, 8}));
+}
+
+TEST_F(LazyTest, ShapeErrorAtMaterializationNamesTheNode) {
+  Array a(Ramp({2, 3}, 1)), b(Ramp({4, 5}, 1));
+  Array bad = lazy::matmul(a, b);  // recording checks nothing
+  EXPECT_ERROR(bad.Eval(), "matmul_0");
+  EXPECT_ERROR(bad.Eval(), "[2,3] float32, [4,5] float32");
+  EXPECT_ERROR(lazy::Apply("no_such_op", {a}), "no_such_op");
+}
+
+TEST_F(LazyTest, RecordingCostPerOp) {
+  Array a(Ramp({4}, 1)), b(Ramp({4}, 2));
+  constexpr int kOps = 20000;
+  auto start = std::chrono::steady_clock::now();
+  Array chain = a;
+  for (int i = 0; i < kOps; ++i) chain = chain * b + a;
+  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "lazy recording: " << ns / (2 * kOps)
+            << " ns per op (stats: " << stats().record_ns / stats().ops_recorded << " ns inside Apply)\n";
+  EXPECT_EQ(stats().ops_recorded, static_cast<size_t>(2 * kOps));
+  EXPECT_EQ(stats().kernels_launched, 0u);  // nothing requested, nothing computed
+}
+
+}  // namespace
+}  // namespace ir
