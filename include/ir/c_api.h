@@ -212,6 +212,65 @@ IR_DLL int IRSessionGetStatsJSON(IRSessionHandle session, const char** json);
 IR_DLL int IRSessionGetLastGraph(IRSessionHandle session, IRGraphHandle* out);
 IR_DLL int IRSessionFree(IRSessionHandle session);
 
+/* ---- lazy arrays: eager mode (include/ir/lazy.h, src/c_api/c_api_lazy.cc) ---- */
+typedef void* IRLazyHandle;
+typedef void* IRLazyContextHandle;
+typedef void* IRLazyTapeHandle;
+
+/*! \brief A lazy Context with SessionOptions given as JSON like IRSessionCreate's (NULL or "": defaults). */
+IR_DLL int IRLazyContextCreate(const char* options_json, IRLazyContextHandle* out);
+IR_DLL int IRLazyContextFree(IRLazyContextHandle context);
+/*! \brief Makes `context` current on the calling thread (NULL: the thread's default Context). */
+IR_DLL int IRLazyContextSetCurrent(IRLazyContextHandle context);
+/*!
+ * \brief Stats of `context` (NULL: the current one) as JSON: kernels_launched, traces_compiled,
+ * cache_hits, cache_misses, cache_size, ops_recorded, record_ns, execute_ns.
+ */
+IR_DLL int IRLazyContextGetStatsJSON(IRLazyContextHandle context, const char** json);
+IR_DLL int IRLazyContextResetStats(IRLazyContextHandle context);
+
+/*! \brief A leaf holding `value` (shared, not copied: an assignment writes into it). */
+IR_DLL int IRLazyFromNDArray(IRNDArrayHandle value, IRLazyHandle* out);
+/*! \brief A leaf holding a copy of `data` (ndim dims in `shape`, IR dtype code `dtype`). */
+IR_DLL int IRLazyFromHost(const void* data, int ndim, const int64_t* shape, int dtype, IRLazyHandle* out);
+/*! \brief A 0-d leaf of dtype `dtype`: a parameter of the trace, not part of its key. */
+IR_DLL int IRLazyScalar(double value, int dtype, IRLazyHandle* out);
+/*!
+ * \brief Records `op` on `inputs` with string attributes; returns its outputs (as many as the op
+ * has for these attributes) in a library-owned array of new handles valid until the next call.
+ */
+IR_DLL int IRLazyApply(IROpHandle op, uint32_t num_attrs, const char** keys, const char** vals, uint32_t num_inputs,
+                       IRLazyHandle* inputs, uint32_t* num_outputs, IRLazyHandle** outputs);
+/*! \brief Another handle on the same array (an assignment through one is seen through both). */
+IR_DLL int IRLazyCopy(IRLazyHandle array, IRLazyHandle* out);
+IR_DLL int IRLazyFree(IRLazyHandle array);
+IR_DLL int IRLazyIsPending(IRLazyHandle array, int* out);
+/*! \brief Shape of the value; a pending array's is inferred without computing it. */
+IR_DLL int IRLazyGetShape(IRLazyHandle array, int* ndim, const int64_t** shape);
+IR_DLL int IRLazyGetDType(IRLazyHandle array, int* dtype);
+/*! \brief Computes every pending array of `arrays` in one trace. */
+IR_DLL int IRLazyMaterialize(uint32_t num_arrays, IRLazyHandle* arrays);
+/*! \brief Materializes `array` and returns its value (a new NDArray handle sharing the buffer). */
+IR_DLL int IRLazyToNDArray(IRLazyHandle array, IRNDArrayHandle* out);
+/*! \brief targets[i] = values[i] in place, all values computed in one trace. */
+IR_DLL int IRLazyAssign(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values);
+
+/*! \brief A gradient tape that starts recording now (persistent: gradient may be asked more than once). */
+IR_DLL int IRLazyTapeCreate(int persistent, IRLazyTapeHandle* out);
+/*! \brief Differentiates with respect to `array`'s current value too. */
+IR_DLL int IRLazyTapeWatch(IRLazyTapeHandle tape, IRLazyHandle array);
+/*! \brief Stops recording (leaving the `with` block); gradients can still be asked. */
+IR_DLL int IRLazyTapeStop(IRLazyTapeHandle tape);
+/*!
+ * \brief Pending gradients of sum(targets[i] * heads[i]) (heads NULL: ones) with respect to each
+ * source, written to out_grads[i] (caller array of num_sources; NULL where a source is not watched
+ * or the targets do not depend on it).
+ */
+IR_DLL int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets,
+                              IRLazyHandle* heads, uint32_t num_sources, IRLazyHandle* sources,
+                              IRLazyHandle* out_grads);
+IR_DLL int IRLazyTapeFree(IRLazyTapeHandle tape);
+
 #ifdef __cplusplus
 }
 #endif

@@ -161,6 +161,19 @@ Array Apply(const std::string& op, const std::vector<Array>& inputs,
  */
 void Materialize(const std::vector<Array>& arrays);
 
+/*!
+ * \brief The shape and dtype of `array`'s value. A pending array's are inferred from the
+ * recorded ops without computing anything; an invalid expression throws ir::Error naming the node.
+ */
+Shape ShapeOf(const Array& array);
+DType DTypeOf(const Array& array);
+
+/*!
+ * \brief targets[i].Assign(values[i]) for every i, with every value computed in one trace (an
+ * optimizer's update of all its variables is one trace, not one per variable).
+ */
+void AssignAll(const std::vector<Array>& targets, const std::vector<Array>& values);
+
 Array operator+(const Array& lhs, const Array& rhs);
 Array operator-(const Array& lhs, const Array& rhs);
 Array operator*(const Array& lhs, const Array& rhs);

@@ -12,60 +12,10 @@
 
 #include "ir/node.h"
 #include "ir/op.h"
+#include "runtime/lazy_internal.h"
 
 namespace ir {
 namespace lazy {
-
-namespace {
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
-/*! \brief Folds `value` into `seed` (splitmix64 finalizer: every bit of both affects the result). */
-uint64_t Mix(uint64_t seed, uint64_t value) {
-  uint64_t z = seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/*! \brief A leaf's hash: its shape and dtype, never its data (new data hits the same trace). */
-uint64_t LeafHash(const NDArray& value) {
-  uint64_t h = Mix(0x6c656166, static_cast<uint64_t>(value.dtype()));
-  for (int64_t dim : value.shape().dims()) h = Mix(h, static_cast<uint64_t>(dim));
-  return Mix(h, value.shape().dims().size());
-}
-
-}  // namespace
-
-/*! \brief An op applied to input values, not yet computed; shared by its output values. */
-struct Pending {
-  const Op* op = nullptr;
-  std::map<std::string, std::string> attrs;
-  std::vector<std::shared_ptr<Array::Value>> inputs;
-  /*! \brief Hash of op, attributes and input hashes, computed when recorded. */
-  uint64_t hash = 0;
-  ~Pending();
-};
-
-/*! \brief One value: materialized (data) or output `index` of a pending node. */
-struct Array::Value {
-  NDArray data;
-  std::shared_ptr<Pending> node;
-  uint32_t index = 0;
-  /*! \brief Structural hash, kept when the value materializes (so traces reading it stay keyed). */
-  uint64_t hash = 0;
-};
-
-/*! \brief What the copies of an Array share: the current value (Assign replaces it). */
-struct Array::Cell {
-  std::shared_ptr<Value> value;
-};
-
-using ValuePtr = std::shared_ptr<Array::Value>;
 
 /*! \brief Releases long chains of pending nodes iteratively (no recursion depth limit). */
 Pending::~Pending() {
@@ -73,8 +23,11 @@ Pending::~Pending() {
   while (!stack.empty()) {
     ValuePtr value = std::move(stack.back());
     stack.pop_back();
-    if (value.use_count() == 1 && value->node && value->node.use_count() == 1) {
-      for (ValuePtr& input : value->node->inputs) stack.push_back(std::move(input));
+    if (value.use_count() != 1) continue;
+    for (std::shared_ptr<Pending>* node : {&value->node, &value->origin}) {
+      if (*node && node->use_count() == 1) {
+        for (ValuePtr& input : (*node)->inputs) stack.push_back(std::move(input));
+      }
     }
   }
 }
@@ -364,9 +317,20 @@ void Materialize(const std::vector<Array>& arrays) {
   for (size_t i = 0; i < roots.size(); ++i) {
     auto* value = const_cast<Array::Value*>(roots[i]);
     value->data = std::move(outputs[i]);
-    value->node.reset();  // frees the pending DAG nothing else references
+    if (ActiveTapes() > 0) value->origin = value->node;  // the tape differentiates through it
+    value->node.reset();                                 // frees the pending DAG nothing else references
   }
   context.mutable_stats().execute_ns += NowNs() - start;
+}
+
+// First version: materializes (lazy inference over the pending DAG replaces it).
+Shape ShapeOf(const Array& array) { return array.Eval().shape(); }
+DType DTypeOf(const Array& array) { return array.Eval().dtype(); }
+
+void AssignAll(const std::vector<Array>& targets, const std::vector<Array>& values) {
+  IR_CHECK(targets.size() == values.size()) << "lazy::AssignAll: one value per target";
+  Materialize(values);
+  for (size_t i = 0; i < targets.size(); ++i) const_cast<Array&>(targets[i]).Assign(values[i]);
 }
 
 Array operator+(const Array& lhs, const Array& rhs) { return Apply("add", {lhs, rhs}); }
