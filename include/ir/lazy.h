@@ -61,6 +61,8 @@ struct Stats {
   uint64_t execute_ns = 0;
   /*! \brief Operations recorded. */
   size_t ops_recorded = 0;
+  /*! \brief Cached traces dropped (least recently used first) to stay within the cache limit. */
+  size_t evictions = 0;
 };
 
 /*!
@@ -96,6 +98,9 @@ class Context {
   void ResetStats();
   /*! \brief Number of cached traces. */
   size_t cache_size() const;
+  /*! \brief Most traces kept (default 256); past it the least recently used one is evicted. */
+  size_t cache_limit() const;
+  void set_cache_limit(size_t limit);
 
   class Impl;
   /*! \brief The cache and executors (src/runtime/lazy.cc). */
@@ -117,6 +122,8 @@ class Array {
   Array(NDArray value);  // NOLINT(runtime/explicit): arrays convert to lazy arrays implicitly
   /*! \brief A 0-d float32 leaf: a parameter of the trace, not part of its key. */
   Array(float scalar);  // NOLINT(runtime/explicit)
+  /*! \brief A 0-d leaf of any dtype holding `value` (converted): a parameter of the trace. */
+  static Array Scalar(double value, DType dtype);
 
   bool defined() const { return cell_ != nullptr; }
   /*! \brief True while the value is a recorded, not yet computed expression. */
