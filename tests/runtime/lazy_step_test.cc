@@ -5,7 +5,13 @@
  */
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "ir/lazy.h"
 #include "runtime/lazy_test_util.h"
@@ -119,6 +125,30 @@ TEST_F(LazyTest, CacheEvictsTheLeastRecentlyUsedTrace) {
   run(2);
   EXPECT_EQ(stats().cache_misses, 4u);
   EXPECT_EQ(stats().evictions, 2u);
+}
+
+TEST_F(LazyTest, DumpDirGetsEachCompiledTraceAndMustBePrivate) {
+  char dir[] = "/tmp/lazy_dump_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("IR_LAZY_DUMP_DIR", dir, 1);
+  Array a(Ramp({8}, 1));
+  (lazy::exp(a) * 3.0f).Eval();
+  (lazy::exp(a) * 4.0f).Eval();  // a hit: nothing compiled, nothing dumped
+  std::string written;
+  for (int n = 0; n < 1000 && written.empty(); ++n) {  // the process numbers dumps across Contexts
+    std::ifstream in(StrCat(dir, "/trace-", n, ".txt"));
+    std::stringstream text;
+    text << in.rdbuf();
+    written = text.str();
+    if (!written.empty()) unlink(StrCat(dir, "/trace-", n, ".txt").c_str());
+  }
+  EXPECT_NE(written.find("_fused"), std::string::npos) << written;
+  EXPECT_NE(written.find("exp_0"), std::string::npos) << written;
+  chmod(dir, 0777);  // another user could plant files: refused
+  EXPECT_ERROR(lazy::log(a).Eval(), "IR_LAZY_DUMP_DIR");
+  unsetenv("IR_LAZY_DUMP_DIR");
+  EXPECT_EQ(lazy::log(a).Eval().shape(), Shape({8}));
+  rmdir(dir);
 }
 
 }  // namespace
