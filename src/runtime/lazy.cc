@@ -89,49 +89,28 @@ const NDArray& Array::Eval() const {
   return cell_->value->data;
 }
 
-Array& Array::Assign(const Array& value) {
-  NDArray result = value.Eval();
-  ValuePtr& old = cell_ ? cell_->value : (cell_ = NewCell(nullptr))->value;
-  bool reuse = old && !old->node && old->data.shape() == result.shape() && old->data.dtype() == result.dtype();
-  if (!reuse) {
-    // A buffer of our own: sharing `value`'s would let a later in-place Assign change it too.
-    NDArray buffer(result.shape(), result.dtype(), result.device());
-    buffer.CopyFrom(result);
-    old = LeafValue(std::move(buffer));
-    return *this;
-  }
-  if (old->data.Overlaps(result)) return *this;  // a.Assign(a)
-  if (old.use_count() > 1) {
-    // Pending nodes recorded before the assignment read the old value: give them a snapshot
-    // and keep the buffer (and its holders) with this array.
-    auto fresh = std::make_shared<Value>(*old);
-    old->data = old->data.CopyTo(old->data.device());
-    old = std::move(fresh);
-  }
-  old->data.CopyFrom(result);
-  return *this;
+std::shared_ptr<Pending> RecordNode(const Op* op, std::vector<ValuePtr> inputs,
+                                    const std::map<std::string, std::string>& attrs, uint32_t num_outputs) {
+  auto node = std::make_shared<Pending>();
+  node->op = op;
+  node->attrs = attrs;
+  uint64_t h = Mix(0x6f70, reinterpret_cast<uintptr_t>(op));
+  for (const auto& [key, text] : attrs) h = Mix(Mix(h, std::hash<std::string>()(key)), std::hash<std::string>()(text));
+  for (const ValuePtr& input : inputs) h = Mix(h, input->hash);
+  node->inputs = std::move(inputs);
+  node->hash = h;
+  node->num_outputs = num_outputs;
+  node->seq = NextRecordSeq();
+  return node;
 }
-
-Array& Array::operator+=(const Array& rhs) { return Assign(*this + rhs); }
-Array& Array::operator-=(const Array& rhs) { return Assign(*this - rhs); }
-Array& Array::operator*=(const Array& rhs) { return Assign(*this * rhs); }
 
 std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& inputs,
                           const std::map<std::string, std::string>& attrs, uint32_t num_outputs) {
   uint64_t start = NowNs();
-  auto node = std::make_shared<Pending>();
-  node->op = Op::Get(op);
-  node->attrs = attrs;
-  uint64_t h = Mix(0x6f70, reinterpret_cast<uintptr_t>(node->op));
-  for (const auto& [key, text] : attrs) h = Mix(Mix(h, std::hash<std::string>()(key)), std::hash<std::string>()(text));
-  node->inputs.reserve(inputs.size());
-  for (const Array& input : inputs) {
-    node->inputs.push_back(ValueOf(input));
-    h = Mix(h, node->inputs.back()->hash);
-  }
-  node->hash = h;
-  node->num_outputs = num_outputs;
-  node->seq = NextRecordSeq();
+  std::vector<ValuePtr> values;
+  values.reserve(inputs.size());
+  for (const Array& input : inputs) values.push_back(ValueOf(input));
+  std::shared_ptr<Pending> node = RecordNode(Op::Get(op), std::move(values), attrs, num_outputs);
   Context& context = Context::Current();
   std::vector<Array> outputs;
   outputs.reserve(num_outputs);
@@ -139,7 +118,7 @@ std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& input
     auto value = std::make_shared<Array::Value>();
     value->node = node;
     value->index = i;
-    value->hash = Mix(h, i);
+    value->hash = Mix(node->hash, i);
     outputs.emplace_back(NewCell(std::move(value)));
     TrackLive(context, outputs.back().cell());
   }
@@ -151,12 +130,6 @@ std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& input
 
 Array Apply(const std::string& op, const std::vector<Array>& inputs, const std::map<std::string, std::string>& attrs) {
   return std::move(ApplyN(op, inputs, attrs, 1)[0]);
-}
-
-void AssignAll(const std::vector<Array>& targets, const std::vector<Array>& values) {
-  IR_CHECK(targets.size() == values.size()) << "lazy::AssignAll: one value per target";
-  Materialize(values);
-  for (size_t i = 0; i < targets.size(); ++i) const_cast<Array&>(targets[i]).Assign(values[i]);
 }
 
 Array operator+(const Array& lhs, const Array& rhs) { return Apply("add", {lhs, rhs}); }

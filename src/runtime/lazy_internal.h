@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/lazy.h"
@@ -99,6 +100,19 @@ uint64_t NextRecordSeq();
  * that were not inferred yet; false (the error kept in Pending::infer_error) if one is invalid.
  */
 bool InferPending(const Array::Value& value);
+
+/*! \brief Records a pending node of `op` (hash, recording order); its output values are the caller's. */
+std::shared_ptr<Pending> RecordNode(const Op* op, std::vector<ValuePtr> inputs,
+                                    const std::map<std::string, std::string>& attrs, uint32_t num_outputs);
+
+/*!
+ * \brief Materializes `requested` and every live pending array but those in `skip`, running in
+ * the same trace `assigns` (outputs of pending assign(leaf, value) nodes): the fused kernels
+ * write each leaf's buffer in place, after every read of its old value. Returns false, having
+ * run nothing, when an assigned leaf cannot be written in place (lazy_trace.cc CanWriteInPlace).
+ */
+bool MaterializeAssigning(const std::vector<const Array::Value*>& requested, const std::vector<ValuePtr>& assigns,
+                          const std::unordered_set<const Array::Value*>& skip);
 
 // ---- tape (lazy_tape.cc): declarations below this line belong to the tape ----
 

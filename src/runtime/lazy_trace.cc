@@ -37,6 +37,8 @@ struct Trace {
   std::vector<const Array::Value*> roots;
   std::vector<const Array::Value*> leaves;
   std::vector<const Pending*> nodes;
+  /*! \brief Per leaf: an assign root writes it in place (a variable of the graph, not a feed). */
+  std::vector<bool> variable;
   /*! \brief Per node its hash and input refs, then the root refs, then the leaf signatures. */
   std::vector<uint64_t> topology;
   uint64_t key = 0;
@@ -79,13 +81,28 @@ struct Trace {
       topology.push_back(signature);
       key = Mix(key, signature);
     }
+    variable.assign(leaves.size(), false);
+    for (const Array::Value* root : roots) {
+      if (IsAssign(root)) variable[leaf_index.at(root->node->inputs[0].get())] = true;
+    }
   }
 
-  /*! \brief The trace as a graph: leaf i is placeholder "p<i>", node i is named "<op>_<i>". */
+  /*! \brief Whether `value` is an assignment this trace runs in place (not an output). */
+  static bool IsAssign(const Array::Value* value) {
+    static const Op* assign = Op::Get("assign");
+    return value->node && value->node->op == assign;
+  }
+
+  /*!
+   * \brief The trace as a graph: leaf i is placeholder "p<i>" (a variable when assigned), node i
+   * is named "<op>_<i>". The outputs are the roots but the assignments, and a no_op token that
+   * depends on them (fetching an assignment would copy the variable it wrote in place).
+   */
   Graph ToGraph() const {
     std::unordered_map<const Array::Value*, NodeEntry> entries;
     for (size_t i = 0; i < leaves.size(); ++i) {
-      entries[leaves[i]] = NodeEntry{Node::CreateVariable("p" + std::to_string(i)), 0};
+      std::map<std::string, std::string> kind{{"__kind__", variable[i] ? "variable" : "placeholder"}};
+      entries[leaves[i]] = NodeEntry{Node::CreateVariable("p" + std::to_string(i), kind), 0};
     }
     std::unordered_map<const Pending*, NodePtr> built;
     auto entry_of = [&](const Array::Value* value) {
@@ -98,7 +115,19 @@ struct Trace {
       built[nodes[i]] = Node::Create(nodes[i]->op, name, nodes[i]->attrs, std::move(inputs));
     }
     std::vector<NodeEntry> outputs;
-    for (const Array::Value* root : roots) outputs.push_back(entry_of(root));
+    std::vector<NodePtr> assigns;
+    for (const Array::Value* root : roots) {
+      if (IsAssign(root)) {
+        assigns.push_back(built.at(root->node.get()));
+      } else {
+        outputs.push_back(entry_of(root));
+      }
+    }
+    if (!assigns.empty()) {
+      NodePtr token = Node::Create(Op::Get("no_op"), "assignments", {}, {});
+      token->control_deps = std::move(assigns);
+      outputs.push_back(NodeEntry{token, 0});
+    }
     return Graph(std::move(outputs));
   }
 
@@ -151,36 +180,52 @@ thread_local uint64_t record_counter = 0;
 
 class Context::Impl {
  public:
-  explicit Impl(SessionOptions options) : options_(std::move(options)) {}
+  explicit Impl(SessionOptions options) : options_(std::move(options)), device_(Device::Parse(options_.target)) {}
 
-  /*! \brief Computes `trace` and returns one array per root. */
+  /*!
+   * \brief Computes `trace` and returns one array per root (undefined for an assignment). An
+   * assigned leaf is not fed (a fed variable is copied): the store holds its very buffer for the
+   * run, so the kernels write into it.
+   */
   std::vector<NDArray> Run(const Trace& trace) {
     CachedTrace& cached = Lookup(trace);
     std::unordered_map<std::string, NDArray> feeds;
-    for (size_t i = 0; i < trace.leaves.size(); ++i) feeds.emplace(cached.feed_names[i], trace.leaves[i]->data);
+    for (size_t i = 0; i < trace.leaves.size(); ++i) {
+      if (trace.variable[i]) {
+        variables_->Set(cached.feed_names[i], trace.leaves[i]->data);
+      } else {
+        feeds.emplace(cached.feed_names[i], trace.leaves[i]->data);
+      }
+    }
+    std::vector<NDArray> outputs;
     try {
-      std::vector<NDArray> outputs = cached.executor->Run(feeds);
-      RunStats run = cached.executor->last_stats();
-      stats_.kernels_launched += run.kernels_launched;
-      stats_.traces_compiled += run.bound ? 1 : 0;
-      if (run.bound) DumpTrace(*cached.executor);
-      return outputs;
+      outputs = cached.executor->Run(feeds);
     } catch (const Error& err) {
+      ReleaseVariables(trace, cached);
       Erase(trace.key);  // a trace that failed to bind is not kept: it would fail again
       throw Error(StrCat("lazy: materializing ", trace.Describe(), ": ", err.what()));
     }
+    ReleaseVariables(trace, cached);
+    RunStats run = cached.executor->last_stats();
+    stats_.kernels_launched += run.kernels_launched;
+    stats_.traces_compiled += run.bound ? 1 : 0;
+    if (run.bound) DumpTrace(*cached.executor);
+    std::vector<NDArray> per_root;
+    size_t next = 0;
+    for (const Array::Value* root : trace.roots)
+      per_root.push_back(Trace::IsAssign(root) ? NDArray() : outputs[next++]);
+    return per_root;
   }
 
   /*!
    * \brief The pending values to compute: those of `requested`, then those of every live cell
-   * (the cells' only: *live_start indexes them). Drops the expired cells.
+   * but `skip` (the cells' only: *live_start indexes them). Drops the expired cells.
    */
-  std::vector<const Array::Value*> Roots(const std::vector<Array>& requested, size_t* live_start) {
+  std::vector<const Array::Value*> Roots(const std::vector<const Array::Value*>& requested,
+                                         const std::unordered_set<const Array::Value*>& skip, size_t* live_start) {
     std::vector<const Array::Value*> roots;
-    std::unordered_set<const Array::Value*> seen;
-    for (const Array& array : requested) {
-      IR_CHECK(array.defined()) << "lazy::Array: use of an undefined array";
-      const Array::Value* value = array.cell()->value.get();
+    std::unordered_set<const Array::Value*> seen = skip;
+    for (const Array::Value* value : requested) {
       if (value->node && seen.insert(value).second) roots.push_back(value);
     }
     *live_start = roots.size();
@@ -211,6 +256,13 @@ class Context::Impl {
     live_.emplace_back(cell);
   }
 
+  /*! \brief The store lets go of the assigned buffers (their arrays may be freed). */
+  void ReleaseVariables(const Trace& trace, const CachedTrace& cached) {
+    for (size_t i = 0; i < trace.leaves.size(); ++i) {
+      if (trace.variable[i]) variables_->Set(cached.feed_names[i], NDArray());
+    }
+  }
+
   void Erase(uint64_t key) {
     auto found = index_.find(key);
     if (found == index_.end()) return;
@@ -226,12 +278,14 @@ class Context::Impl {
   }
 
   SessionOptions options_;
+  /*! \brief Where the traces run: a leaf elsewhere is assigned by a copy (the run would copy it). */
+  Device device_;
   Stats stats_;
   size_t cache_limit_ = 256;
   /*! \brief Cached traces, most recently used first; index_ finds them by key. */
   std::list<CachedTrace> lru_;
   std::unordered_map<uint64_t, std::list<CachedTrace>::iterator> index_;
-  /*! \brief Variables persist here; traces only read placeholders today (Assign copies). */
+  /*! \brief Holds an assigned leaf's buffer during a run (Run), as the graph's variable. */
   std::shared_ptr<VariableStore> variables_ = std::make_shared<VariableStore>();
 
  private:
@@ -309,9 +363,10 @@ std::vector<const Array::Value*> InRecordingOrder(std::vector<const Array::Value
  * \brief The trace of the requested and live roots. On a cache miss the live roots are inferred
  * first: one that is invalid is left out (it throws when requested itself, not in others' traces).
  */
-Trace TraceOf(Context::Impl& impl, const std::vector<Array>& requested) {
+Trace TraceOf(Context::Impl& impl, const std::vector<const Array::Value*>& requested,
+              const std::unordered_set<const Array::Value*>& skip) {
   size_t live_start = 0;
-  std::vector<const Array::Value*> roots = impl.Roots(requested, &live_start);
+  std::vector<const Array::Value*> roots = impl.Roots(requested, skip, &live_start);
   Trace trace(InRecordingOrder(roots));
   if (impl.Cached(trace)) return trace;
   auto invalid = [](const Array::Value* value) { return !InferPending(*value); };
@@ -321,13 +376,48 @@ Trace TraceOf(Context::Impl& impl, const std::vector<Array>& requested) {
   return Trace(InRecordingOrder(std::move(roots)));
 }
 
+/*! \brief Whether `assign`'s value has its variable's shape and dtype (inferred, so known). */
+bool SameShapeAndType(const Pending& assign) {
+  const Array::Value& value = *assign.inputs[1];
+  if (!InferPending(value)) return false;
+  const NDArray& variable = assign.inputs[0]->data;
+  return value.node->shapes[value.index] == variable.shape() && value.node->dtypes[value.index] == variable.dtype();
+}
+
+/*!
+ * \brief Whether each assigned leaf of `trace` can be written in place: its only holders are
+ * its cell and the trace's nodes (which run before the write or are freed after it), its buffer
+ * is on the target and overlaps no other leaf, and (checked on a miss: a hit ran before with
+ * the same shapes) the value has its shape and dtype.
+ */
+bool CanWriteInPlace(const Trace& trace, const Device& device, bool cached) {
+  std::unordered_map<const Array::Value*, long> readers;
+  for (const Pending* node : trace.nodes) {
+    for (const ValuePtr& input : node->inputs) readers[input.get()] += input->node ? 0 : 1;
+  }
+  for (const Array::Value* root : trace.roots) {
+    if (!Trace::IsAssign(root)) continue;
+    const ValuePtr& target = root->node->inputs[0];
+    if (target.use_count() != 1 + readers[target.get()] || target->data.device() != device) return false;
+    if (!cached && !SameShapeAndType(*root->node)) return false;
+    for (const Array::Value* leaf : trace.leaves) {
+      if (leaf != target.get() && leaf->data.Overlaps(target->data)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-void Materialize(const std::vector<Array>& arrays) {
+bool MaterializeAssigning(const std::vector<const Array::Value*>& requested, const std::vector<ValuePtr>& assigns,
+                          const std::unordered_set<const Array::Value*>& skip) {
   Context& context = Context::Current();
   uint64_t start = NowNs();
-  Trace trace = TraceOf(context.impl(), arrays);
-  if (trace.roots.empty()) return;
+  std::vector<const Array::Value*> wanted = requested;
+  for (const ValuePtr& assign : assigns) wanted.push_back(assign.get());
+  Trace trace = TraceOf(context.impl(), wanted, skip);
+  if (!assigns.empty() && !CanWriteInPlace(trace, context.impl().device_, context.impl().Cached(trace))) return false;
+  if (trace.roots.empty()) return true;
   const std::vector<const Array::Value*>& roots = trace.roots;
   std::vector<NDArray> outputs = context.impl().Run(trace);
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -337,6 +427,16 @@ void Materialize(const std::vector<Array>& arrays) {
     value->node.reset();                                 // frees the pending DAG nothing else references
   }
   context.mutable_stats().execute_ns += NowNs() - start;
+  return true;
+}
+
+void Materialize(const std::vector<Array>& arrays) {
+  std::vector<const Array::Value*> requested;
+  for (const Array& array : arrays) {
+    IR_CHECK(array.defined()) << "lazy::Array: use of an undefined array";
+    requested.push_back(array.cell()->value.get());
+  }
+  MaterializeAssigning(requested, {}, {});
 }
 
 }  // namespace lazy

@@ -1,7 +1,7 @@
 /*!
  * \file lazy_step_test.cc
  * \brief Lazy arrays in training steps: live pending arrays synced into the update's trace,
- * in-place updates, RNG under cache hits, scalars of every dtype, the cache limit.
+ * RNG under cache hits, scalars of every dtype, the cache limit.
  */
 #include <gtest/gtest.h>
 
@@ -47,37 +47,6 @@ TEST_F(LazyTest, HeldLossIsComputedInTheUpdatesTrace) {
   EXPECT_EQ(stats().cache_misses + stats().cache_hits, 1u);
   EXPECT_NE(w_buffer.ToVector<float>(), wv) << "the holder of w's buffer does not see the update";
   EXPECT_EQ(w.Eval().ToVector<float>(), w_buffer.ToVector<float>());
-}
-
-TEST(LazyStepTest, AdamUpdateOfThreeArraysIsOneKernelWrittenInPlace) {
-  // 6 scalar parameters and 4 arrays: 10 kernel inputs, over the CPU's default F_max (8), which
-  // would split the update in two kernels.
-  SessionOptions options;
-  options.fmax = 16;
-  lazy::Context context(options);
-  lazy::Context::Scope scope(&context);
-  const int n = 1000;
-  NDArray m_buffer = Ramp({n}, 0.001f), v_buffer = Ramp({n}, 0.002f, 0.5f), w_buffer = Ramp({n}, -0.003f, 1);
-  std::vector<float> m0 = m_buffer.ToVector<float>(), v0 = v_buffer.ToVector<float>(), w0 = w_buffer.ToVector<float>();
-  NDArray g_data = Ramp({n}, 0.0005f, -0.2f);
-  std::vector<float> g = g_data.ToVector<float>();
-  Array m(m_buffer), v(v_buffer), w(w_buffer), grad(g_data);
-  const float b1 = 0.9f, b2 = 0.999f, lr = 0.01f, eps = 1e-7f;
-  Array m1 = Array(b1) * m + Array(1 - b1) * grad;
-  Array v1 = Array(b2) * v + Array(1 - b2) * grad * grad;
-  Array w1 = w - Array(lr) * m1 / (lazy::Apply("sqrt", {v1}) + Array(eps));
-  lazy::AssignAll({m, v, w}, {m1, v1, w1});
-  EXPECT_EQ(context.stats().kernels_launched, 1u);
-  std::vector<float> m_got = m_buffer.ToVector<float>(), v_got = v_buffer.ToVector<float>();
-  std::vector<float> w_got = w_buffer.ToVector<float>(), m_ref, v_ref, w_ref;
-  for (int i = 0; i < n; ++i) {
-    m_ref.push_back(b1 * m0[i] + (1 - b1) * g[i]);
-    v_ref.push_back(b2 * v0[i] + (1 - b2) * g[i] * g[i]);
-    w_ref.push_back(w0[i] - lr * m_ref.back() / (std::sqrt(v_ref.back()) + eps));
-  }
-  ExpectNear(m_got, m_ref);
-  ExpectNear(v_got, v_ref);
-  ExpectNear(w_got, w_ref);
 }
 
 TEST_F(LazyTest, ThousandStepsWithFreshDataLearningRateAndRngCompileOnce) {
