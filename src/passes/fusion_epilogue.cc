@@ -99,8 +99,8 @@ class EpiloguePlanner {
   std::string Refusal(const Group& merged) const {
     const std::vector<uint32_t>& members = merged.members;
     if (static_cast<int>(members.size()) > max_size_) return StrCat("group size ", members.size(), " > ", max_size_);
-    size_t inputs = GroupInputs(idx_, merged, plan_->foldable).size();
-    if (static_cast<int>(inputs) > fmax_) return StrCat("unique inputs ", inputs, " > F_max ", fmax_);
+    std::string bound = InputBoundRefusal(shapes_, GroupInputs(idx_, merged, plan_->foldable), fmax_);
+    if (!bound.empty()) return bound;
     if (WritesVariable(members)) return "the epilogue writes a variable";
     return "";
   }

@@ -32,6 +32,19 @@ std::vector<uint32_t> ExternalInputs(const IndexedGraph& idx, const std::vector<
   return inputs;
 }
 
+std::string InputBoundRefusal(const ShapeVector& shapes, const std::vector<uint32_t>& inputs, int fmax) {
+  auto scalar = [&shapes](uint32_t eid) { return shapes[eid].is_known() && shapes[eid].ndim() == 0; };
+  long arrays = std::count_if(inputs.begin(), inputs.end(), [&](uint32_t eid) { return !scalar(eid); });
+  if (arrays > fmax) {
+    long scalars = static_cast<long>(inputs.size()) - arrays;
+    return StrCat("unique inputs ", arrays, " > F_max ", fmax, scalars ? StrCat(" (and ", scalars, " 0-d)") : "");
+  }
+  if (static_cast<int>(inputs.size()) > kMaxKernelInputs) {
+    return StrCat("unique inputs ", inputs.size(), " (0-d included) > ", kMaxKernelInputs, " kernel arguments");
+  }
+  return "";
+}
+
 namespace {
 
 class Planner {
@@ -244,11 +257,8 @@ class Planner {
       *why = StrCat("group size ", members.size(), " > ", max_size_);
       return false;
     }
-    size_t inputs = ExternalInputs(idx_, members, plan_.foldable).size();
-    if (static_cast<int>(inputs) > fmax_) {
-      *why = StrCat("unique inputs ", inputs, " > F_max ", fmax_);
-      return false;
-    }
+    *why = InputBoundRefusal(shapes_, ExternalInputs(idx_, members, plan_.foldable), fmax_);
+    if (!why->empty()) return false;
     if (!MutationsKeepOrder(members, why)) return false;
     std::string through;
     if (LeavesAndReenters(members, &through)) {

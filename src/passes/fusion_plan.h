@@ -113,6 +113,19 @@ std::vector<uint32_t> GroupInputs(const IndexedGraph& idx, const Group& group, c
 std::vector<uint32_t> ExternalInputs(const IndexedGraph& idx, const std::vector<uint32_t>& members,
                                      const std::vector<bool>& foldable);
 
+/*!
+ * \brief Most unique inputs of one kernel, 0-d ones included: a bound on its arguments (OpenCL
+ * guarantees 1 KiB of kernel arguments, 128 pointers, outputs included; CUDA 4 KiB).
+ */
+constexpr int kMaxKernelInputs = 64;
+
+/*!
+ * \brief Why the entry ids `inputs` (with `shapes`, by entry id) are too many for one kernel:
+ * more than `fmax` that are not 0-d (F_max bounds the memory streams; a 0-d input is one load,
+ * eager mode's scalar parameters), or more than kMaxKernelInputs in all. "" when they fit.
+ */
+std::string InputBoundRefusal(const ShapeVector& shapes, const std::vector<uint32_t>& inputs, int fmax);
+
 }  // namespace fusion
 }  // namespace ir
 

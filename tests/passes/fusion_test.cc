@@ -32,6 +32,15 @@ std::vector<const Node*> FusedNodes(const Graph& graph) {
   return nodes;
 }
 
+// The inputs of `node` in `graph` that are not 0-d: those F_max bounds.
+int ArrayInputs(const Graph& graph, const Node& node) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  const auto& shapes = graph.GetAttr<ShapeVector>("shape");
+  int arrays = 0;
+  for (const NodeEntry& in : node.inputs) arrays += shapes[idx.entry_id(in)].ndim() == 0 ? 0 : 1;
+  return arrays;
+}
+
 // Unfused, fused (members run one by one) and generated kernels all give the same values.
 void ExpectSameResults(const Graph& unfused, const std::map<std::string, NDArray>& feeds, int fmax = 8) {
   std::vector<NDArray> expected = test::EvalGraphWithKernels(unfused, feeds);
@@ -181,7 +190,7 @@ TEST(FusionTest, RespectsFmaxBoundAndKeepsResults) {
     for (int fmax = 1; fmax <= 8; ++fmax) {
       SCOPED_TRACE(StrCat("trial ", trial, " fmax ", fmax));
       Graph fused = Fuse(graph, fmax);
-      for (const Node* node : FusedNodes(fused)) EXPECT_LE(static_cast<int>(node->inputs.size()), fmax);
+      for (const Node* node : FusedNodes(fused)) EXPECT_LE(ArrayInputs(fused, *node), fmax);
       std::vector<NDArray> got = test::EvalGraphWithKernels(fused, feeds);
       for (size_t i = 0; i < got.size(); ++i) ExpectNear(got[i], expected[i], 1e-6, 1e-6);
     }
@@ -197,6 +206,39 @@ TEST(FusionTest, FmaxOfOneStillRunsEveryOp) {
   const auto& log = fused.GetAttr<std::vector<std::string>>("fusion_log");
   bool refused = false;
   for (const std::string& line : log) refused = refused || line.find("unique inputs 2 > F_max 1") != std::string::npos;
+  EXPECT_TRUE(refused) << Join(log, "\n");
+}
+
+// sum_i a_i * s_i over `arrays` arrays, the first `scalars` of them scaled by a 0-d input.
+Graph ScaledSum(int arrays, int scalars, std::map<std::string, NDArray>* feeds) {
+  std::map<std::string, Shape> shapes;
+  NodeEntry total;
+  for (int i = 0; i < arrays; ++i) {
+    NodeEntry term = Var(StrCat("a", i));
+    shapes[StrCat("a", i)] = Shape{4, 5};
+    if (i < scalars) {
+      term = Apply("multiply", StrCat("scaled", i), {term, Var(StrCat("s", i))});
+      shapes[StrCat("s", i)] = Shape::Scalar();
+    }
+    total = i == 0 ? term : Apply("add", StrCat("sum", i), {total, term});
+  }
+  *feeds = Feeds(shapes);
+  return InferFromFeeds({total}, *feeds);
+}
+
+TEST(FusionTest, ScalarInputsDoNotCountTowardFmax) {
+  std::map<std::string, NDArray> feeds;
+  Graph graph = ScaledSum(8, 6, &feeds);  // 14 inputs, 8 of them arrays: one kernel at F_max 8
+  Graph fused = Fuse(graph, 8);
+  ASSERT_EQ(FusedNodes(fused).size(), 1u) << Join(fused.GetAttr<std::vector<std::string>>("fusion_log"), "\n");
+  EXPECT_EQ(FusedNodes(fused)[0]->inputs.size(), 14u);
+  ExpectSameResults(graph, feeds);
+  Graph nine = Fuse(ScaledSum(9, 6, &feeds), 8);
+  EXPECT_EQ(FusedNodes(nine).size(), 2u);
+  const auto& log = nine.GetAttr<std::vector<std::string>>("fusion_log");
+  bool refused = false;
+  for (const std::string& line : log)
+    refused = refused || line.find("unique inputs 9 > F_max 8 (and 6 0-d)") != std::string::npos;
   EXPECT_TRUE(refused) << Join(log, "\n");
 }
 

@@ -35,10 +35,10 @@ TEST_F(LazyTest, AdamUpdateIsOneKernelWritingTheOldBuffers) {
   AdamReference ref(m_buffer.ToVector<float>(), v_buffer.ToVector<float>(), w_buffer.ToVector<float>(),
                     g_data.ToVector<float>(), 0.9f, 0.999f, 0.01f, 1e-7f, 0.1f, 0.001f);
   Array m(m_buffer), v(v_buffer), w(w_buffer), grad(g_data);
-  // 6 scalar parameters and 4 arrays: the scalars do not count toward F_max (8 on the CPU).
+  // 6 scalar parameters and 4 arrays: the 0-d inputs do not count toward F_max (8 on the CPU).
   Array b1(0.9f), b2(0.999f), lr(0.01f), eps(1e-7f), c1(0.1f), c2(0.001f);
-  Array m1 = b1 * m + (Array(1.0f) - b1) * grad;
-  Array v1 = b2 * v + (Array(1.0f) - b2) * grad * grad;
+  Array m1 = grad + b1 * (m - grad);  // b1 * m + (1 - b1) * grad
+  Array v1 = grad * grad + b2 * (v - grad * grad);
   Array w1 = w - lr * (m1 / c1) / (lazy::Apply("sqrt", {v1 / c2}) + eps);
   lazy::AssignAll({m, v, w}, {m1, v1, w1});
   // The fused update and the no_op token that roots the assignments (fetching them would copy).
