@@ -32,11 +32,27 @@
  * Environment: IR_LAZY_DUMP_DIR=<dir> writes each compiled trace's graph after the pipeline to
  * <dir>/trace-<n>.txt; <dir> must be owned by the user and writable by no one else.
  *
+ * Assignment (Assign, AssignAll, +=, -=, *=) runs inside the trace: a target that is a
+ * materialized leaf on the Context's device, whose pending value has its shape and dtype, becomes
+ * a variable of the graph bound to that very buffer (through the Context's VariableStore, for
+ * the run only) and the trace gets assign(variable, value) nodes, rooted by a no_op token
+ * (fetching an assign would copy the variable). Fusion fuses each assign with the math of its
+ * value, so an Adam update of m, v and w is one kernel that reads each array once and writes
+ * m, v, w in place (plus the token): 7 memory passes, not 13. The graph's OrderMutations puts
+ * every read of the old value (a held loss computed in the same trace) before the write. The
+ * value handle then shares the target's buffer (as tf.Variable.assign returns the variable).
+ * A target is assigned by a copy after the trace instead when it does not qualify: undefined,
+ * pending, another shape or dtype, another device, its buffer shared with another leaf of the
+ * trace or another target, its old value still read by something outside the trace (a held
+ * value of an earlier assignment, a node kept by a tape: it gets a snapshot), or a tape records.
+ * 0-d inputs do not count toward F_max (docs/ARCHITECTURE.md, Fusion): scalar parameters do not
+ * split a kernel.
+ *
  * Not done yet (follow-ups of issue 15):
- *  - Assign writes the result into the old buffer by a copy after running the trace; running the
- *    assignment inside the trace (an assign op writing the variable's buffer) is not done.
- *  - 0-d scalars count as kernel inputs toward the target's F_max: Adam (6 scalars, 4 arrays) is
- *    two kernels on the CPU unless SessionOptions::fmax is raised.
+ *  - The no_op token that roots a trace's assignments is a kernel launch of its own (a scalar
+ *    store): kernels_launched counts it.
+ *  - Temporaries still alive during AssignAll (`w -= lr * g` holds `lr * g`) are live arrays:
+ *    the barrier computes them as outputs (an extra write each), although they read no variable.
  *  - A cache hit trusts the 64-bit hashes of op and attributes (the topology is compared exactly).
  */
 #ifndef IR_LAZY_H_
@@ -141,9 +157,9 @@ class Array {
   const NDArray& Eval() const;
   NDArray ToNDArray() const { return Eval(); }
   /*!
-   * \brief Makes this array's value `value`: materializes it, then copies it into the old
-   * buffer when shape and dtype match (holders of that NDArray see the change), else into a new
-   * buffer. Pending expressions recorded before the assignment keep reading the old value.
+   * \brief Makes this array's value `value` (AssignAll of one): written into the old buffer in
+   * the trace when shape and dtype match (holders of that NDArray see the change), else into a
+   * new buffer. Pending expressions recorded before the assignment keep reading the old value.
    */
   Array& Assign(const Array& value);
   Array& operator+=(const Array& rhs);
@@ -187,8 +203,9 @@ Shape ShapeOf(const Array& array);
 DType DTypeOf(const Array& array);
 
 /*!
- * \brief targets[i].Assign(values[i]) for every i, with every value computed in one trace (an
- * optimizer's update of all its variables is one trace, not one per variable).
+ * \brief targets[i].Assign(values[i]) for every i, in one trace that writes the targets in place
+ * (an optimizer's update of all its variables is one trace and, fused, one kernel). values[i]
+ * then holds targets[i]'s new value (its buffer, when written in place).
  */
 void AssignAll(const std::vector<Array>& targets, const std::vector<Array>& values);
 

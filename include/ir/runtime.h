@@ -30,7 +30,7 @@ struct SessionOptions {
   std::string target = "cpu";
   /*! \brief Apply the fusion passes (when registered) before running. */
   bool fusion = true;
-  /*! \brief Bound on unique array inputs per fused kernel; -1 = the target's default. */
+  /*! \brief Bound on unique array inputs (0-d ones not counted) per fused kernel; -1 = the target's default. */
   int fmax = -1;
   /*! \brief When set, IR is dumped after every pass into this directory. */
   std::string dump_dir;

@@ -36,7 +36,7 @@ IR_REGISTER_PASS(Fusion)
     .describe(
         "Groups elementwise/broadcast chains (diamonds included), reduction prologues and "
         "epilogues of matmul/conv-like ops into _fused nodes with at most fusion.fmax unique "
-        "array inputs each.")
+        "array inputs each (0-d inputs not counted).")
     .set_change_graph(true)
     .depend_graph_attr("shape")
     .depend_graph_attr("dtype")
