@@ -266,9 +266,8 @@ IR_DLL int IRLazyTapeStop(IRLazyTapeHandle tape);
  * source, written to out_grads[i] (caller array of num_sources; NULL where a source is not watched
  * or the targets do not depend on it).
  */
-IR_DLL int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets,
-                              IRLazyHandle* heads, uint32_t num_sources, IRLazyHandle* sources,
-                              IRLazyHandle* out_grads);
+IR_DLL int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets, IRLazyHandle* heads,
+                              uint32_t num_sources, IRLazyHandle* sources, IRLazyHandle* out_grads);
 IR_DLL int IRLazyTapeFree(IRLazyTapeHandle tape);
 
 #ifdef __cplusplus
