@@ -62,24 +62,6 @@ uint32_t OutputCount(const ir::Op* op, const std::map<std::string, std::string>&
   return node->num_outputs();
 }
 
-NDArray ScalarOf(double value, DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return NDArray::Scalar<float>(static_cast<float>(value));
-    case DType::kFloat64:
-      return NDArray::Scalar<double>(value);
-    case DType::kInt32:
-      return NDArray::Scalar<int32_t>(static_cast<int32_t>(value));
-    case DType::kInt64:
-      return NDArray::Scalar<int64_t>(static_cast<int64_t>(value));
-    case DType::kBool:
-      return NDArray::Scalar<bool>(value != 0);
-    default:
-      break;
-  }
-  throw ir::Error(ir::StrCat("IRLazyScalar: unsupported dtype ", ir::DTypeName(dtype)));
-}
-
 std::string StatsJSON(const Context& context) {
   const ir::lazy::Stats& s = context.stats();
   std::ostringstream os;
@@ -153,7 +135,7 @@ int IRLazyFromHost(const void* data, int ndim, const int64_t* shape, int dtype, 
 int IRLazyScalar(double value, int dtype, IRLazyHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(out);
-  *out = new Array(ScalarOf(value, DTypeFromInt(dtype)));
+  *out = new Array(Array::Scalar(value, DTypeFromInt(dtype)));
   IR_API_END();
 }
 
