@@ -252,12 +252,14 @@ int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(tape);
   IR_API_CHECK_ARRAY(targets, num_targets);
-  if (heads != nullptr) IR_API_CHECK_ARRAY(heads, num_targets);
   IR_API_CHECK_ARRAY(sources, num_sources);
   IR_API_CHECK_NOT_NULL_IF(out_grads, num_sources);
-  std::vector<Array> grads = static_cast<GradientTape*>(tape)->Gradient(
-      LazyArrays(targets, num_targets), LazyArrays(sources, num_sources),
-      heads != nullptr ? LazyArrays(heads, num_targets) : std::vector<Array>());
+  std::vector<Array> ys = LazyArrays(targets, num_targets), dys;
+  // heads NULL, or a NULL entry in it: ones of that target's shape (TF's default output gradient).
+  for (uint32_t i = 0; heads != nullptr && i < num_targets; ++i) {
+    dys.push_back(heads[i] != nullptr ? AsLazy(heads[i]) : ir::lazy::Apply("ones_like", {ys[i]}));
+  }
+  std::vector<Array> grads = static_cast<GradientTape*>(tape)->Gradient(ys, LazyArrays(sources, num_sources), dys);
   for (uint32_t i = 0; i < num_sources; ++i)
     out_grads[i] = grads[i].defined() ? new Array(std::move(grads[i])) : nullptr;
   IR_API_END();

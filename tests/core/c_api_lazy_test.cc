@@ -219,6 +219,10 @@ TEST_F(CApiLazyTest, TapeGradientsArePendingHandlesOrNull) {
       ASSERT_OK(rc);
       Keep(grads[0]);
       EXPECT_EQ(Values(grads[0]), (std::vector<float>{6, 12, 18}));
+      IRLazyHandle no_head = nullptr;  // a NULL entry: ones, like heads == NULL
+      ASSERT_OK(IRLazyTapeGradient(tape, 1, &y, &no_head, 1, sources, grads));
+      Keep(grads[0]);
+      EXPECT_EQ(Values(grads[0]), (std::vector<float>{2, 4, 6}));
     } else {
       EXPECT_EQ(rc, -1);
       EXPECT_NE(std::string(IRGetLastError()).find("only be called once on non-persistent tapes"), std::string::npos)
