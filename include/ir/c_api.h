@@ -262,13 +262,12 @@ IR_DLL int IRLazyTapeWatch(IRLazyTapeHandle tape, IRLazyHandle array);
 /*! \brief Stops recording (leaving the `with` block); gradients can still be asked. */
 IR_DLL int IRLazyTapeStop(IRLazyTapeHandle tape);
 /*!
- * \brief Pending gradients of sum(targets[i] * heads[i]) (heads NULL: ones) with respect to each
+ * \brief Pending gradients of sum(targets[i] * heads[i]) (heads NULL, or a NULL entry: ones) with respect to each
  * source, written to out_grads[i] (caller array of num_sources; NULL where a source is not watched
  * or the targets do not depend on it).
  */
-IR_DLL int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets,
-                              IRLazyHandle* heads, uint32_t num_sources, IRLazyHandle* sources,
-                              IRLazyHandle* out_grads);
+IR_DLL int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets, IRLazyHandle* heads,
+                              uint32_t num_sources, IRLazyHandle* sources, IRLazyHandle* out_grads);
 IR_DLL int IRLazyTapeFree(IRLazyTapeHandle tape);
 
 #ifdef __cplusplus
