@@ -14,12 +14,17 @@ from .framework import convert_to_tensor
 __all__ = ["GradientTape"]
 
 _P = ctypes.c_void_p
-LIB.IRLazyTapeCreate.argtypes = [ctypes.c_int, ctypes.POINTER(_P)]
-LIB.IRLazyTapeWatch.argtypes = [_P, _P]
-LIB.IRLazyTapeStop.argtypes = [_P]
-LIB.IRLazyTapeFree.argtypes = [_P]
-LIB.IRLazyTapeGradient.argtypes = [_P, ctypes.c_uint32, ctypes.POINTER(_P), ctypes.POINTER(_P), ctypes.c_uint32,
-                                   ctypes.POINTER(_P), ctypes.POINTER(_P)]
+_SIGNATURES = {"IRLazyTapeCreate": [ctypes.c_int, ctypes.POINTER(_P)], "IRLazyTapeWatch": [_P, _P],
+               "IRLazyTapeStop": [_P], "IRLazyTapeFree": [_P],
+               "IRLazyTapeGradient": [_P, ctypes.c_uint32, ctypes.POINTER(_P), ctypes.POINTER(_P), ctypes.c_uint32,
+                                      ctypes.POINTER(_P), ctypes.POINTER(_P)]}
+
+
+def _declare():
+    """Sets the tape functions' argument types (at the first tape: the library is checked for them then)."""
+    for name, args in _SIGNATURES.items():
+        getattr(LIB, name).argtypes = args
+    _SIGNATURES.clear()
 
 
 def _flatten(x):
@@ -38,6 +43,8 @@ class GradientTape(object):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         if not _eager.executing_eagerly():
             raise RuntimeError("tf.GradientTape needs eager execution: call tf.enable_eager_execution() first.")
+        if _SIGNATURES:
+            _declare()
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
         self._handle = None
