@@ -143,3 +143,15 @@ def test_tape_gradients_equal_graph_mode_gradients(persistent):
         np.testing.assert_allclose(out["again"], gw, rtol=1e-5, atol=1e-6)
     else:  # a non-persistent tape answers once
         assert out["again"] is None
+
+
+def test_control_flow_runs_as_python():
+    run_program("""
+        import tinyflow as tf
+        tf.enable_eager_execution()
+        i, total = tf.while_loop(lambda i, t: i < 5, lambda i, t: (i + 1, t + tf.cast(i, tf.float32)),
+                                 [tf.constant(0), tf.constant(0.0)])
+        assert int(i) == 5 and float(total) == 10.0
+        assert float(tf.cond(total > 5, lambda: total * 2, lambda: total)) == 20.0
+        assert float(tf.cond(total < 5, lambda: total * 2, lambda: total)) == 10.0
+        """)
