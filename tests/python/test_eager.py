@@ -70,6 +70,9 @@ def test_variables_assign_in_place_and_initializers():
         limit = np.sqrt(6.0 / (64 + 32))
         assert g.name == "layer/kernel:0" and np.abs(g.numpy()).max() <= limit and g.numpy().std() > limit / 4
         assert "numpy=array" in repr(v)
+        misses = tf.eager_stats()["cache_misses"]
+        draws = [tf.random_uniform([4]).numpy() for _ in range(3)]  # the RNG state, not the key, changes
+        assert not np.allclose(draws[0], draws[1]) and tf.eager_stats()["cache_misses"] == misses + 1
         assert tf.global_variables_initializer() is None
         for call in (lambda: tf.placeholder(tf.float32), lambda: tf.gradients(v, [v]), tf.Session):
             try:

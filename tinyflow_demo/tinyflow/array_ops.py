@@ -89,6 +89,8 @@ def set_random_seed(seed):
 def _op_seed(seed):
     # Random nodes are told apart by their seed attribute (a per-graph counter unless given), so
     # two same-shaped initializers never draw the same values.
+    if _framework._EAGER is not None:  # eager: the Context's RNG state varies the draws; a seed attribute
+        return int(seed or 0)            # that counted would change every trace's key (a recompile per call)
     graph = get_default_graph()
     graph._random_ops = getattr(graph, "_random_ops", 0) + 1
     return int(seed) if seed is not None else graph._random_ops
