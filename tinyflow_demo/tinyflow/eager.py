@@ -21,16 +21,17 @@ __all__ = ["enable_eager_execution", "executing_eagerly", "eager_stats", "reset_
 
 _P = ctypes.c_void_p
 _PP = ctypes.POINTER(_P)
-for _fn, _args in [("IRLazyApply", [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p),
-                                    ctypes.POINTER(ctypes.c_char_p), ctypes.c_uint32, _PP,
-                                    ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_PP)]),
-                   ("IRLazyFree", [_P]), ("IRLazyScalar", [ctypes.c_double, ctypes.c_int, _PP]),
-                   ("IRLazyFromHost", [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, _PP]),
-                   ("IRLazyAssign", [ctypes.c_uint32, _PP, _PP]),
-                   ("IRLazyMaterialize", [ctypes.c_uint32, _PP]), ("IRLazyToNDArray", [_P, _PP]),
-                   ("IRLazyGetShape", [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))]),
-                   ("IRLazyGetDType", [_P, ctypes.POINTER(ctypes.c_int)])]:
-    getattr(LIB, _fn).argtypes = _args
+_INT_P = ctypes.POINTER(ctypes.c_int)
+_SIGNATURES = {
+    "IRLazyApply": [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p),
+                    ctypes.c_uint32, _PP, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_PP)],
+    "IRLazyFree": [_P], "IRLazyScalar": [ctypes.c_double, ctypes.c_int, _PP],
+    "IRLazyFromHost": [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, _PP],
+    "IRLazyAssign": [ctypes.c_uint32, _PP, _PP], "IRLazyMaterialize": [ctypes.c_uint32, _PP],
+    "IRLazyToNDArray": [_P, _PP], "IRLazyGetShape": [_P, _INT_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))],
+    "IRLazyGetDType": [_P, _INT_P]}
+for _name, _args in _SIGNATURES.items():
+    getattr(LIB, _name).argtypes = _args
 
 # IRLazyApply's out-parameters, reused by every call (eager mode is single-threaded like the C++ Context).
 _NOUT = ctypes.c_uint32()
