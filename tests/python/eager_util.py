@@ -5,7 +5,15 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+from tinyflow._lib import LIB
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The tape's C API (IRLazyTape*) comes with the lazy tape; a library built before it cannot run
+# GradientTape programs (everything else of eager mode still runs).
+needs_tape = pytest.mark.skipif(not hasattr(LIB, "IRLazyTapeCreate"), reason="libir has no IRLazyTape* C API")
 
 
 def run_program(source=None, path=None, args=(), timeout=120):

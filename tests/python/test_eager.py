@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tinyflow as tf
-from eager_util import last_json, run_program
+from eager_util import last_json, needs_tape, run_program
 
 
 def test_imperative_elementwise_code_equals_numpy_and_fuses():
@@ -124,6 +124,7 @@ def _gradient_program(persistent):
         """ % persistent
 
 
+@needs_tape
 @pytest.mark.parametrize("persistent", [False, True])
 def test_tape_gradients_equal_graph_mode_gradients(persistent):
     out = last_json(run_program(_gradient_program(persistent)))

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-from eager_util import REPO, last_json, run_program
+from eager_util import REPO, last_json, needs_tape, run_program
+
+pytestmark = needs_tape  # every program here trains with a GradientTape
 
 _REGRESSION = """
     import json
@@ -28,7 +30,7 @@ _REGRESSION = """
             return tf.train.GradientDescentOptimizer(rate)  # a new optimizer with a new number
         if "%(opt)s" == "momentum":
             return MOMENTUM
-        lr_var.assign(rate * 0.5)
+        lr_var.assign(rate * 3.0)
         return ADAM
 
     MOMENTUM = tf.train.MomentumOptimizer(lambda: 0.1 / (1.0 + 0.01 * int(global_step)), momentum=0.5)
@@ -50,7 +52,7 @@ _REGRESSION = """
 @pytest.mark.parametrize("opt", ["sgd", "momentum", "adam"])
 def test_tape_regression_converges_and_compiles_its_step_once(opt):
     out = last_json(run_program(_REGRESSION % {"opt": opt}))
-    tolerance = 0.05 if opt != "adam" else 0.6  # (Adam's steps are lr-sized: 60 of them get near)
+    tolerance = 0.05 if opt != "adam" else 0.2  # (Adam moves by about lr per step: it ends nearby)
     for got, want in zip(out["W"] + [out["b"]], [2.0, -3.0, 0.5, 1.25]):
         assert abs(got - want) < tolerance, out
     assert out["step"] == 60

@@ -96,14 +96,13 @@ def _lookup_spec(op_type, attrs):
         return _spec(op_type, attrs)
 
 
-def _handle_of(x):
-    """The lazy handle of an op input: an eager tensor or variable, or a value made a constant."""
-    h = getattr(x, "_h", None)
-    if h is not None:
-        return h
+def _as_eager(x):
+    """An op input as an eager tensor or variable (a Python or NumPy value becomes a constant)."""
+    if getattr(x, "_h", None) is not None:
+        return x
     if isinstance(x, Tensor):
         raise ValueError("a graph tensor (%r) cannot be used in eager mode" % (x,))
-    return convert_to_tensor(x)._h
+    return convert_to_tensor(x)
 
 
 def apply(op_type, inputs, attrs=None):
@@ -114,7 +113,8 @@ def apply(op_type, inputs, attrs=None):
     try:
         handles = [x._h for x in inputs]
     except AttributeError:
-        handles = [_handle_of(x) for x in inputs]
+        inputs = [_as_eager(x) for x in inputs]  # (held: the constants must outlive the call)
+        handles = [x._h for x in inputs]
     n = len(handles)
     array = _HANDLE_ARRAYS[n](*handles) if n < 16 else (_P * n)(*handles)
     check_call(LIB.IRLazyApply(op, nattrs, keys, vals, n, array, _NOUT_REF, _OUTS_REF))

@@ -120,14 +120,15 @@ class GradientTape(object):
             raise RuntimeError("GradientTape.gradient can only be called once on non-persistent tapes.")
         targets = [convert_to_tensor(t) for t in _flatten(target)]
         flat = _flatten(sources)
-        if output_gradients is None:
-            heads = [None] * len(targets)
-        else:
-            heads = [None if g is None else convert_to_tensor(g) for g in _flatten(output_gradients)]
+        heads = None  # (NULL: ones)
+        if output_gradients is not None:
+            from .array_ops import ones_like
+            heads = [ones_like(t) if g is None else convert_to_tensor(g)
+                     for t, g in zip(targets, _flatten(output_gradients))]
         grads = (_P * max(len(flat), 1))()
         check_call(LIB.IRLazyTapeGradient(
             self._handle, len(targets), (_P * len(targets))(*[t._h for t in targets]),
-            (_P * len(targets))(*[None if h is None else h._h for h in heads]), len(flat),
+            None if heads is None else (_P * len(targets))(*[h._h for h in heads]), len(flat),
             (_P * max(len(flat), 1))(*[s._h for s in flat]), grads))
         out = [None if grads[i] is None else EagerTensor(grads[i]) for i in range(len(flat))]
         if not self._persistent:
