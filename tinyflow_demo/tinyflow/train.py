@@ -94,7 +94,10 @@ class Optimizer(object):
         return list(self._slots.values())
 
     def _zeros_slot(self, var, slot_name):
+        """The slot `slot_name` of `var`, made of zeros the first time (later updates reuse it, as TF does)."""
         from .array_ops import zeros
+        if (var.op.name, slot_name) in self._slots:
+            return self._slots[(var.op.name, slot_name)]
         with get_default_graph().control_dependencies(None):
             slot = Variable(zeros(var.shape.as_list(), var.dtype), trainable=False,
                             name="%s/%s/%s" % (var.op.name, self._name, slot_name))
