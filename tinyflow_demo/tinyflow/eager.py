@@ -27,7 +27,7 @@ _SIGNATURES = {
                     ctypes.c_uint32, _PP, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_PP)],
     "IRLazyFree": [_P], "IRLazyScalar": [ctypes.c_double, ctypes.c_int, _PP],
     "IRLazyFromHost": [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, _PP],
-    "IRLazyAssign": [ctypes.c_uint32, _PP, _PP], "IRLazyMaterialize": [ctypes.c_uint32, _PP],
+    "IRLazyAssign": [ctypes.c_uint32, _PP, _PP],
     "IRLazyToNDArray": [_P, _PP], "IRLazyGetShape": [_P, _INT_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))],
     "IRLazyGetDType": [_P, _INT_P]}
 for _name, _args in _SIGNATURES.items():
@@ -176,12 +176,6 @@ def assign_all(pairs):
     targets = (_P * len(pairs))(*[t._h for t, _ in pairs])
     values = [convert_to_tensor(v, dtype=t.dtype) for t, v in pairs]  # (held until the call returns)
     check_call(LIB.IRLazyAssign(len(pairs), targets, (_P * len(pairs))(*[v._h for v in values])))
-
-
-def materialize(tensors):
-    """Computes every pending tensor of `tensors` in one trace."""
-    tensors = list(tensors)
-    check_call(LIB.IRLazyMaterialize(len(tensors), (_P * max(len(tensors), 1))(*[t._h for t in tensors])))
 
 
 def _to_numpy(h):
