@@ -6,28 +6,37 @@
  * An Array is a leaf (a materialized NDArray) or the pending output of an op applied to other
  * Arrays. Recording (Apply and the operators below) allocates the pending node and computes its
  * structural hash once, from the op, its sorted attributes, the output index and the inputs'
- * hashes; a leaf hashes as its shape and dtype only, never its data. Nothing is inferred or
- * checked at record time but the op's name: shape and type errors appear at materialization.
+ * hashes; a leaf hashes as its shape and dtype only, never its data. Recording checks only the
+ * op's name. ShapeOf/DTypeOf infer without computing (the ops' FInferShape/FInferType, each
+ * node once: results are kept in the node), and name the invalid node and its input shapes.
  *
- * Materialization (Eval, Materialize) walks the pending DAG reachable from the requested arrays,
- * numbers its leaves in DFS order, and looks the trace up in the Context's cache under the roots'
- * hashes and the leaves' shapes and dtypes (the hit is confirmed against the trace's topology).
- * A miss builds an ir::Graph (leaf i -> placeholder "p<i>", pending node -> op node) and an
- * Executor for it, whose first run applies the SessionOptions pipeline (InferShape, InferType,
- * Simplify, Fusion, CodeGen, RTCGen, PlanMemory). A hit runs the cached Executor: no pass runs,
- * its bound plan and compiled kernels are reused. The whole DAG is one graph, so fusion sees it
- * all: sum(a * b) is one kernel, matmul(a + b, c) two. The requested arrays then become leaves;
- * pending arrays nobody requested are never computed (and are freed with their last handle).
- * Scalars (Array(0.1f)) are 0-d leaves, i.e. parameters of the trace: a changing learning rate
- * does not miss the cache.
+ * Materialization (Eval, Materialize, Assign, AssignAll, a data-dependent ShapeOf) is a barrier
+ * with the semantics of XLA/PyTorch lazy tensors: the requested arrays AND every pending array
+ * still held by a user handle (the Context tracks Apply's outputs weakly) are computed in one
+ * trace. So a loss the user holds is computed with the optimizer update that follows (no second
+ * forward), and after the barrier no pending node reads a variable's old value (Assign writes in
+ * place, no snapshot). Pending arrays nobody holds are never computed; a held array whose
+ * inference fails is left out (it throws when requested itself). The trace's roots are ordered
+ * by recording order and its leaves numbered in DFS order from them, and it is looked up in the
+ * Context's cache under the roots' hashes and the leaves' shapes and dtypes (the hit is confirmed
+ * against the trace's topology). A miss builds an ir::Graph (leaf i -> placeholder "p<i>",
+ * pending node -> op node "<op>_<i>") and an Executor for it, whose first run applies the
+ * SessionOptions pipeline (InferShape, InferType, Simplify, Fusion, CodeGen, RTCGen, PlanMemory).
+ * A hit runs the cached Executor: no pass runs, its bound plan and compiled kernels are reused.
+ * The whole DAG is one graph, so fusion sees it all: sum(a * b) is one kernel, matmul(a + b, c)
+ * two. Scalars (Array(0.1f), Array::Scalar(v, dtype)) are 0-d leaves, i.e. parameters of the
+ * trace: a changing learning rate does not miss the cache. Random ops (random_normal...) draw
+ * new values on each run of a cached trace (the run number enters their seed, not the key). The
+ * cache keeps the 256 most recently used traces (Context::set_cache_limit; Stats::evictions).
+ *
+ * Environment: IR_LAZY_DUMP_DIR=<dir> writes each compiled trace's graph after the pipeline to
+ * <dir>/trace-<n>.txt; <dir> must be owned by the user and writable by no one else.
  *
  * Not done yet (follow-ups of issue 15):
  *  - Assign writes the result into the old buffer by a copy after running the trace; running the
- *    assignment inside the trace (an assign op writing the buffer, no temporary) is not done.
- *  - Pending intermediates still referenced by the user are recomputed when they are requested
- *    later; they are not fetched as extra outputs of the first trace.
- *  - Scalars are float32; RNG seeds/counters as parameters, the environment switch that dumps
- *    each compiled trace, the cache's eviction policy and Python bindings (items 3, 4) are not done.
+ *    assignment inside the trace (an assign op writing the variable's buffer) is not done.
+ *  - 0-d scalars count as kernel inputs toward the target's F_max: Adam (6 scalars, 4 arrays) is
+ *    two kernels on the CPU unless SessionOptions::fmax is raised.
  *  - A cache hit trusts the 64-bit hashes of op and attributes (the topology is compared exactly).
  */
 #ifndef IR_LAZY_H_
@@ -61,6 +70,8 @@ struct Stats {
   uint64_t execute_ns = 0;
   /*! \brief Operations recorded. */
   size_t ops_recorded = 0;
+  /*! \brief Cached traces dropped (least recently used first) to stay within the cache limit. */
+  size_t evictions = 0;
 };
 
 /*!
@@ -96,6 +107,9 @@ class Context {
   void ResetStats();
   /*! \brief Number of cached traces. */
   size_t cache_size() const;
+  /*! \brief Most traces kept (default 256); past it the least recently used one is evicted. */
+  size_t cache_limit() const;
+  void set_cache_limit(size_t limit);
 
   class Impl;
   /*! \brief The cache and executors (src/runtime/lazy.cc). */
@@ -117,6 +131,8 @@ class Array {
   Array(NDArray value);  // NOLINT(runtime/explicit): arrays convert to lazy arrays implicitly
   /*! \brief A 0-d float32 leaf: a parameter of the trace, not part of its key. */
   Array(float scalar);  // NOLINT(runtime/explicit)
+  /*! \brief A 0-d leaf of any dtype holding `value` (converted): a parameter of the trace. */
+  static Array Scalar(double value, DType dtype);
 
   bool defined() const { return cell_ != nullptr; }
   /*! \brief True while the value is a recorded, not yet computed expression. */
@@ -155,15 +171,17 @@ Array Apply(const std::string& op, const std::vector<Array>& inputs,
             const std::map<std::string, std::string>& attrs = {});
 
 /*!
- * \brief Computes every pending array of `arrays` in one trace (one graph: shared
- * subexpressions once, fused together) with the current Context; they become leaves.
- * Throws ir::Error naming the node and the trace when the graph is invalid (shapes, types).
+ * \brief Computes every pending array of `arrays`, and every other pending array a handle still
+ * holds, in one trace (one graph: shared subexpressions once, fused together) with the current
+ * Context; they become leaves. Throws ir::Error naming the node and the trace when the graph is
+ * invalid (shapes, types).
  */
 void Materialize(const std::vector<Array>& arrays);
 
 /*!
  * \brief The shape and dtype of `array`'s value. A pending array's are inferred from the
- * recorded ops without computing anything; an invalid expression throws ir::Error naming the node.
+ * recorded ops without computing anything (materialized only where the op cannot tell, e.g. a
+ * data-dependent shape); an invalid expression throws ir::Error naming the node and its inputs.
  */
 Shape ShapeOf(const Array& array);
 DType DTypeOf(const Array& array);

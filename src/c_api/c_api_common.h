@@ -15,6 +15,9 @@
 #include "ir/c_api.h"
 
 namespace ir {
+
+struct SessionOptions;
+
 namespace capi {
 
 /*! \brief Records the message returned by IRGetLastError in this thread (never throws). */
@@ -50,6 +53,16 @@ ReturnBuffer* ThreadReturnBuffer();
 
 /*! \brief dmlc's JSON reader reads bools as numbers: rewrites true/false outside strings as 1/0. */
 std::string NumericBooleans(const std::string& json);
+
+/*! \brief The DType of a C API dtype code; an unknown code throws. */
+inline DType DTypeFromInt(int dtype) {
+  IR_CHECK(dtype >= 0 && dtype < kNumDTypes)
+      << "unknown dtype value " << dtype << " (expected 0.." << kNumDTypes - 1 << ")";
+  return static_cast<DType>(dtype);
+}
+
+/*! \brief SessionOptions from JSON (IRSessionCreate, IRLazyContextCreate); NULL or blank: the defaults. */
+SessionOptions ParseSessionOptions(const char* json);
 
 /*! \brief Copies `items` into `*store` and points `*pointers` at them. */
 void ExposeStrings(const std::vector<std::string>& items, std::vector<std::string>* store,

@@ -14,6 +14,7 @@
 using ir::DType;
 using ir::NDArray;
 using ir::Session;
+using ir::capi::DTypeFromInt;
 using ir::capi::ExposeStrings;
 using ir::capi::ThreadReturnBuffer;
 
@@ -45,34 +46,13 @@ std::string NumericBooleans(const std::string& json) {
   return out;
 }
 
-}  // namespace capi
-}  // namespace ir
-
-namespace {
-
-NDArray* AsArray(IRNDArrayHandle handle) {
-  IR_CHECK(handle != nullptr) << "null NDArray handle";
-  return static_cast<NDArray*>(handle);
-}
-
-Session* AsSession(IRSessionHandle handle) {
-  IR_CHECK(handle != nullptr) << "null session handle";
-  return static_cast<Session*>(handle);
-}
-
-DType DTypeFromInt(int dtype) {
-  IR_CHECK(dtype >= 0 && dtype < ir::kNumDTypes)
-      << "unknown dtype value " << dtype << " (expected 0.." << ir::kNumDTypes - 1 << ")";
-  return static_cast<DType>(dtype);
-}
-
-ir::SessionOptions ParseOptions(const char* json) {
-  ir::SessionOptions options;
+SessionOptions ParseSessionOptions(const char* json) {
+  SessionOptions options;
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
   int fusion = options.fusion, is_train = options.is_train, profile = options.profile;
   int simplify = options.simplify, fast_math = options.fast_math;
-  ir::detail::WithJSONContext("session options", [&] {
-    std::istringstream is(ir::capi::NumericBooleans(json));
+  detail::WithJSONContext("session options", [&] {
+    std::istringstream is(NumericBooleans(json));
     dmlc::JSONReader reader(&is);
     dmlc::JSONObjectReadHelper helper;
     helper.DeclareOptionalField("target", &options.target);
@@ -94,6 +74,21 @@ ir::SessionOptions ParseOptions(const char* json) {
   options.simplify = simplify != 0;
   options.fast_math = fast_math != 0;
   return options;
+}
+
+}  // namespace capi
+}  // namespace ir
+
+namespace {
+
+NDArray* AsArray(IRNDArrayHandle handle) {
+  IR_CHECK(handle != nullptr) << "null NDArray handle";
+  return static_cast<NDArray*>(handle);
+}
+
+Session* AsSession(IRSessionHandle handle) {
+  IR_CHECK(handle != nullptr) << "null session handle";
+  return static_cast<Session*>(handle);
 }
 
 /*! \brief `text` as a JSON string literal. */
@@ -264,7 +259,7 @@ int IRNDArrayFree(IRNDArrayHandle array) {
 int IRSessionCreate(const char* options_json, IRSessionHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(out);
-  *out = new Session(ParseOptions(options_json));
+  *out = new Session(ir::capi::ParseSessionOptions(options_json));
   IR_API_END();
 }
 

@@ -47,6 +47,17 @@ struct Pending {
   std::vector<std::shared_ptr<Array::Value>> inputs;
   /*! \brief Hash of op, attributes and input hashes, computed when recorded. */
   uint64_t hash = 0;
+  uint32_t num_outputs = 1;
+  /*! \brief Recording order on this thread: traces order their roots by it (a stable key). */
+  uint64_t seq = 0;
+  /*!
+   * \brief Output shapes and dtypes once inferred (ShapeOf, lazy_infer.cc): empty before, so
+   * a query infers only the nodes recorded since the last one. Unknown where the op cannot tell.
+   */
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  /*! \brief Why inference failed (the ir::Error text), kept so that a query fails fast again. */
+  std::string infer_error;
   ~Pending();
 };
 
@@ -76,6 +87,18 @@ inline int& ActiveTapes() {
   thread_local int active = 0;
   return active;
 }
+
+/*! \brief Tracks `cell` (an output of Apply) in `context` until it expires: Materialize computes it. */
+void TrackLive(Context& context, const std::shared_ptr<Array::Cell>& cell);
+
+/*! \brief The next recording sequence number of this thread (Pending::seq). */
+uint64_t NextRecordSeq();
+
+/*!
+ * \brief Infers the shapes and dtypes of `value`'s pending node and of the nodes it depends on
+ * that were not inferred yet; false (the error kept in Pending::infer_error) if one is invalid.
+ */
+bool InferPending(const Array::Value& value);
 
 // ---- tape (lazy_tape.cc): declarations below this line belong to the tape ----
 

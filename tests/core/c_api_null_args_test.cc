@@ -56,6 +56,7 @@ class CApiNullArgsTest : public ::testing::Test {
     int64_t shape[] = {2};
     float values[] = {1, 2};
     ASSERT_OK(IRNDArrayCreate(shape, 1, 0, values, &array_));
+    ASSERT_OK(IRLazyFromNDArray(array_, &lazy_));
     RunOnce();
   }
   void TearDown() override {
@@ -64,6 +65,7 @@ class CApiNullArgsTest : public ::testing::Test {
     IRGraphFree(graph_);
     IRSessionFree(session_);
     IRNDArrayFree(array_);
+    IRLazyFree(lazy_);
   }
 
   IRSymbolHandle Exp(IRSymbolHandle input) {
@@ -88,6 +90,7 @@ class CApiNullArgsTest : public ::testing::Test {
   IRGraphHandle graph_ = nullptr;
   IRSessionHandle session_ = nullptr;
   IRNDArrayHandle array_ = nullptr;
+  IRLazyHandle lazy_ = nullptr;
 };
 
 // Out-parameters written by the calls below; their values are not checked here.
@@ -97,6 +100,8 @@ const char* str;
 const char** strs;
 const int64_t* dims;
 IROpHandle op_out;
+/*! \brief NULL: the current lazy Context (every IRLazyContext* call but Create accepts it). */
+IRLazyContextHandle lazy_context = nullptr;
 
 std::vector<Call> CApiNullArgsTest::Table() {
   auto free_symbol = [](IRSymbolHandle h) { IRSymbolFree(h); };
@@ -409,6 +414,104 @@ std::vector<Call> CApiNullArgsTest::Table() {
          return rc;
        },
        {"session"}},
+      {"IRLazyContextCreate",
+       [](Args& a) {
+         IRLazyContextHandle out = nullptr;
+         int rc = IRLazyContextCreate(a("options_json", "{\"fusion\": false}"), a("out", &out));
+         IRLazyContextFree(out);
+         return rc;
+       },
+       {"options_json"}},
+      {"IRLazyContextFree",
+       [](Args& a) {
+         IRLazyContextHandle context = nullptr;
+         EXPECT_EQ(IRLazyContextCreate(nullptr, &context), 0);
+         int rc = IRLazyContextFree(a("context", context));
+         if (a.IsNull("context")) IRLazyContextFree(context);
+         return rc;
+       },
+       {"context"}},
+      {"IRLazyContextSetCurrent",
+       [](Args& a) {
+         IRLazyContextHandle context = nullptr;
+         EXPECT_EQ(IRLazyContextCreate(nullptr, &context), 0);
+         int rc = IRLazyContextSetCurrent(a("context", context));
+         IRLazyContextSetCurrent(nullptr);
+         IRLazyContextFree(context);
+         return rc;
+       },
+       {"context"}},
+      {"IRLazyContextGetStatsJSON",
+       [](Args& a) { return IRLazyContextGetStatsJSON(a("context", lazy_context), a("json", &str)); },
+       {"context"}},
+      {"IRLazyContextResetStats",
+       [](Args& a) { return IRLazyContextResetStats(a("context", lazy_context)); },
+       {"context"}},
+      {"IRLazyFromNDArray",
+       [&](Args& a) {
+         IRLazyHandle out = nullptr;
+         int rc = IRLazyFromNDArray(a("value", array_), a("out", &out));
+         IRLazyFree(out);
+         return rc;
+       }},
+      {"IRLazyFromHost",
+       [](Args& a) {
+         int64_t shape[] = {2};
+         float values[] = {1, 2};
+         IRLazyHandle out = nullptr;
+         int rc = IRLazyFromHost(a("data", values), 1, a("shape", shape), 0, a("out", &out));
+         IRLazyFree(out);
+         return rc;
+       }},
+      {"IRLazyScalar",
+       [](Args& a) {
+         IRLazyHandle out = nullptr;
+         int rc = IRLazyScalar(1.5, 0, a("out", &out));
+         IRLazyFree(out);
+         return rc;
+       }},
+      {"IRLazyApply",
+       [&](Args& a) {
+         IROpHandle split = nullptr;
+         EXPECT_EQ(IRGetOpHandle("split", &split), 0);
+         const char* keys[] = {"num_outputs"};
+         const char* vals[] = {"2"};
+         uint32_t n = 0;
+         IRLazyHandle* outs = nullptr;
+         int rc = IRLazyApply(a("op", split), 1, a("keys", keys), a("vals", vals), 1, a("inputs", &lazy_),
+                              a("num_outputs", &n), a("outputs", &outs));
+         for (uint32_t i = 0; rc == 0 && i < n; ++i) IRLazyFree(outs[i]);
+         return rc;
+       }},
+      {"IRLazyCopy",
+       [&](Args& a) {
+         IRLazyHandle out = nullptr;
+         int rc = IRLazyCopy(a("array", lazy_), a("out", &out));
+         IRLazyFree(out);
+         return rc;
+       }},
+      {"IRLazyFree",
+       [&](Args& a) {
+         IRLazyHandle copy = nullptr;
+         EXPECT_EQ(IRLazyCopy(lazy_, &copy), 0);
+         int rc = IRLazyFree(a("array", copy));
+         if (a.IsNull("array")) IRLazyFree(copy);
+         return rc;
+       },
+       {"array"}},
+      {"IRLazyIsPending", [&](Args& a) { return IRLazyIsPending(a("array", lazy_), a("out", &i32)); }},
+      {"IRLazyGetShape",
+       [&](Args& a) { return IRLazyGetShape(a("array", lazy_), a("ndim", &i32), a("shape", &dims)); }},
+      {"IRLazyGetDType", [&](Args& a) { return IRLazyGetDType(a("array", lazy_), a("dtype", &i32)); }},
+      {"IRLazyMaterialize", [&](Args& a) { return IRLazyMaterialize(1, a("arrays", &lazy_)); }},
+      {"IRLazyToNDArray",
+       [&](Args& a) {
+         IRNDArrayHandle out = nullptr;
+         int rc = IRLazyToNDArray(a("array", lazy_), a("out", &out));
+         IRNDArrayFree(out);
+         return rc;
+       }},
+      {"IRLazyAssign", [&](Args& a) { return IRLazyAssign(1, a("targets", &lazy_), a("values", &lazy_)); }},
   };
 }
 

@@ -6,33 +6,13 @@
 #include <cmath>
 #include <iostream>
 
+#include "runtime/lazy_test_util.h"
 #include "test_util.h"
 
 namespace ir {
 namespace {
 
 using lazy::Array;
-
-/*! \brief A float32 array of `shape` holding i * scale + offset at position i. */
-NDArray Ramp(const Shape& shape, float scale, float offset = 0) {
-  NDArray out(shape, DType::kFloat32);
-  float* data = out.data<float>();
-  for (int64_t i = 0; i < out.Size(); ++i) data[i] = static_cast<float>(i) * scale + offset;
-  return out;
-}
-
-/*! \brief Each test gets a fresh Context (its own cache and stats) made current. */
-class LazyTest : public ::testing::Test {
- protected:
-  lazy::Context context_;
-  lazy::Context::Scope scope_{&context_};
-  const lazy::Stats& stats() const { return context_.stats(); }
-};
-
-void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-4f * (1 + std::fabs(expected[i])));
-}
 
 TEST_F(LazyTest, ValuesMatchReferences) {
   NDArray a = Ramp({2, 3}, 0.5f, -1), b = Ramp({3, 2}, 0.25f, 0.5f);
@@ -96,18 +76,37 @@ TEST_F(LazyTest, NewDataAndChangingScalarsHitTheCache) {
   EXPECT_EQ(stats().traces_compiled, 2u);
 }
 
-TEST_F(LazyTest, OnlyRequestedArraysAreComputed) {
+TEST_F(LazyTest, ArraysNobodyHoldsAreNeverComputed) {
   Array a(Ramp({256}, 1)), b(Ramp({256}, 2));
-  Array unused = lazy::exp(a) * b;  // referenced but never requested
+  { Array dropped = lazy::exp(a) * b; }  // its last handle is gone: never computed
   Array wanted = lazy::log(a + 1.0f);
   lazy::Materialize({wanted, wanted});
   EXPECT_EQ(stats().kernels_launched, 1u);
-  EXPECT_TRUE(unused.is_pending());
   EXPECT_FALSE(wanted.is_pending());
   // Once materialized, a value is a leaf: using it again does not recompute it.
   context_.ResetStats();
   EXPECT_FLOAT_EQ((wanted * 2.0f).Eval().ToVector<float>()[3], 2 * std::log(4.0f));
   EXPECT_EQ(stats().kernels_launched, 1u);
+}
+
+TEST_F(LazyTest, ShapeOfInfersWithoutComputing) {
+  Array a(Ramp({2, 3}, 1)), b(Ramp({3, 4}, 1));
+  Array m = lazy::matmul(a * 2.0f, b);
+  Array s = lazy::sum(m, {1});
+  EXPECT_EQ(lazy::ShapeOf(m), Shape({2, 4}));
+  EXPECT_EQ(lazy::ShapeOf(s), Shape({2}));
+  EXPECT_EQ(lazy::DTypeOf(s), DType::kFloat32);
+  EXPECT_EQ(lazy::DTypeOf(Array::Scalar(3, DType::kInt32) * Array::Scalar(2, DType::kInt32)), DType::kInt32);
+  EXPECT_TRUE(s.is_pending());
+  EXPECT_EQ(stats().kernels_launched, 0u);
+  EXPECT_EQ(stats().cache_misses, 0u);
+  Array bad = lazy::matmul(a, a);
+  EXPECT_ERROR(lazy::ShapeOf(bad), "matmul");
+  EXPECT_ERROR(lazy::ShapeOf(bad), "[2,3] float32, [2,3] float32");
+  EXPECT_ERROR(lazy::DTypeOf(lazy::exp(bad)), "[2,3] float32, [2,3] float32");  // names the invalid node
+  // A held invalid array is left out of other materializations (it fails when requested).
+  EXPECT_EQ(s.Eval().shape(), Shape({2}));
+  EXPECT_TRUE(bad.is_pending());
 }
 
 TEST_F(LazyTest, AssignWritesTheHoldersBufferAndKeepsEarlierReadersValues) {

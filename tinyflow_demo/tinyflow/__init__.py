@@ -11,6 +11,9 @@
 
 The library is found at $TINYFLOW_LIB (the file or its directory) or ../../build/lib/libir.so
 relative to this package. tinyflow.ir exposes the graphs and passes underneath.
+
+tf.enable_eager_execution() at program start switches to TF 1.x eager execution (eager.py): ops
+record lazy arrays that run fused when a value is needed; tf.eager_stats() reports the traces.
 """
 import types as _types
 
@@ -34,6 +37,8 @@ from . import nest  # noqa: F401
 from .variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope
 from . import nn, train, ir, init_ops as _init_ops  # noqa: F401
 from .ir import list_ops, list_passes
+from .eager import eager_stats, enable_eager_execution, executing_eagerly, reset_eager_stats
+from .eager_tape import GradientTape
 
 errors = type("errors", (), {"OpError": TinyflowError, "InvalidArgumentError": TinyflowError})
 float16 = float32
@@ -48,7 +53,10 @@ initializers = _types.SimpleNamespace(
     lecun_uniform=_init_ops.lecun_uniform,
     global_variables=global_variables_initializer, variables=variables_initializer)  # noqa: F405
 contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
-    static_rnn=nn.static_rnn, static_bidirectional_rnn=nn.static_bidirectional_rnn, **vars(nn.rnn_cell)))
+    static_rnn=nn.static_rnn, static_bidirectional_rnn=nn.static_bidirectional_rnn, **vars(nn.rnn_cell)),
+    eager=_types.SimpleNamespace(GradientTape=GradientTape, Variable=Variable, executing_eagerly=executing_eagerly,
+                                 enable_eager_execution=enable_eager_execution, stats=eager_stats,
+                                 reset_stats=reset_eager_stats))
 
 
 def load_op_library(path):

@@ -4,6 +4,7 @@ import builtins
 import numpy as np
 
 from . import dtypes as _dtypes
+from . import framework as _framework
 from .framework import Tensor, apply_op, constant, convert_to_tensor, get_default_graph
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "random_normal", "random_uniform",
@@ -12,7 +13,18 @@ __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "random_normal", 
            "slice", "pad", "stop_gradient", "range", "broadcast_to"]
 
 
+def _host_values(shape):
+    """In eager mode a shape given as a tensor (or a list holding scalar tensors) is read to the host."""
+    if _framework._EAGER is not None:
+        if isinstance(shape, Tensor):
+            return np.asarray(shape).tolist()
+        if isinstance(shape, (list, tuple)):
+            return [int(d) if isinstance(d, Tensor) else d for d in shape]
+    return shape
+
+
 def _static_shape(shape):
+    shape = _host_values(shape)
     if isinstance(shape, Tensor):
         raise TypeError("this op needs a static shape (a list of ints), got the tensor %s" % shape.name)
     if isinstance(shape, (int, np.integer)):
@@ -22,6 +34,8 @@ def _static_shape(shape):
 
 def _is_dynamic(shape):
     """Whether a shape is a tensor, or a list holding one (known only when the graph runs)."""
+    if _framework._EAGER is not None:
+        return False
     return isinstance(shape, Tensor) or (isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape))
 
 
@@ -105,6 +119,7 @@ def reshape(tensor, shape, name=None):
 
 
 def _static_shape_allow_neg(shape):
+    shape = _host_values(shape)
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     return tuple(-1 if d is None else int(d) for d in shape)

@@ -10,6 +10,7 @@ import contextlib
 import numpy as np
 
 from . import array_ops, nest
+from . import framework as _framework
 from .control_flow_body import _Body, body_output, create_control_flow, static_shape, union_captures
 from .framework import Operation, Tensor, TensorShape, convert_to_tensor, get_default_graph
 
@@ -55,6 +56,8 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     true_fn, false_fn = true_fn or fn1, false_fn or fn2
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("true_fn and false_fn must be callable.")
+    if _framework._EAGER is not None:  # eager: Python decides, only the taken branch is recorded
+        return true_fn() if pred else false_fn()
     graph = get_default_graph()
     pred = convert_to_tensor(pred)
     node = graph.unique_name(name or "cond")
@@ -177,6 +180,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if not callable(cond) or not callable(body):
         raise TypeError("cond and body must be callable.")
     packed = isinstance(loop_vars, (list, tuple))
+    if _framework._EAGER is not None:
+        return _eager_while(cond, body, loop_vars, packed, maximum_iterations)
     if maximum_iterations is not None and isinstance(maximum_iterations, Tensor):
         return _while_with_counter(cond, body, loop_vars, maximum_iterations, packed, shape_invariants=shape_invariants,
                                    back_prop=back_prop, name=name)
@@ -232,3 +237,13 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if packed and len(loop_vars) == 1 and not return_same_structure:
         return final[0]
     return final
+
+
+def _eager_while(cond, body, loop_vars, packed, maximum_iterations):
+    """while_loop in eager mode: a Python loop, each test of `cond` read to the host."""
+    limit = None if maximum_iterations is None else int(maximum_iterations)
+    count = 0
+    while (limit is None or count < limit) and (cond(*loop_vars) if packed else cond(loop_vars)):
+        loop_vars = body(*loop_vars) if packed else body(loop_vars)
+        count += 1
+    return loop_vars

@@ -20,6 +20,9 @@ __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "res
            "name_scope", "TensorShape", "Dimension"]
 
 _OP_HANDLES = {}
+# The eager module once tf.enable_eager_execution() ran (eager.py): apply_op, constant and Variable
+# then create lazy arrays instead of graph nodes.
+_EAGER = None
 
 
 def _op_handle(name):
@@ -375,6 +378,8 @@ class Tensor(object):
 
 def _binary(op, scalar_op, rscalar_op, reverse=False):
     def method(self, other):
+        if _EAGER is not None:  # (the fast path of eager recording: no import, no scalar folding)
+            return _EAGER.binary(op, other, self) if reverse else _EAGER.binary(op, self, other)
         from .math_ops import binary_op
         return binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
             binary_op(op, scalar_op, rscalar_op, self, other)
@@ -418,7 +423,10 @@ def _format_attr(value):
 
 
 def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
-    """Creates the IR node `op_type(inputs...)` with string attributes, in the default graph."""
+    """Creates the IR node `op_type(inputs...)` with string attributes, in the default graph (in eager
+    mode: records it as a lazy array, see eager.py)."""
+    if _EAGER is not None:
+        return _EAGER.apply(op_type, inputs, attrs)
     graph = get_default_graph()
     attrs = {k: _format_attr(v) for k, v in (attrs or {}).items() if v is not None}
     keys = list(attrs.keys())
@@ -455,6 +463,8 @@ def _shape_text(shape):
 
 def placeholder(dtype, shape=None, name=None):
     """A graph input fed by Session.run's feed_dict; None dims take any size."""
+    if _EAGER is not None:
+        raise RuntimeError("tf.placeholder() is not compatible with eager execution.")
     dtype = _dtypes.as_dtype(dtype)
     attrs = {"__kind__": "placeholder", "__dtype__": dtype.name}
     if shape is not None:
@@ -490,9 +500,22 @@ def _as_shape_list(shape):
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    """A tensor bound into the graph (NumPy bytes through the constant op's data_base64)."""
+    """A tensor bound into the graph (NumPy bytes through the constant op's data_base64); in eager
+    mode a lazy leaf holding a copy of the value."""
     if isinstance(value, Tensor):
         raise TypeError("constant() takes a Python or NumPy value, not a Tensor")
+    arr, dtype = _constant_array(value, dtype, shape)
+    if _EAGER is not None:
+        return _EAGER.from_numpy(arr, dtype)
+    attrs = {"dtype": dtype.name, "shape": tuple(arr.shape),
+             "data_base64": base64.b64encode(arr.tobytes()).decode("ascii")}
+    t = apply_op("constant", [], attrs, name=name or "Const")
+    t._inferred = (TensorShape(arr.shape), dtype)
+    return t
+
+
+def _constant_array(value, dtype, shape):
+    """(C-contiguous NumPy array, DType) of a constant: floats default to float32, Python ints to int32."""
     if dtype is not None:
         dtype = _dtypes.as_dtype(dtype)
     else:
@@ -508,12 +531,7 @@ def constant(value, dtype=None, shape=None, name=None):
     if shape is not None:
         shape = _as_shape_list(shape)
         arr = np.broadcast_to(arr, shape) if arr.size == 1 else arr.reshape(shape)
-    arr = np.require(arr, requirements="C")
-    attrs = {"dtype": dtype.name, "shape": tuple(arr.shape),
-             "data_base64": base64.b64encode(arr.tobytes()).decode("ascii")}
-    t = apply_op("constant", [], attrs, name=name or "Const")
-    t._inferred = (TensorShape(arr.shape), dtype)
-    return t
+    return np.require(arr, requirements="C"), dtype
 
 
 def convert_to_tensor(value, dtype=None, name=None):
@@ -528,7 +546,13 @@ def convert_to_tensor(value, dtype=None, name=None):
 
 
 class Variable(Tensor):
-    """A persistent, named IR variable (kind "variable"); its initializer assigns initial_value."""
+    """A persistent, named IR variable (kind "variable"); its initializer assigns initial_value. In
+    eager mode tf.Variable(...) makes an eager.EagerVariable (a lazy leaf assigned in place)."""
+
+    def __new__(cls, *args, **kwargs):
+        if _EAGER is not None and cls is Variable:
+            cls = _EAGER.EagerVariable
+        return Tensor.__new__(cls)
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, collections=None,
                  validate_shape=True):

@@ -2,6 +2,7 @@
 import ctypes
 import json
 
+from . import framework as _framework
 from ._lib import LIB, c_str, check_call
 from .framework import Operation, Tensor, _Symbol, convert_to_tensor, get_default_graph
 
@@ -17,6 +18,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     """d(sum of ys)/d(x) for each x in xs (a list, in order); grad_ys are the head gradients. The
     forward graph is first simplified by the rewrite rules the default graph's rewrite_options
     select (default: the exact and real rules), so the gradient is taken of the simplified graph."""
+    if _framework._EAGER is not None:
+        raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
+                           "instead.")
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs = [convert_to_tensor(x) for x in _as_list(xs)]
     head = None

@@ -4,6 +4,7 @@ import numbers
 import numpy as np
 
 from . import dtypes as _dtypes
+from . import framework as _framework
 from .framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["add", "subtract", "multiply", "divide", "truediv", "div", "floordiv", "mod", "pow", "negative",
@@ -21,7 +22,10 @@ def _is_scalar(x):
 
 
 def binary_op(op, scalar_op, rscalar_op, x, y, name=None):
-    """op(x, y) with NumPy broadcasting; a Python scalar on either side folds into a `*_scalar` op."""
+    """op(x, y) with NumPy broadcasting; a Python scalar on either side folds into a `*_scalar` op (in
+    eager mode it becomes a 0-d parameter instead, so its value is not part of the trace's key)."""
+    if _framework._EAGER is not None:
+        return _framework._EAGER.binary(op, x, y)
     if _is_scalar(y) and not _is_scalar(x):
         return apply_op(scalar_op, [x], {"scalar": float(y)}, name=name)
     if _is_scalar(x) and not _is_scalar(y):

@@ -151,6 +151,10 @@ class Session(object):
 
     def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
                  is_train=True, passes=None, profile=False, simplify=True, fast_math=False, rule_sets=None):
+        from . import framework
+        if framework._EAGER is not None:
+            raise RuntimeError("tf.Session is not supported when eager execution is enabled: ops run as they "
+                               "are written.")
         self.graph = graph or get_default_graph()
         if target in ("", "local", None) or str(target).startswith("grpc"):
             target = "cpu"

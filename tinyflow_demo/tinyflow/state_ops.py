@@ -2,6 +2,7 @@
 import builtins
 import re
 
+from . import framework as _framework
 from .framework import Operation, Tensor, apply_op, convert_to_tensor, get_default_graph
 
 __all__ = ["global_variables", "all_variables", "trainable_variables", "local_variables",
@@ -30,11 +31,15 @@ def local_variables(scope=None):
 
 
 def no_op(name=None):
+    if _framework._EAGER is not None:  # nothing to run later: everything ran when it was recorded
+        return None
     return apply_op("no_op", [], name=name or "NoOp").op
 
 
 def group(*inputs, **kwargs):
     """One operation that runs after all of `inputs` (tensors or operations)."""
+    if _framework._EAGER is not None:
+        return None
     name = kwargs.get("name") or "group_deps"
     flat = []
     for x in inputs:
@@ -50,6 +55,8 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001
 
 
 def variables_initializer(var_list, name="init"):
+    if _framework._EAGER is not None:  # eager variables hold their value from the start
+        return None
     var_list = list(var_list)
     return group(*[v.initializer for v in var_list], name=name) if var_list else no_op(name)
 
@@ -66,14 +73,20 @@ def local_variables_initializer():
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    if _framework._EAGER is not None:
+        return ref.assign(value)
     return apply_op("assign", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "Assign")
 
 
 def assign_add(ref, value, use_locking=None, name=None):
+    if _framework._EAGER is not None:
+        return ref.assign_add(value)
     return apply_op("assign_add", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "AssignAdd")
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
+    if _framework._EAGER is not None:
+        return ref.assign_sub(value)
     return apply_op("assign_sub", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "AssignSub")
 
 

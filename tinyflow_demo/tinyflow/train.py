@@ -3,8 +3,17 @@
 Each variable's update is a chain of elementwise ops (hyper-parameters folded in as
 `*_scalar` ops) ending in `assign` ops, all grouped into one training op, so the Fusion pass
 turns each variable's update into one generated kernel.
+
+In eager mode (tf.enable_eager_execution) the same update expressions are recorded lazily and
+apply_gradients assigns every variable's new value in one call (one fused trace); minimize takes
+a callable loss and differentiates it with a GradientTape; hyper-parameters (Python numbers,
+Adam's bias corrections) enter the trace as 0-d parameters, so a changing learning rate does not
+recompile it.
 """
+import math
+
 from . import dtypes as _dtypes
+from . import framework as _framework
 from . import math_ops as M
 from .framework import Tensor, Variable, apply_op, convert_to_tensor, get_default_graph
 from .gradients import gradients
@@ -15,7 +24,26 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
 
 
 def _assign(ref, value, name):
+    """An assign op; in eager mode the pair (ref, value) that apply_gradients assigns with the others."""
+    if _framework._EAGER is not None:
+        return ref, value
     return apply_op("assign", [ref, value], name=name)
+
+
+def _eager_gradients(loss, var_list, grad_loss):
+    """compute_gradients in eager mode: `loss` is a callable, differentiated with a GradientTape."""
+    from .eager_tape import GradientTape
+    if not callable(loss):
+        raise RuntimeError("`loss` passed to Optimizer.compute_gradients should be a function when eager "
+                           "execution is enabled.")
+    with GradientTape() as tape:
+        if var_list is not None:
+            tape.watch(list(var_list))
+        loss_value = loss()
+    var_list = list(var_list) if var_list is not None else tape.watched_variables()
+    if not var_list:
+        raise ValueError("No variables to optimize.")
+    return list(zip(tape.gradient(loss_value, var_list, output_gradients=grad_loss), var_list))
 
 
 class Optimizer(object):
@@ -25,6 +53,8 @@ class Optimizer(object):
 
     def compute_gradients(self, loss, var_list=None, gate_gradients=None, aggregation_method=None,
                           colocate_gradients_with_ops=False, grad_loss=None):
+        if _framework._EAGER is not None:
+            return _eager_gradients(loss, var_list, grad_loss)
         var_list = list(var_list) if var_list is not None else trainable_variables()
         if not var_list:
             raise ValueError("No variables to optimize.")
@@ -39,6 +69,11 @@ class Optimizer(object):
         updates = []
         for g, v in grads_and_vars:
             updates.extend(self._apply_dense(convert_to_tensor(g), v, shared))
+        if _framework._EAGER is not None:
+            if global_step is not None:
+                updates.append((global_step, M.add(global_step, _one_like(global_step))))
+            _framework._EAGER.assign_all(updates)
+            return None
         if global_step is not None:
             updates.append(apply_op("assign_add", [global_step, _one_like(global_step)],
                                     name=self._name + "/global_step"))
@@ -74,8 +109,13 @@ class Optimizer(object):
 
 
 def _hyper(value):
-    """A hyper-parameter: a Python number (folded into *_scalar ops) or a scalar tensor (e.g. a placeholder)."""
-    return value if isinstance(value, Tensor) else float(value)
+    """A hyper-parameter: a Python number (folded into *_scalar ops), a scalar tensor (e.g. a placeholder)
+    or a callable returning one of these (called at each apply_gradients, as TF does)."""
+    return value if isinstance(value, Tensor) or callable(value) else float(value)
+
+
+def _value(hyper):
+    return hyper() if callable(hyper) else hyper
 
 
 def _one_like(step):
@@ -91,7 +131,7 @@ class GradientDescentOptimizer(Optimizer):
         self.learning_rate = _hyper(learning_rate)
 
     def _apply_dense(self, grad, var, shared):
-        step = M.multiply(grad, self.learning_rate, name=var.op.name + "/sgd_step")
+        step = M.multiply(grad, _value(self.learning_rate), name=var.op.name + "/sgd_step")
         return [_assign(var, M.subtract(var, step, name=var.op.name + "/sgd_new"), var.op.name + "/sgd_assign")]
 
 
@@ -109,7 +149,7 @@ class MomentumOptimizer(Optimizer):
         n = var.op.name
         new_accum = M.add(M.multiply(accum, self.momentum), grad, name=n + "/momentum_accum")
         direction = M.add(grad, M.multiply(new_accum, self.momentum)) if self.use_nesterov else new_accum
-        new_var = M.subtract(var, M.multiply(direction, self.learning_rate), name=n + "/momentum_new")
+        new_var = M.subtract(var, M.multiply(direction, _value(self.learning_rate)), name=n + "/momentum_new")
         return [_assign(accum, new_accum, n + "/momentum_assign_accum"), _assign(var, new_var, n + "/momentum_assign")]
 
 
@@ -123,9 +163,14 @@ class AdamOptimizer(Optimizer):
         self.learning_rate = _hyper(learning_rate)
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
         self._step = None
+        self._eager_steps = 0
 
     def _prepare(self):
         from .framework import constant
+        if _framework._EAGER is not None:  # the bias correction as a Python number (a trace parameter)
+            self._eager_steps += 1
+            t = self._eager_steps
+            return _value(self.learning_rate) * (math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
         if self._step is None:
             with get_default_graph().control_dependencies(None):
                 self._step = Variable(constant(0.0, dtype=_dtypes.float32), trainable=False,
@@ -134,7 +179,7 @@ class AdamOptimizer(Optimizer):
         # lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t), a scalar every update reads.
         correction2 = M.sqrt(M.subtract(1.0, apply_op("rpower_scalar", [t], {"scalar": self.beta2})))
         correction1 = M.subtract(1.0, apply_op("rpower_scalar", [t], {"scalar": self.beta1}))
-        return M.divide(M.multiply(correction2, self.learning_rate), correction1, name=self._name + "/lr_t")
+        return M.divide(M.multiply(correction2, _value(self.learning_rate)), correction1, name=self._name + "/lr_t")
 
     def _apply_dense(self, grad, var, lr_t):
         m = self._zeros_slot(var, "m")

@@ -1,0 +1,316 @@
+/*!
+ * \file lazy_trace.cc
+ * \brief Materialization of lazy arrays: the trace (the pending DAG reachable from the roots,
+ * in canonical order), its cache of Executors (LRU), the sync of live pending arrays and the
+ * IR_LAZY_DUMP_DIR dumps (see include/ir/lazy.h).
+ */
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <list>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "codegen/private_dir.h"
+#include "ir/graph_io.h"
+#include "ir/node.h"
+#include "runtime/lazy_internal.h"
+
+namespace ir {
+namespace lazy {
+namespace {
+
+/*! \brief A reference to a trace value in the topology encoding: leaf i, or output of node i. */
+void EncodeRef(const Array::Value* value, const std::unordered_map<const Array::Value*, size_t>& leaves,
+               const std::unordered_map<const Pending*, size_t>& nodes, std::vector<uint64_t>* code) {
+  if (value->node) {
+    code->push_back(nodes.at(value->node.get()) + 1);
+    code->push_back(value->index);
+  } else {
+    code->push_back(0);
+    code->push_back(leaves.at(value));
+  }
+}
+
+/*! \brief The pending DAG reachable from some values, in canonical (DFS post-) order. */
+struct Trace {
+  std::vector<const Array::Value*> roots;
+  std::vector<const Array::Value*> leaves;
+  std::vector<const Pending*> nodes;
+  /*! \brief Per node its hash and input refs, then the root refs, then the leaf signatures. */
+  std::vector<uint64_t> topology;
+  uint64_t key = 0;
+
+  explicit Trace(std::vector<const Array::Value*> requested) : roots(std::move(requested)) {
+    std::unordered_map<const Array::Value*, size_t> leaf_index;
+    std::unordered_map<const Pending*, size_t> node_index;
+    std::vector<std::pair<const Pending*, size_t>> stack;
+    auto visit = [&](const Array::Value* value) {
+      if (!value->node) {
+        if (leaf_index.emplace(value, leaves.size()).second) leaves.push_back(value);
+      } else if (!node_index.count(value->node.get())) {
+        node_index.emplace(value->node.get(), kOnStack);
+        stack.emplace_back(value->node.get(), 0);
+      }
+    };
+    for (const Array::Value* root : roots) {
+      visit(root);
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        if (next < node->inputs.size()) {
+          visit(node->inputs[next++].get());
+          continue;
+        }
+        const Pending* done = node;
+        stack.pop_back();
+        topology.push_back(done->hash);
+        for (const ValuePtr& input : done->inputs) EncodeRef(input.get(), leaf_index, node_index, &topology);
+        node_index[done] = nodes.size();
+        nodes.push_back(done);
+      }
+    }
+    key = 0x7472616365;
+    for (const Array::Value* root : roots) {
+      EncodeRef(root, leaf_index, node_index, &topology);
+      key = Mix(key, root->hash);
+    }
+    for (const Array::Value* leaf : leaves) {
+      uint64_t signature = Mix(LeafHash(leaf->data), leaf->hash);
+      topology.push_back(signature);
+      key = Mix(key, signature);
+    }
+  }
+
+  /*! \brief The trace as a graph: leaf i is placeholder "p<i>", node i is named "<op>_<i>". */
+  Graph ToGraph() const {
+    std::unordered_map<const Array::Value*, NodeEntry> entries;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      entries[leaves[i]] = NodeEntry{Node::CreateVariable("p" + std::to_string(i)), 0};
+    }
+    std::unordered_map<const Pending*, NodePtr> built;
+    auto entry_of = [&](const Array::Value* value) {
+      return value->node ? NodeEntry{built.at(value->node.get()), value->index} : entries.at(value);
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::vector<NodeEntry> inputs;
+      for (const ValuePtr& input : nodes[i]->inputs) inputs.push_back(entry_of(input.get()));
+      std::string name = nodes[i]->op->name + "_" + std::to_string(i);
+      built[nodes[i]] = Node::Create(nodes[i]->op, name, nodes[i]->attrs, std::move(inputs));
+    }
+    std::vector<NodeEntry> outputs;
+    for (const Array::Value* root : roots) outputs.push_back(entry_of(root));
+    return Graph(std::move(outputs));
+  }
+
+  /*! \brief "sum_3 of leaves [4,3] float32, [3] float32": names the trace in errors. */
+  std::string Describe() const {
+    std::vector<std::string> leaf_text, root_text;
+    for (const Array::Value* leaf : leaves) {
+      leaf_text.push_back(StrCat(leaf->data.shape(), " ", DTypeName(leaf->data.dtype())));
+    }
+    for (const Array::Value* root : roots) {
+      root_text.push_back(StrCat(root->node->op->name, "_", IndexOf(root->node.get())));
+    }
+    return StrCat(Join(root_text, ", "), " of leaves ", Join(leaf_text, ", "));
+  }
+
+ private:
+  static constexpr size_t kOnStack = static_cast<size_t>(-1);
+  size_t IndexOf(const Pending* node) const {
+    return static_cast<size_t>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
+  }
+};
+
+/*! \brief A compiled trace: its topology (to confirm a hit) and the Executor that runs it. */
+struct CachedTrace {
+  uint64_t key = 0;
+  std::vector<uint64_t> topology;
+  std::unique_ptr<Executor> executor;
+  std::vector<std::string> feed_names;
+};
+
+/*! \brief Number of traces dumped by this process (names the files trace-<n>.txt). */
+std::atomic<int> dumped_traces{0};
+
+/*! \brief Writes the trace's graph after the pipeline under $IR_LAZY_DUMP_DIR, if set. */
+void DumpTrace(const Executor& executor) {
+  const char* dir = std::getenv("IR_LAZY_DUMP_DIR");
+  if (!dir || !*dir) return;
+  std::string why;
+  PrivateDir private_dir(dir, &why);  // dumps show the program: only its user may write there
+  IR_CHECK(private_dir.valid()) << "IR_LAZY_DUMP_DIR '" << dir << "' is refused: " << why;
+  std::string name = StrCat("trace-", dumped_traces++, ".txt");
+  IR_CHECK(private_dir.Write(name, StrCat("# lazy trace after the pipeline\n", PrintGraphText(executor.bound_graph()))))
+      << "cannot write IR_LAZY_DUMP_DIR '" << dir << "/" << name << "'";
+}
+
+thread_local Context* current_context = nullptr;
+thread_local uint64_t record_counter = 0;
+
+}  // namespace
+
+class Context::Impl {
+ public:
+  explicit Impl(SessionOptions options) : options_(std::move(options)) {}
+
+  /*! \brief Computes `trace` and returns one array per root. */
+  std::vector<NDArray> Run(const Trace& trace) {
+    CachedTrace& cached = Lookup(trace);
+    std::unordered_map<std::string, NDArray> feeds;
+    for (size_t i = 0; i < trace.leaves.size(); ++i) feeds.emplace(cached.feed_names[i], trace.leaves[i]->data);
+    try {
+      std::vector<NDArray> outputs = cached.executor->Run(feeds);
+      RunStats run = cached.executor->last_stats();
+      stats_.kernels_launched += run.kernels_launched;
+      stats_.traces_compiled += run.bound ? 1 : 0;
+      if (run.bound) DumpTrace(*cached.executor);
+      return outputs;
+    } catch (const Error& err) {
+      Erase(trace.key);  // a trace that failed to bind is not kept: it would fail again
+      throw Error(StrCat("lazy: materializing ", trace.Describe(), ": ", err.what()));
+    }
+  }
+
+  /*!
+   * \brief The pending values to compute: those of `requested` and of every live cell, the
+   * cells' and the invalid ones' aside (they throw when requested themselves), in recording
+   * order (the trace key does not depend on the order of the request). Drops expired cells.
+   */
+  std::vector<const Array::Value*> Roots(const std::vector<Array>& requested) {
+    std::vector<const Array::Value*> roots;
+    std::unordered_set<const Array::Value*> seen;
+    for (const Array& array : requested) {
+      IR_CHECK(array.defined()) << "lazy::Array: use of an undefined array";
+      const Array::Value* value = array.cell()->value.get();
+      if (value->node && seen.insert(value).second) roots.push_back(value);
+    }
+    size_t kept = 0;
+    for (std::weak_ptr<Array::Cell>& weak : live_) {
+      std::shared_ptr<Array::Cell> cell = weak.lock();
+      if (!cell || !cell->value || !cell->value->node) continue;
+      const Array::Value* value = cell->value.get();
+      if (!seen.count(value) && InferPending(*value)) {
+        seen.insert(value);
+        roots.push_back(value);
+      }
+      live_[kept++] = std::move(weak);  // still pending: it stays tracked (an invalid one too)
+    }
+    live_.resize(kept);
+    live_compacted_ = kept;
+    std::sort(roots.begin(), roots.end(), [](const Array::Value* a, const Array::Value* b) {
+      return a->node->seq != b->node->seq ? a->node->seq < b->node->seq : a->index < b->index;
+    });
+    return roots;
+  }
+
+  void Track(const std::shared_ptr<Array::Cell>& cell) {
+    if (live_.size() >= 2 * live_compacted_ + 1024) {  // amortized O(1): code that never materializes
+      live_.erase(std::remove_if(live_.begin(), live_.end(), [](const auto& weak) { return weak.expired(); }),
+                  live_.end());
+      live_compacted_ = live_.size();
+    }
+    live_.emplace_back(cell);
+  }
+
+  void Erase(uint64_t key) {
+    auto found = index_.find(key);
+    if (found == index_.end()) return;
+    lru_.erase(found->second);
+    index_.erase(found);
+  }
+
+  void Trim() {
+    while (lru_.size() > cache_limit_) {
+      Erase(lru_.back().key);
+      ++stats_.evictions;
+    }
+  }
+
+  SessionOptions options_;
+  Stats stats_;
+  size_t cache_limit_ = 256;
+  /*! \brief Cached traces, most recently used first; index_ finds them by key. */
+  std::list<CachedTrace> lru_;
+  std::unordered_map<uint64_t, std::list<CachedTrace>::iterator> index_;
+  /*! \brief Variables persist here; traces only read placeholders today (Assign copies). */
+  std::shared_ptr<VariableStore> variables_ = std::make_shared<VariableStore>();
+
+ private:
+  CachedTrace& Lookup(const Trace& trace) {
+    auto found = index_.find(trace.key);
+    if (found != index_.end() && found->second->topology == trace.topology) {
+      ++stats_.cache_hits;
+      lru_.splice(lru_.begin(), lru_, found->second);
+      return lru_.front();
+    }
+    ++stats_.cache_misses;
+    Erase(trace.key);
+    lru_.push_front(Compile(trace));
+    index_[trace.key] = lru_.begin();
+    Trim();
+    return lru_.front();
+  }
+
+  CachedTrace Compile(const Trace& trace) {
+    CachedTrace cached;
+    cached.key = trace.key;
+    cached.topology = trace.topology;
+    try {
+      cached.executor = std::make_unique<Executor>(trace.ToGraph(), options_, variables_);
+    } catch (const Error& err) {
+      throw Error(StrCat("lazy: materializing ", trace.Describe(), ": ", err.what()));
+    }
+    for (size_t i = 0; i < trace.leaves.size(); ++i) cached.feed_names.push_back("p" + std::to_string(i));
+    return cached;
+  }
+
+  std::vector<std::weak_ptr<Array::Cell>> live_;
+  size_t live_compacted_ = 0;
+};
+
+Context::Context(SessionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Context::~Context() = default;
+
+Context& Context::Current() {
+  if (current_context) return *current_context;
+  thread_local Context default_context;
+  return default_context;
+}
+
+Context::Scope::Scope(Context* context) : previous_(current_context) { current_context = context; }
+Context::Scope::~Scope() { current_context = previous_; }
+
+const SessionOptions& Context::options() const { return impl_->options_; }
+const Stats& Context::stats() const { return impl_->stats_; }
+Stats& Context::mutable_stats() { return impl_->stats_; }
+void Context::ResetStats() { impl_->stats_ = Stats(); }
+size_t Context::cache_size() const { return impl_->lru_.size(); }
+size_t Context::cache_limit() const { return impl_->cache_limit_; }
+void Context::set_cache_limit(size_t limit) {
+  IR_CHECK(limit > 0) << "lazy::Context: the trace cache limit must be positive";
+  impl_->cache_limit_ = limit;
+  impl_->Trim();
+}
+
+void TrackLive(Context& context, const std::shared_ptr<Array::Cell>& cell) { context.impl().Track(cell); }
+
+uint64_t NextRecordSeq() { return ++record_counter; }
+
+void Materialize(const std::vector<Array>& arrays) {
+  Context& context = Context::Current();
+  uint64_t start = NowNs();
+  std::vector<const Array::Value*> roots = context.impl().Roots(arrays);
+  if (roots.empty()) return;
+  Trace trace(roots);
+  std::vector<NDArray> outputs = context.impl().Run(trace);
+  for (size_t i = 0; i < roots.size(); ++i) {
+    auto* value = const_cast<Array::Value*>(roots[i]);
+    value->data = std::move(outputs[i]);
+    if (ActiveTapes() > 0) value->origin = value->node;  // the tape differentiates through it
+    value->node.reset();                                 // frees the pending DAG nothing else references
+  }
+  context.mutable_stats().execute_ns += NowNs() - start;
+}
+
+}  // namespace lazy
+}  // namespace ir

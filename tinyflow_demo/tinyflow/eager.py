@@ -1,0 +1,394 @@
+"""Eager execution (TF 1.x's tf.enable_eager_execution) over the library's lazy arrays (IRLazy*).
+
+Once enabled, framework.apply_op records every op as a lazy array (IRLazyApply) and returns an
+EagerTensor: nothing runs until a value is needed (.numpy(), printing, `if t > 0:`, an assignment),
+and then everything pending runs as one fused, hash-cached trace. Python numbers combined with
+tensors enter as 0-d leaves (IRLazyScalar), parameters of the trace, so a changing learning rate
+never recompiles. tf.Variable makes an EagerVariable: a leaf its assignments write in place.
+"""
+import ctypes
+import json
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from . import framework as _framework
+from ._lib import LIB, c_str, check_call
+from .framework import Tensor, TensorShape, Variable, _op_handle, convert_to_tensor, get_default_graph
+
+__all__ = ["enable_eager_execution", "executing_eagerly", "eager_stats", "reset_eager_stats", "EagerTensor",
+           "EagerVariable"]
+
+_P = ctypes.c_void_p
+_PP = ctypes.POINTER(_P)
+for _fn, _args in [("IRLazyApply", [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p),
+                                    ctypes.POINTER(ctypes.c_char_p), ctypes.c_uint32, _PP,
+                                    ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_PP)]),
+                   ("IRLazyFree", [_P]), ("IRLazyScalar", [ctypes.c_double, ctypes.c_int, _PP]),
+                   ("IRLazyFromHost", [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, _PP]),
+                   ("IRLazyAssign", [ctypes.c_uint32, _PP, _PP]),
+                   ("IRLazyMaterialize", [ctypes.c_uint32, _PP]), ("IRLazyToNDArray", [_P, _PP]),
+                   ("IRLazyGetShape", [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))]),
+                   ("IRLazyGetDType", [_P, ctypes.POINTER(ctypes.c_int)])]:
+    getattr(LIB, _fn).argtypes = _args
+
+# IRLazyApply's out-parameters, reused by every call (eager mode is single-threaded like the C++ Context).
+_NOUT = ctypes.c_uint32()
+_OUTS = _PP()
+_NOUT_REF, _OUTS_REF = ctypes.byref(_NOUT), ctypes.byref(_OUTS)
+_HANDLE_ARRAYS = [_P * n for n in range(16)]
+_SPECS = {}  # (op, attribute items) -> (op handle, number of attributes, keys, values) for IRLazyApply
+_SCALARS = {}  # (value, dtype code) -> a 0-d leaf shared by the ops that use that number
+_MAX_CACHED = 4096
+_TAPES = []  # the GradientTapes recording (eager_tape.py), innermost last
+
+
+def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
+    """Makes every op from now on run eagerly (lazily recorded, fused when needed). TF 1.x
+    semantics: call it at program start, before any graph op is built. `config` may be a dict of
+    SessionOptions (target, fusion, ...) for the lazy Context; TF's ConfigProto is not supported."""
+    if _framework._EAGER is not None:
+        return
+    if get_default_graph()._names:
+        raise ValueError("tf.enable_eager_execution must be called at program startup.")
+    if isinstance(config, dict):
+        context = _P()
+        check_call(LIB.IRLazyContextCreate(c_str(json.dumps(config)), ctypes.byref(context)))
+        check_call(LIB.IRLazyContextSetCurrent(context))  # (lives as long as the process)
+    _framework._EAGER = __import__(__name__, fromlist=["apply"])
+
+
+def executing_eagerly():
+    return _framework._EAGER is not None
+
+
+def eager_stats():
+    """What the lazy Context did so far: kernels_launched, traces_compiled, cache_hits, cache_misses,
+    cache_size, ops_recorded, record_ns, execute_ns (IRLazyContextGetStatsJSON)."""
+    out = ctypes.c_char_p()
+    check_call(LIB.IRLazyContextGetStatsJSON(None, ctypes.byref(out)))
+    return json.loads(out.value.decode("utf-8"))
+
+
+def reset_eager_stats():
+    check_call(LIB.IRLazyContextResetStats(None))
+
+
+def _spec(op_type, attrs):
+    attrs = {k: _framework._format_attr(v) for k, v in attrs.items() if v is not None} if attrs else {}
+    keys = (ctypes.c_char_p * max(len(attrs), 1))(*[k.encode() for k in attrs])
+    vals = (ctypes.c_char_p * max(len(attrs), 1))(*[v.encode() for v in attrs.values()])
+    return _op_handle(op_type).value, len(attrs), keys, vals
+
+
+def _lookup_spec(op_type, attrs):
+    """The formatted attributes of (op, attrs), cached: recording then formats nothing."""
+    try:
+        key = (op_type, tuple(attrs.items())) if attrs else op_type
+        return _SPECS[key]
+    except KeyError:
+        if len(_SPECS) >= _MAX_CACHED:
+            _SPECS.clear()
+        spec = _SPECS[key] = _spec(op_type, attrs)
+        return spec
+    except TypeError:  # an unhashable attribute value (a list): format it every time
+        return _spec(op_type, attrs)
+
+
+def _handle_of(x):
+    """The lazy handle of an op input: an eager tensor or variable, or a value made a constant."""
+    h = getattr(x, "_h", None)
+    if h is not None:
+        return h
+    if isinstance(x, Tensor):
+        raise ValueError("a graph tensor (%r) cannot be used in eager mode" % (x,))
+    return convert_to_tensor(x)._h
+
+
+def apply(op_type, inputs, attrs=None):
+    """Records op_type(inputs) with `attrs`: an EagerTensor, or an _EagerOp when it has several outputs."""
+    op, nattrs, keys, vals = _lookup_spec(op_type, attrs)
+    if _TAPES:
+        _watch_trainable(inputs)
+    try:
+        handles = [x._h for x in inputs]
+    except AttributeError:
+        handles = [_handle_of(x) for x in inputs]
+    n = len(handles)
+    array = _HANDLE_ARRAYS[n](*handles) if n < 16 else (_P * n)(*handles)
+    check_call(LIB.IRLazyApply(op, nattrs, keys, vals, n, array, _NOUT_REF, _OUTS_REF))
+    if _NOUT.value == 1:
+        return EagerTensor(_OUTS[0])
+    return _EagerOp(op_type, [EagerTensor(_OUTS[i]) for i in range(_NOUT.value)])
+
+
+def _watch_trainable(inputs):
+    """TF's automatic watching: a trainable variable read while a tape records is watched by it."""
+    for x in inputs:
+        if isinstance(x, EagerVariable) and x.trainable:
+            for tape in _TAPES:
+                tape._watch_variable(x)
+
+
+def scalar(value, dtype):
+    """A 0-d leaf holding `value`: a parameter of the trace (its value is not part of the cache key)."""
+    key = (value, dtype.enum)
+    t = _SCALARS.get(key)
+    if t is None:
+        h = _P()
+        check_call(LIB.IRLazyScalar(float(value), dtype.enum, ctypes.byref(h)))
+        if len(_SCALARS) >= _MAX_CACHED:
+            _SCALARS.clear()
+        t = _SCALARS[key] = EagerTensor(h.value)
+    return t
+
+
+def from_numpy(arr, dtype):
+    """A leaf holding a copy of `arr` (IRLazyFromHost)."""
+    arr = np.require(arr, dtype=dtype.as_numpy_dtype, requirements=("C", "A"))
+    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+    h = _P()
+    check_call(LIB.IRLazyFromHost(arr.ctypes.data_as(_P), arr.ndim, shape, dtype.enum, ctypes.byref(h)))
+    return EagerTensor(h.value)
+
+
+def binary(op, x, y):
+    """op(x, y) with broadcasting; a Python number becomes a 0-d parameter of the other side's dtype."""
+    x_tensor, y_tensor = isinstance(x, Tensor), isinstance(y, Tensor)
+    if x_tensor and not y_tensor:
+        y = scalar(y, x.dtype) if _is_number(y) else convert_to_tensor(y, dtype=x.dtype)
+    elif y_tensor and not x_tensor:
+        x = scalar(x, y.dtype) if _is_number(x) else convert_to_tensor(x, dtype=y.dtype)
+    elif not x_tensor:
+        x, y = convert_to_tensor(x), convert_to_tensor(y)
+    return apply(op, [x, y])
+
+
+def _is_number(x):
+    return isinstance(x, (int, float, np.number)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def assign_all(pairs):
+    """targets[i] = values[i] in place for (target variable, value) pairs, all computed in one trace."""
+    if not pairs:
+        return
+    targets = (_P * len(pairs))(*[t._h for t, _ in pairs])
+    values = [convert_to_tensor(v, dtype=t.dtype) for t, v in pairs]  # (held until the call returns)
+    check_call(LIB.IRLazyAssign(len(pairs), targets, (_P * len(pairs))(*[v._h for v in values])))
+
+
+def materialize(tensors):
+    """Computes every pending tensor of `tensors` in one trace."""
+    tensors = list(tensors)
+    check_call(LIB.IRLazyMaterialize(len(tensors), (_P * max(len(tensors), 1))(*[t._h for t in tensors])))
+
+
+def _to_numpy(h):
+    from .session import from_ndarray
+    out = _P()
+    check_call(LIB.IRLazyToNDArray(h, ctypes.byref(out)))
+    return from_ndarray(out)
+
+
+def _shape_of(h):
+    ndim = ctypes.c_int()
+    dims = ctypes.POINTER(ctypes.c_int64)()
+    check_call(LIB.IRLazyGetShape(h, ctypes.byref(ndim), ctypes.byref(dims)))
+    return TensorShape(dims[:ndim.value])
+
+
+def _dtype_of(h):
+    code = ctypes.c_int()
+    check_call(LIB.IRLazyGetDType(h, ctypes.byref(code)))
+    return _dtypes.as_dtype(code.value)
+
+
+class _ValueMethods(object):
+    """What an eager tensor and an eager variable share: host conversions and Python protocols."""
+
+    __array_priority__ = 100  # NumPy defers `array + tensor` to the tensor's operators
+
+    def numpy(self):
+        """The value as a NumPy array (a NumPy scalar for a 0-d tensor); computes what is pending."""
+        return _to_numpy(self._h)
+
+    def eval(self, feed_dict=None, session=None):
+        return self.numpy()
+
+    def get_shape(self):
+        return self.shape
+
+    def __array__(self, dtype=None):
+        return np.asarray(self.numpy(), dtype=dtype)
+
+    def __bool__(self):
+        return bool(self.numpy())
+
+    def __float__(self):
+        return float(self.numpy())
+
+    def __int__(self):
+        return int(self.numpy())
+
+    def __index__(self):
+        if not self.dtype.is_integer:
+            raise TypeError("only integer tensors can be used as an index, not %s" % self.dtype.name)
+        return int(self.numpy())
+
+    def __len__(self):
+        dims = self.shape.dims
+        if not dims:
+            raise TypeError("Scalar tensor has no `len()`")
+        return dims[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __format__(self, spec):
+        return format(self.numpy(), spec)
+
+    @property
+    def name(self):
+        raise AttributeError("Tensor.name is meaningless when eager execution is enabled.")
+
+    @property
+    def graph(self):
+        raise AttributeError("Tensor.graph is meaningless when eager execution is enabled.")
+
+
+class EagerTensor(_ValueMethods, Tensor):
+    """A lazy array: its value is computed when needed. Immutable, like a TF eager tensor."""
+
+    _static_shape = None
+    _shape = None
+    _dtype = None
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def __del__(self):
+        try:
+            if self._h:
+                LIB.IRLazyFree(self._h)
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _detach(self):
+        """Takes the handle away from this tensor (its new owner frees it)."""
+        h, self._h = self._h, None
+        return h
+
+    @property
+    def shape(self):
+        """The inferred shape (nothing is computed)."""
+        if self._shape is None:
+            self._shape = _shape_of(self._h)
+        return self._shape
+
+    @property
+    def dtype(self):
+        if self._dtype is None:
+            self._dtype = _dtype_of(self._h)
+        return self._dtype
+
+    def _infer(self):
+        return self.shape, self.dtype
+
+    @property
+    def op(self):
+        raise AttributeError("Tensor.op is meaningless when eager execution is enabled.")
+
+    def __repr__(self):
+        return "tf.Tensor(%s, shape=%s, dtype=%s)" % (self.numpy(), tuple(self.shape.dims), self.dtype.name)
+
+    __str__ = __repr__
+
+
+class _EagerOp(object):
+    """What an op with several outputs returns in eager mode: its outputs (the graph Operation's role)."""
+
+    def __init__(self, op_type, outputs):
+        self.type = op_type
+        self.outputs = outputs
+
+
+class _VariableOp(object):
+    """A variable's `op`: its name (optimizers name slots after it) and type."""
+
+    type = "VarHandleOp"
+
+    def __init__(self, name):
+        self.name = name
+
+
+class EagerVariable(_ValueMethods, Variable):
+    """tf.Variable in eager mode: a lazy leaf holding a copy of the initial value. Ops read its value
+    when they are recorded; assign/assign_add/assign_sub write into its buffer (IRLazyAssign)."""
+
+    _static_shape = None
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, collections=None,
+                 validate_shape=True, **unused):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = np.array(convert_to_tensor(initial_value, dtype=dtype).numpy())
+        if dtype is not None:
+            value = value.astype(_dtypes.as_dtype(dtype).as_numpy_dtype)
+        self._h = None
+        self._h = from_numpy(value, _dtypes.as_dtype(value.dtype))._detach()
+        graph = get_default_graph()
+        self.op = _VariableOp(graph.unique_name(name or "Variable"))
+        self.trainable = trainable
+        self.initial_value = initial_value
+        self.initializer = None
+        for key in collections or []:  # none by default: eager mode has no collections (as in TF)
+            graph.add_to_collection(key, self)
+
+    def __del__(self):
+        try:
+            if self._h:
+                LIB.IRLazyFree(self._h)
+        except Exception:  # interpreter shutdown
+            pass
+
+    @property
+    def name(self):
+        return self.op.name + ":0"
+
+    @property
+    def shape(self):
+        return _shape_of(self._h)
+
+    @property
+    def dtype(self):
+        return _dtype_of(self._h)
+
+    def _infer(self):
+        return self.shape, self.dtype
+
+    def value(self):
+        """The current value (a snapshot: later assignments do not change it)."""
+        return apply("identity", [self])
+
+    read_value = value
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        assign_all([(self, value)])
+        return self
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        return self.assign(binary("add", self, delta))
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        return self.assign(binary("subtract", self, delta))
+
+    def load(self, value, session=None):
+        self.assign(value)
+
+    def __repr__(self):
+        return "<tf.Variable '%s' shape=%s dtype=%s, numpy=%r>" % (self.name, tuple(self.shape.dims),
+                                                                  self.dtype.name, self.numpy())
+

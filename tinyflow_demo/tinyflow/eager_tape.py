@@ -1,0 +1,137 @@
+"""tf.GradientTape over the library's lazy tapes (IRLazyTape*).
+
+The tape records nothing of its own: the lazy arrays already are IR nodes, so gradient() runs the
+library's reverse-mode Gradient pass over the DAG recorded since the tape started and returns
+pending arrays, which fuse with the optimizer's update into one trace.
+"""
+import ctypes
+
+from . import eager as _eager
+from ._lib import LIB, check_call
+from .eager import EagerTensor, EagerVariable
+from .framework import convert_to_tensor
+
+__all__ = ["GradientTape"]
+
+_P = ctypes.c_void_p
+_SIGNATURES = {"IRLazyTapeCreate": [ctypes.c_int, ctypes.POINTER(_P)], "IRLazyTapeWatch": [_P, _P],
+               "IRLazyTapeStop": [_P], "IRLazyTapeFree": [_P],
+               "IRLazyTapeGradient": [_P, ctypes.c_uint32, ctypes.POINTER(_P), ctypes.POINTER(_P), ctypes.c_uint32,
+                                      ctypes.POINTER(_P), ctypes.POINTER(_P)]}
+
+
+def _declare():
+    """Sets the tape functions' argument types (at the first tape: the library is checked for them then)."""
+    for name, args in _SIGNATURES.items():
+        getattr(LIB, name).argtypes = args
+    _SIGNATURES.clear()
+
+
+def _flatten(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+class GradientTape(object):
+    """Records the operations run inside `with tf.GradientTape() as tape:` for differentiation.
+
+    Trainable variables read inside the block are watched automatically; other tensors with
+    tape.watch(t). tape.gradient(target, sources) may be called once (persistent=True: any number
+    of times) and returns a gradient for each source (None where the target does not depend on it),
+    in the structure of `sources`.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        if not _eager.executing_eagerly():
+            raise RuntimeError("tf.GradientTape needs eager execution: call tf.enable_eager_execution() first.")
+        if _SIGNATURES:
+            _declare()
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._handle = None
+        self._watched = []  # the watched variables, in watch order (watched_variables())
+        self._watched_ids = set()
+        self._recording = False
+
+    def __enter__(self):
+        if self._handle is not None:
+            raise ValueError("a GradientTape can be entered once")
+        h = _P()
+        check_call(LIB.IRLazyTapeCreate(int(bool(self._persistent)), ctypes.byref(h)))
+        self._handle = h.value
+        self._recording = True
+        if self._watch_accessed:
+            _eager._TAPES.append(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._stop()
+        return False
+
+    def _stop(self):
+        if self._recording:
+            self._recording = False
+            if self in _eager._TAPES:
+                _eager._TAPES.remove(self)
+            check_call(LIB.IRLazyTapeStop(self._handle))
+
+    def __del__(self):
+        try:
+            self._free()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _free(self):
+        if self._handle:
+            self._stop()
+            LIB.IRLazyTapeFree(self._handle)
+            self._handle = None
+
+    def _check_recording(self):
+        if not self._recording:
+            raise ValueError("GradientTape.watch() is only valid while the tape is recording (inside `with`).")
+
+    def watch(self, tensor):
+        """Differentiates with respect to `tensor` (or each tensor of a list) too."""
+        self._check_recording()
+        for t in _flatten(tensor):
+            if isinstance(t, EagerVariable):
+                self._watch_variable(t)
+            elif isinstance(t, EagerTensor):
+                check_call(LIB.IRLazyTapeWatch(self._handle, t._h))
+            else:
+                raise TypeError("GradientTape.watch takes eager tensors or variables, got %r" % (t,))
+
+    def _watch_variable(self, variable):
+        if id(variable) not in self._watched_ids:
+            self._watched_ids.add(id(variable))
+            self._watched.append(variable)
+            check_call(LIB.IRLazyTapeWatch(self._handle, variable._h))
+
+    def watched_variables(self):
+        return list(self._watched)
+
+    def stop_recording(self):
+        raise NotImplementedError("tinyflow's GradientTape cannot pause recording (stop_recording); "
+                                  "compute the values outside the `with` block instead")
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=None):
+        """d(sum of target)/d(source) for each source (None when unconnected), shaped like `sources`."""
+        if self._handle is None:
+            raise RuntimeError("GradientTape.gradient can only be called once on non-persistent tapes.")
+        targets = [convert_to_tensor(t) for t in _flatten(target)]
+        flat = _flatten(sources)
+        if output_gradients is None:
+            heads = [None] * len(targets)
+        else:
+            heads = [None if g is None else convert_to_tensor(g) for g in _flatten(output_gradients)]
+        grads = (_P * max(len(flat), 1))()
+        check_call(LIB.IRLazyTapeGradient(
+            self._handle, len(targets), (_P * len(targets))(*[t._h for t in targets]),
+            (_P * len(targets))(*[None if h is None else h._h for h in heads]), len(flat),
+            (_P * max(len(flat), 1))(*[s._h for s in flat]), grads))
+        out = [None if grads[i] is None else EagerTensor(grads[i]) for i in range(len(flat))]
+        if not self._persistent:
+            self._free()
+        if isinstance(sources, (list, tuple)):
+            return out if isinstance(sources, list) else tuple(out)
+        return out[0]
