@@ -1,7 +1,8 @@
 /*!
  * \file lazy_example.cc
  * \brief Imperative code on lazy arrays (include/ir/lazy.h): SGD steps of a linear model, each
- * recorded op by op, run as one fused, cached trace per step; then the stats.
+ * recorded op by op, run as one fused, cached trace per step (the loss the step holds is computed
+ * in the update's trace, no second forward); shapes known without computing; then the stats.
  *
  * Usage: ir-lazy-example
  */
@@ -30,14 +31,15 @@ int main() {
       Array x(Data({32, 8}, step));  // fresh data each step: same shapes, same cached trace
       Array y = ir::lazy::matmul(x, w_true);
       Array err = ir::lazy::matmul(x, w) - y;
-      Array lr(0.5f / (1.0f + 0.02f * static_cast<float>(step)));  // a decaying learning rate: a parameter
+      Array loss = ir::lazy::mean(err * err);  // held: computed by the update's trace below
+      // A decaying learning rate: a 0-d parameter of the trace, not part of its key.
+      Array lr = Array::Scalar(0.5 / (1.0 + 0.02 * step), ir::DType::kFloat32);
       w -= lr * ir::lazy::matmul(x, err, true, false) * (1.0f / 32);
-      if (step % 10 == 0) {
-        float loss = ir::lazy::mean(err * err).Eval().ToVector<float>()[0];
-        std::cout << "step " << step << " loss " << loss << "\n";
-      }
+      if (step % 10 == 0) std::cout << "step " << step << " loss " << loss.Eval().ToVector<float>()[0] << "\n";
     }
     Array x(Data({4}, 3));
+    Array batch = ir::lazy::matmul(Array(Data({5, 8}, 2)), w);
+    std::cout << "shape of a pending matmul: " << ir::lazy::ShapeOf(batch) << " (nothing computed)\n";
     std::cout << "sigmoid(x)[0] = " << (1.0f / (1.0f + ir::lazy::exp(-x))).Eval().ToVector<float>()[0] << "\n";
     const ir::lazy::Stats& stats = ir::lazy::Context::Current().stats();
     std::cout << "ops recorded " << stats.ops_recorded << ", kernels launched " << stats.kernels_launched

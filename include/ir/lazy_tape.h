@@ -3,8 +3,11 @@
  * \brief A gradient tape over lazy arrays (issue 15 item 3): tf.GradientTape for eager mode.
  *
  * Lazy arrays already record the IR of every operation, so the tape records nothing of its own:
- * while it records, materialized values keep the node that computed them (Array::Value::origin),
- * so a loss read on the host inside the tape stays differentiable. Gradient walks from the
+ * while it can still answer (from its creation until its destruction, or until the gradient of a
+ * non-persistent tape), materialized values keep the node that computed them
+ * (Array::Value::origin), so a loss read on the host inside the tape stays differentiable, and so
+ * does a value recorded in the tape but computed after Stop (a materialization also computes the
+ * live pending arrays). A persistent tape held forever keeps those nodes alive: free it. Gradient walks from the
  * targets back to the watched sources through pending nodes and those origins, builds an
  * ir::Graph of that region, differentiates it with ir::Gradients (include/ir/autodiff.h) and turns
  * the gradient graph back into lazy arrays: forward nodes map to the existing values (pending
@@ -35,7 +38,7 @@ class GradientTape {
 
   /*! \brief Differentiates with respect to `array`: its value now and its value when asked. */
   void Watch(const Array& array);
-  /*! \brief Stops recording (leaving TF's `with` block); idempotent. */
+  /*! \brief Stops recording (leaving TF's `with` block); gradients can still be asked. */
   void Stop();
   bool recording() const { return recording_; }
 
@@ -48,9 +51,13 @@ class GradientTape {
                               const std::vector<Array>& heads = {});
 
  private:
+  /*! \brief Stops counting in ActiveTapes(): no gradient can be asked any more. */
+  void Release();
+
   bool persistent_;
   bool recording_ = true;
-  bool used_ = false;
+  /*! \brief Counted in ActiveTapes(): a gradient can still be asked. */
+  bool answerable_ = true;
   /*! \brief Each watched array's shared state and its value when watched. */
   std::vector<std::pair<std::shared_ptr<Array::Cell>, std::shared_ptr<Array::Value>>> watched_;
 };

@@ -11,6 +11,7 @@
 
 #include "c_api/c_api_common.h"
 #include "ir/lazy.h"
+#include "ir/lazy_tape.h"
 #include "ir/node.h"
 #include "ir/op.h"
 #include "ir/runtime.h"
@@ -20,6 +21,7 @@ using ir::NDArray;
 using ir::capi::DTypeFromInt;
 using ir::lazy::Array;
 using ir::lazy::Context;
+using ir::lazy::GradientTape;
 
 namespace {
 
@@ -58,24 +60,6 @@ uint32_t OutputCount(const ir::Op* op, const std::map<std::string, std::string>&
   node->attrs.dict = attrs;
   node->ReparseAttrs();
   return node->num_outputs();
-}
-
-NDArray ScalarOf(double value, DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return NDArray::Scalar<float>(static_cast<float>(value));
-    case DType::kFloat64:
-      return NDArray::Scalar<double>(value);
-    case DType::kInt32:
-      return NDArray::Scalar<int32_t>(static_cast<int32_t>(value));
-    case DType::kInt64:
-      return NDArray::Scalar<int64_t>(static_cast<int64_t>(value));
-    case DType::kBool:
-      return NDArray::Scalar<bool>(value != 0);
-    default:
-      break;
-  }
-  throw ir::Error(ir::StrCat("IRLazyScalar: unsupported dtype ", ir::DTypeName(dtype)));
 }
 
 std::string StatsJSON(const Context& context) {
@@ -151,7 +135,7 @@ int IRLazyFromHost(const void* data, int ndim, const int64_t* shape, int dtype, 
 int IRLazyScalar(double value, int dtype, IRLazyHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(out);
-  *out = new Array(ScalarOf(value, DTypeFromInt(dtype)));
+  *out = new Array(Array::Scalar(value, DTypeFromInt(dtype)));
   IR_API_END();
 }
 
@@ -238,5 +222,49 @@ int IRLazyAssign(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values) {
   IR_API_CHECK_ARRAY(targets, num);
   IR_API_CHECK_ARRAY(values, num);
   ir::lazy::AssignAll(LazyArrays(targets, num), LazyArrays(values, num));
+  IR_API_END();
+}
+
+int IRLazyTapeCreate(int persistent, IRLazyTapeHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new GradientTape(persistent != 0);
+  IR_API_END();
+}
+
+int IRLazyTapeWatch(IRLazyTapeHandle tape, IRLazyHandle array) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(tape);
+  IR_API_CHECK_NOT_NULL(array);
+  static_cast<GradientTape*>(tape)->Watch(AsLazy(array));
+  IR_API_END();
+}
+
+int IRLazyTapeStop(IRLazyTapeHandle tape) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(tape);
+  static_cast<GradientTape*>(tape)->Stop();
+  IR_API_END();
+}
+
+int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets, IRLazyHandle* heads,
+                       uint32_t num_sources, IRLazyHandle* sources, IRLazyHandle* out_grads) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(tape);
+  IR_API_CHECK_ARRAY(targets, num_targets);
+  if (heads != nullptr) IR_API_CHECK_ARRAY(heads, num_targets);
+  IR_API_CHECK_ARRAY(sources, num_sources);
+  IR_API_CHECK_NOT_NULL_IF(out_grads, num_sources);
+  std::vector<Array> grads = static_cast<GradientTape*>(tape)->Gradient(
+      LazyArrays(targets, num_targets), LazyArrays(sources, num_sources),
+      heads != nullptr ? LazyArrays(heads, num_targets) : std::vector<Array>());
+  for (uint32_t i = 0; i < num_sources; ++i)
+    out_grads[i] = grads[i].defined() ? new Array(std::move(grads[i])) : nullptr;
+  IR_API_END();
+}
+
+int IRLazyTapeFree(IRLazyTapeHandle tape) {
+  IR_API_BEGIN();
+  delete static_cast<GradientTape*>(tape);
   IR_API_END();
 }

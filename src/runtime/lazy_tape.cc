@@ -167,11 +167,13 @@ const ValuePtr& ValueOf(const Array& array, const char* what) {
 
 GradientTape::GradientTape(bool persistent) : persistent_(persistent) { ++ActiveTapes(); }
 
-GradientTape::~GradientTape() { Stop(); }
+GradientTape::~GradientTape() { Release(); }
 
-void GradientTape::Stop() {
-  if (!recording_) return;
-  recording_ = false;
+void GradientTape::Stop() { recording_ = false; }
+
+void GradientTape::Release() {
+  if (!answerable_) return;
+  answerable_ = false;
   --ActiveTapes();
 }
 
@@ -182,10 +184,10 @@ void GradientTape::Watch(const Array& array) {
 
 std::vector<Array> GradientTape::Gradient(const std::vector<Array>& targets, const std::vector<Array>& sources,
                                           const std::vector<Array>& heads) {
-  IR_CHECK(persistent_ || !used_) << "GradientTape.gradient can only be called once on non-persistent tapes.";
+  IR_CHECK(persistent_ || answerable_) << "GradientTape.gradient can only be called once on non-persistent tapes.";
   IR_CHECK(heads.empty() || heads.size() == targets.size())
       << "GradientTape.gradient: " << heads.size() << " output gradients for " << targets.size() << " targets";
-  used_ = true;
+  if (!persistent_) Release();
   // A watched source stands for its value when watched and its value now (after an assignment).
   std::vector<std::vector<ValuePtr>> values(sources.size());
   std::vector<ValuePtr> all;

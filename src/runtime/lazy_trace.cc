@@ -172,11 +172,10 @@ class Context::Impl {
   }
 
   /*!
-   * \brief The pending values to compute: those of `requested` and of every live cell, the
-   * cells' and the invalid ones' aside (they throw when requested themselves), in recording
-   * order (the trace key does not depend on the order of the request). Drops expired cells.
+   * \brief The pending values to compute: those of `requested`, then those of every live cell
+   * (the cells' only: *live_start indexes them). Drops the expired cells.
    */
-  std::vector<const Array::Value*> Roots(const std::vector<Array>& requested) {
+  std::vector<const Array::Value*> Roots(const std::vector<Array>& requested, size_t* live_start) {
     std::vector<const Array::Value*> roots;
     std::unordered_set<const Array::Value*> seen;
     for (const Array& array : requested) {
@@ -184,23 +183,23 @@ class Context::Impl {
       const Array::Value* value = array.cell()->value.get();
       if (value->node && seen.insert(value).second) roots.push_back(value);
     }
+    *live_start = roots.size();
     size_t kept = 0;
     for (std::weak_ptr<Array::Cell>& weak : live_) {
       std::shared_ptr<Array::Cell> cell = weak.lock();
       if (!cell || !cell->value || !cell->value->node) continue;
-      const Array::Value* value = cell->value.get();
-      if (!seen.count(value) && InferPending(*value)) {
-        seen.insert(value);
-        roots.push_back(value);
-      }
+      if (seen.insert(cell->value.get()).second) roots.push_back(cell->value.get());
       live_[kept++] = std::move(weak);  // still pending: it stays tracked (an invalid one too)
     }
     live_.resize(kept);
     live_compacted_ = kept;
-    std::sort(roots.begin(), roots.end(), [](const Array::Value* a, const Array::Value* b) {
-      return a->node->seq != b->node->seq ? a->node->seq < b->node->seq : a->index < b->index;
-    });
     return roots;
+  }
+
+  /*! \brief True when `trace` is cached (a hit needs no check of the live roots: it ran before). */
+  bool Cached(const Trace& trace) const {
+    auto found = index_.find(trace.key);
+    return found != index_.end() && found->second->topology == trace.topology;
   }
 
   void Track(const std::shared_ptr<Array::Cell>& cell) {
@@ -296,12 +295,40 @@ void TrackLive(Context& context, const std::shared_ptr<Array::Cell>& cell) { con
 
 uint64_t NextRecordSeq() { return ++record_counter; }
 
+namespace {
+
+/*! \brief `roots` in recording order: the trace key does not depend on the order of a request. */
+std::vector<const Array::Value*> InRecordingOrder(std::vector<const Array::Value*> roots) {
+  std::sort(roots.begin(), roots.end(), [](const Array::Value* a, const Array::Value* b) {
+    return a->node->seq != b->node->seq ? a->node->seq < b->node->seq : a->index < b->index;
+  });
+  return roots;
+}
+
+/*!
+ * \brief The trace of the requested and live roots. On a cache miss the live roots are inferred
+ * first: one that is invalid is left out (it throws when requested itself, not in others' traces).
+ */
+Trace TraceOf(Context::Impl& impl, const std::vector<Array>& requested) {
+  size_t live_start = 0;
+  std::vector<const Array::Value*> roots = impl.Roots(requested, &live_start);
+  Trace trace(InRecordingOrder(roots));
+  if (impl.Cached(trace)) return trace;
+  auto invalid = [](const Array::Value* value) { return !InferPending(*value); };
+  auto kept_end = std::remove_if(roots.begin() + static_cast<std::ptrdiff_t>(live_start), roots.end(), invalid);
+  if (kept_end == roots.end()) return trace;
+  roots.erase(kept_end, roots.end());
+  return Trace(InRecordingOrder(std::move(roots)));
+}
+
+}  // namespace
+
 void Materialize(const std::vector<Array>& arrays) {
   Context& context = Context::Current();
   uint64_t start = NowNs();
-  std::vector<const Array::Value*> roots = context.impl().Roots(arrays);
-  if (roots.empty()) return;
-  Trace trace(roots);
+  Trace trace = TraceOf(context.impl(), arrays);
+  if (trace.roots.empty()) return;
+  const std::vector<const Array::Value*>& roots = trace.roots;
   std::vector<NDArray> outputs = context.impl().Run(trace);
   for (size_t i = 0; i < roots.size(); ++i) {
     auto* value = const_cast<Array::Value*>(roots[i]);

@@ -195,4 +195,37 @@ TEST_F(CApiLazyTest, BadShapesAreErrorsNamingTheNode) {
   EXPECT_NE(error.find("[4]"), std::string::npos) << error;
 }
 
+TEST_F(CApiLazyTest, TapeGradientsArePendingHandlesOrNull) {
+  IRLazyHandle w = Host({3}, {1, 2, 3}), other = Host({3}, {4, 5, 6});
+  for (int persistent : {0, 1}) {
+    IRLazyTapeHandle tape = nullptr;
+    ASSERT_OK(IRLazyTapeCreate(persistent, &tape));
+    ASSERT_OK(IRLazyTapeWatch(tape, w));
+    IRLazyHandle y = Op("sum", {Op("multiply", {w, w})[0]})[0];
+    ASSERT_OK(IRLazyTapeStop(tape));
+    IRLazyHandle sources[] = {w, other};
+    IRLazyHandle grads[2] = {nullptr, nullptr};
+    ASSERT_OK(IRLazyTapeGradient(tape, 1, &y, nullptr, 2, sources, grads));
+    ASSERT_NE(grads[0], nullptr);
+    EXPECT_EQ(grads[1], nullptr) << "an unwatched source has no gradient (TF: None)";
+    Keep(grads[0]);
+    EXPECT_TRUE(IsPending(grads[0]));
+    EXPECT_EQ(Values(grads[0]), (std::vector<float>{2, 4, 6}));
+    IRLazyHandle head = nullptr;
+    ASSERT_OK(IRLazyScalar(3, 0, &head));
+    Keep(head);
+    int rc = IRLazyTapeGradient(tape, 1, &y, &head, 1, sources, grads);
+    if (persistent) {
+      ASSERT_OK(rc);
+      Keep(grads[0]);
+      EXPECT_EQ(Values(grads[0]), (std::vector<float>{6, 12, 18}));
+    } else {
+      EXPECT_EQ(rc, -1);
+      EXPECT_NE(std::string(IRGetLastError()).find("only be called once on non-persistent tapes"), std::string::npos)
+          << IRGetLastError();
+    }
+    ASSERT_OK(IRLazyTapeFree(tape));
+  }
+}
+
 }  // namespace

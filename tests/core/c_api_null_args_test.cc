@@ -57,6 +57,7 @@ class CApiNullArgsTest : public ::testing::Test {
     float values[] = {1, 2};
     ASSERT_OK(IRNDArrayCreate(shape, 1, 0, values, &array_));
     ASSERT_OK(IRLazyFromNDArray(array_, &lazy_));
+    ASSERT_OK(IRLazyTapeCreate(0, &tape_));
     RunOnce();
   }
   void TearDown() override {
@@ -66,6 +67,7 @@ class CApiNullArgsTest : public ::testing::Test {
     IRSessionFree(session_);
     IRNDArrayFree(array_);
     IRLazyFree(lazy_);
+    IRLazyTapeFree(tape_);
   }
 
   IRSymbolHandle Exp(IRSymbolHandle input) {
@@ -91,6 +93,7 @@ class CApiNullArgsTest : public ::testing::Test {
   IRSessionHandle session_ = nullptr;
   IRNDArrayHandle array_ = nullptr;
   IRLazyHandle lazy_ = nullptr;
+  IRLazyTapeHandle tape_ = nullptr;
 };
 
 // Out-parameters written by the calls below; their values are not checked here.
@@ -512,6 +515,37 @@ std::vector<Call> CApiNullArgsTest::Table() {
          return rc;
        }},
       {"IRLazyAssign", [&](Args& a) { return IRLazyAssign(1, a("targets", &lazy_), a("values", &lazy_)); }},
+      {"IRLazyTapeCreate",
+       [](Args& a) {
+         IRLazyTapeHandle out = nullptr;
+         int rc = IRLazyTapeCreate(0, a("out", &out));
+         IRLazyTapeFree(out);
+         return rc;
+       }},
+      {"IRLazyTapeWatch", [&](Args& a) { return IRLazyTapeWatch(a("tape", tape_), a("array", lazy_)); }},
+      {"IRLazyTapeStop", [&](Args& a) { return IRLazyTapeStop(a("tape", tape_)); }},
+      {"IRLazyTapeGradient",
+       [&](Args& a) {
+         IRLazyTapeHandle tape = nullptr;
+         EXPECT_EQ(IRLazyTapeCreate(1, &tape), 0);
+         EXPECT_EQ(IRLazyTapeWatch(tape, lazy_), 0);
+         IRLazyHandle grad = nullptr;
+         int rc = IRLazyTapeGradient(a("tape", tape), 1, a("targets", &lazy_), a("heads", &lazy_), 1,
+                                     a("sources", &lazy_), a("out_grads", &grad));
+         IRLazyFree(grad);
+         IRLazyTapeFree(tape);
+         return rc;
+       },
+       {"heads"}},
+      {"IRLazyTapeFree",
+       [](Args& a) {
+         IRLazyTapeHandle tape = nullptr;
+         EXPECT_EQ(IRLazyTapeCreate(0, &tape), 0);
+         int rc = IRLazyTapeFree(a("tape", tape));
+         if (a.IsNull("tape")) IRLazyTapeFree(tape);
+         return rc;
+       },
+       {"tape"}},
   };
 }
 
