@@ -146,14 +146,18 @@ def child(args):
             results["record_us"] = record_us(tf)
     for model in args.models.split(","):
         for optimizer in args.optimizers.split(","):
-            if args.mode == "torch":
-                step = torch_step(model, optimizer)
-            else:
-                step = (eager_step if args.mode == "eager" else graph_step)(tf, model, optimizer)
-            runner = tvp.Runner(step)
-            runner.warm_up(args.rep_seconds, args.rep_seconds)
-            for _ in range(args.reps):
-                runner.rep()
+            try:
+                if args.mode == "torch":
+                    step = torch_step(model, optimizer)
+                else:
+                    step = (eager_step if args.mode == "eager" else graph_step)(tf, model, optimizer)
+                runner = tvp.Runner(step)
+                runner.warm_up(args.rep_seconds, args.rep_seconds)
+                for _ in range(args.reps):
+                    runner.rep()
+            except Exception as err:  # noqa: B902 -- a model that fails is reported, the others still run
+                sys.stderr.write("  %s %s/%s failed: %s\n" % (args.mode, model, optimizer, err))
+                continue
             results["%s/%s" % (model, optimizer)] = statistics.median(runner.rates)
             sys.stderr.write("  %s %s/%s %.0f steps/s\n" % (args.mode, model, optimizer, results["%s/%s" % (model,
                                                                                                       optimizer)]))
