@@ -14,6 +14,8 @@ echo "== fused vs unfused vs STREAM, F_max sweep (synthetic), compile cache =="
 "$build/bin/ir-fusion-bench" --json "$out/fusion.json"
 echo "== RNN: while_loop vs unrolled, bind and step time =="
 "$build/bin/ir-rnn-while-bench" --json "$out/rnn_while_vs_unrolled.json"
+echo "== lazy arrays: recording cost, training steps (cold, cache hit, 1,000 steps), 4M-element sigmoid and Adam =="
+"$build/bin/ir-lazy-bench" --json "$out/lazy.json" | tee "$out/lazy.txt"
 echo "== F_max sweep on LeNet training and the Adam update; cold/warm bind =="
 TINYFLOW_LIB="$build/lib/libir.so" $py bench/lenet_fmax_bench.py --json "$out/lenet_fmax.json"
 echo "== rewrite rules: op nodes and step times, rules off vs on =="
@@ -25,6 +27,10 @@ if $py -c "import torch" 2>/dev/null; then
   $py bench/ops_vs_pytorch.py --build "$build" --json "$out/ops_vs_pytorch.json" || status=$?
   echo "== training steps vs PyTorch =="
   $py bench/train_vs_pytorch.py --build "$build" --json "$out/train_vs_pytorch.json" || status=$?
+  echo "== lazy sigmoid and Adam on 4M floats vs PyTorch eager op by op =="
+  $py bench/eager_torch_peer.py --build "$build" --json "$out/eager_torch_peer.json" || status=$?
+  echo "== tinyflow eager training steps vs graph mode and PyTorch eager; recording cost from Python =="
+  $py bench/eager_bench.py --build "$build" --json "$out/eager_bench.json" || status=$?
   echo "== vectorization: per-example gradients, jacobians (pfor) vs batch gradient, loops, functorch =="
   $py bench/pfor_bench.py --build "$build" --json "$out/pfor_bench.json" || status=$?
 else
