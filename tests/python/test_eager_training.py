@@ -5,6 +5,7 @@ it prints what the test checks further as JSON on its last line.
 """
 import os
 
+import numpy as np
 import pytest
 
 from eager_util import REPO, last_json, needs_tape, run_program
@@ -114,3 +115,45 @@ def test_mnist_example_learns():
     out = run_program(path=os.path.join(REPO, "tinyflow_demo", "examples", "eager_mnist.py"), args=["100"])
     accuracy = float(out.split("test accuracy ")[1].split()[0])
     assert accuracy > 0.8, out
+
+
+_RELEASED_GRADIENTS = """
+    import json
+    import weakref
+    import numpy as np
+    import tinyflow as tf
+    from tinyflow import eager
+    tf.enable_eager_execution()
+
+    W = tf.Variable(np.ones((3, 2), np.float32))
+    b = tf.Variable(np.zeros(2, np.float32))
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    alive_at_assign = []
+    assign_all = eager.assign_all
+
+    def watching_assign_all(pairs):
+        alive_at_assign.append([r() is not None for r in refs])
+        return assign_all(pairs)
+
+    eager.assign_all = watching_assign_all
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.matmul(xs, W) + b)
+    grads = tape.gradient(loss, [W, b])
+    refs = [weakref.ref(g) for g in grads]
+    pairs = (pair for pair in list(zip(grads, [W, b])))  # (a zip would keep the last pair in its result tuple)
+    del grads  # only the generator holds the gradients now: apply_gradients consumes it
+    tf.train.%(opt)s.apply_gradients(pairs)
+    print(json.dumps({"alive": alive_at_assign, "W": W.numpy().tolist(), "b": b.numpy().tolist()}))
+"""
+
+
+@pytest.mark.parametrize("opt", ["GradientDescentOptimizer(0.5)", "AdamOptimizer(0.5)"])
+def test_apply_gradients_releases_the_gradients_before_the_assignment(opt):
+    # A gradient alive at the assignment's barrier would be computed and written out by the step's
+    # trace as a live array: apply_gradients keeps none of them (the caller here keeps none either).
+    out = last_json(run_program(_RELEASED_GRADIENTS % {"opt": opt}))
+    assert out["alive"] == [[False, False]], out
+    # d(sum)/dW[i, j] = sum of column i of xs (18, 22, 26), d/db = 4 rows; Adam's first step moves by lr.
+    want_w = [[1 - 0.5 * g] * 2 for g in (18, 22, 26)] if "Gradient" in opt else [[0.5, 0.5]] * 3
+    want_b = [-0.5 * 4] * 2 if "Gradient" in opt else [-0.5, -0.5]
+    assert np.allclose(out["W"], want_w, atol=1e-4) and np.allclose(out["b"], want_b, atol=1e-4), out

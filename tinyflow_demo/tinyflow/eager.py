@@ -146,10 +146,13 @@ def scalar(value, dtype):
 
 def from_numpy(arr, dtype):
     """A leaf holding a copy of `arr` (IRLazyFromHost)."""
-    arr = np.require(arr, dtype=dtype.as_numpy_dtype, requirements=("C", "A"))
-    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+    np_dtype = dtype.as_numpy_dtype
+    if type(arr) is not np.ndarray or arr.dtype != np_dtype or not arr.flags.c_contiguous:
+        arr = np.require(arr, dtype=np_dtype, requirements="C")  # (else the common case: a batch as it is)
+    shape = arr.shape
     h = _P()
-    check_call(LIB.IRLazyFromHost(arr.ctypes.data_as(_P), arr.ndim, shape, dtype.enum, ctypes.byref(h)))
+    check_call(LIB.IRLazyFromHost(arr.ctypes.data, len(shape), (ctypes.c_int64 * max(len(shape), 1))(*shape),
+                                  dtype.enum, ctypes.byref(h)))
     return EagerTensor(h.value)
 
 
@@ -195,7 +198,7 @@ def _shape_of(h):
 def _dtype_of(h):
     code = ctypes.c_int()
     check_call(LIB.IRLazyGetDType(h, ctypes.byref(code)))
-    return _dtypes.as_dtype(code.value)
+    return _dtypes._BY_ENUM[code.value]
 
 
 class _ValueMethods(object):
@@ -322,6 +325,7 @@ class EagerVariable(_ValueMethods, Variable):
     when they are recorded; assign/assign_add/assign_sub write into its buffer (IRLazyAssign)."""
 
     _static_shape = None
+    _dtype = None
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, collections=None,
                  validate_shape=True, **unused):
@@ -359,7 +363,10 @@ class EagerVariable(_ValueMethods, Variable):
 
     @property
     def dtype(self):
-        return _dtype_of(self._h)
+        """Fixed at creation (assign_all converts values to it), so read once."""
+        if self._dtype is None:
+            self._dtype = _dtype_of(self._h)
+        return self._dtype
 
     def _infer(self):
         return self.shape, self.dtype

@@ -65,19 +65,32 @@ class Optimizer(object):
         grads_and_vars = [(g, v) for g, v in grads_and_vars if g is not None]
         if not grads_and_vars:
             raise ValueError("No gradients provided for any variable.")
+        if _framework._EAGER is not None:
+            _framework._EAGER.assign_all(self._eager_updates(grads_and_vars, global_step))
+            return None
         shared = self._prepare()
         updates = []
         for g, v in grads_and_vars:
             updates.extend(self._apply_dense(convert_to_tensor(g), v, shared))
-        if _framework._EAGER is not None:
-            if global_step is not None:
-                updates.append((global_step, M.add(global_step, _one_like(global_step))))
-            _framework._EAGER.assign_all(updates)
-            return None
         if global_step is not None:
             updates.append(apply_op("assign_add", [global_step, _one_like(global_step)],
                                     name=self._name + "/global_step"))
         return group(*updates, name=name or self._name)
+
+    def _eager_updates(self, grads_and_vars, global_step):
+        """The (variable, new value) pairs of an eager apply_gradients. Takes the gradients out of
+        `grads_and_vars` (and returns before assign_all) so that, unless the caller holds them too,
+        only the new values are alive at the assignment's barrier: a gradient still alive then
+        is a live array, computed and written out by the trace as well. (CPython's zip keeps the
+        pair it yielded last: with apply_gradients(zip(grads, vars)) the last gradient stays alive.)"""
+        shared = self._prepare()
+        updates = []
+        while grads_and_vars:
+            g, v = grads_and_vars.pop(0)
+            updates.extend(self._apply_dense(convert_to_tensor(g), v, shared))
+        if global_step is not None:
+            updates.append((global_step, M.add(global_step, _one_like(global_step))))
+        return updates
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=None, aggregation_method=None,
                  colocate_gradients_with_ops=False, name=None, grad_loss=None):
