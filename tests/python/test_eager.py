@@ -113,6 +113,8 @@ def _gradient_program(persistent):
             loss = tf.reduce_mean(tf.square(h)) + tf.reduce_sum(tf.sigmoid(b))
         gw, gb, gs, gu = tape.gradient(loss, [w, b, scale, unused])
         assert gu is None
+        for g in (gw, gb, gs):  # the dtype a gradient takes from its source is the one the library infers
+            assert g.dtype == tf.eager._dtype_of(g._h), (g.dtype, tf.eager._dtype_of(g._h))
         assert [v.name for v in tape.watched_variables()] == [w.name, b.name]
         out = {"loss": float(loss), "w": gw.numpy().tolist(), "b": gb.numpy().tolist(), "scale": float(gs)}
         try:

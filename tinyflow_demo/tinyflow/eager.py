@@ -153,7 +153,9 @@ def from_numpy(arr, dtype):
     h = _P()
     check_call(LIB.IRLazyFromHost(arr.ctypes.data, len(shape), (ctypes.c_int64 * max(len(shape), 1))(*shape),
                                   dtype.enum, ctypes.byref(h)))
-    return EagerTensor(h.value)
+    t = EagerTensor(h.value)
+    t._dtype = dtype
+    return t
 
 
 def binary(op, x, y):
@@ -337,7 +339,8 @@ class EagerVariable(_ValueMethods, Variable):
         if dtype is not None:
             value = value.astype(_dtypes.as_dtype(dtype).as_numpy_dtype)
         self._h = None
-        self._h = from_numpy(value, _dtypes.as_dtype(value.dtype))._detach()
+        self._dtype = _dtypes.as_dtype(value.dtype)
+        self._h = from_numpy(value, self._dtype)._detach()
         graph = get_default_graph()
         self.op = _VariableOp(graph.unique_name(name or "Variable"))
         self.trainable = trainable

@@ -31,6 +31,16 @@ def _flatten(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+def _gradient(handle, source):
+    """The gradient of `source` as a tensor; it has the (floating) dtype of its source, so knowing
+    that asks the library for no dtype inference (the optimizer's update needs the dtype)."""
+    grad = EagerTensor(handle)
+    dtype = source._dtype
+    if dtype is not None and dtype.is_floating:
+        grad._dtype = dtype
+    return grad
+
+
 class GradientTape(object):
     """Records the operations run inside `with tf.GradientTape() as tape:` for differentiation.
 
@@ -130,7 +140,7 @@ class GradientTape(object):
             self._handle, len(targets), (_P * len(targets))(*[t._h for t in targets]),
             None if heads is None else (_P * len(targets))(*[h._h for h in heads]), len(flat),
             (_P * max(len(flat), 1))(*[s._h for s in flat]), grads))
-        out = [None if grads[i] is None else EagerTensor(grads[i]) for i in range(len(flat))]
+        out = [None if grads[i] is None else _gradient(grads[i], s) for i, s in enumerate(flat)]
         if not self._persistent:
             self._free()
         if isinstance(sources, (list, tuple)):
