@@ -32,6 +32,8 @@ _SIGNATURES = {
     "IRLazyGetDType": [_P, _INT_P]}
 for _name, _args in _SIGNATURES.items():
     getattr(LIB, _name).argtypes = _args
+LIB.IRLazyFree.restype = None
+_LAZY_APPLY, _LAZY_FREE, _FROM_HOST = LIB.IRLazyApply, LIB.IRLazyFree, LIB.IRLazyFromHost  # (the per-op calls)
 
 # IRLazyApply's out-parameters, reused by every call (eager mode is single-threaded like the C++ Context).
 _NOUT = ctypes.c_uint32()
@@ -40,6 +42,7 @@ _NOUT_REF, _OUTS_REF = ctypes.byref(_NOUT), ctypes.byref(_OUTS)
 _HANDLE_ARRAYS = [_P * n for n in range(16)]
 _SPECS = {}  # (op, attribute items) -> (op handle, number of attributes, keys, values) for IRLazyApply
 _SCALARS = {}  # (value, dtype code) -> a 0-d leaf shared by the ops that use that number
+_DIMS = {}  # shape -> the int64 array IRLazyFromHost reads it from (the library copies it)
 _MAX_CACHED = 4096
 _TAPES = []  # the GradientTapes recording (eager_tape.py), innermost last
 
@@ -107,7 +110,8 @@ def _as_eager(x):
 
 def apply(op_type, inputs, attrs=None):
     """Records op_type(inputs) with `attrs`: an EagerTensor, or an _EagerOp when it has several outputs."""
-    op, nattrs, keys, vals = _lookup_spec(op_type, attrs)
+    spec = None if attrs else _SPECS.get(op_type)  # (the common case first: an op without attributes)
+    op, nattrs, keys, vals = spec or _lookup_spec(op_type, attrs)
     if _TAPES:
         _watch_trainable(inputs)
     try:
@@ -117,7 +121,8 @@ def apply(op_type, inputs, attrs=None):
         handles = [x._h for x in inputs]
     n = len(handles)
     array = _HANDLE_ARRAYS[n](*handles) if n < 16 else (_P * n)(*handles)
-    check_call(LIB.IRLazyApply(op, nattrs, keys, vals, n, array, _NOUT_REF, _OUTS_REF))
+    if _LAZY_APPLY(op, nattrs, keys, vals, n, array, _NOUT_REF, _OUTS_REF):
+        check_call(-1)
     if _NOUT.value == 1:
         return EagerTensor(_OUTS[0])
     return _EagerOp(op_type, [EagerTensor(_OUTS[i]) for i in range(_NOUT.value)])
@@ -150,9 +155,13 @@ def from_numpy(arr, dtype):
     if type(arr) is not np.ndarray or arr.dtype != np_dtype or not arr.flags.c_contiguous:
         arr = np.require(arr, dtype=np_dtype, requirements="C")  # (else the common case: a batch as it is)
     shape = arr.shape
+    dims = _DIMS.get(shape)
+    if dims is None:
+        if len(_DIMS) >= _MAX_CACHED:
+            _DIMS.clear()
+        dims = _DIMS[shape] = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     h = _P()
-    check_call(LIB.IRLazyFromHost(arr.ctypes.data, len(shape), (ctypes.c_int64 * max(len(shape), 1))(*shape),
-                                  dtype.enum, ctypes.byref(h)))
+    check_call(_FROM_HOST(arr.ctypes.data, len(shape), dims, dtype.enum, ctypes.byref(h)))
     t = EagerTensor(h.value)
     t._dtype = dtype
     return t
@@ -270,7 +279,7 @@ class EagerTensor(_ValueMethods, Tensor):
     def __del__(self):
         try:
             if self._h:
-                LIB.IRLazyFree(self._h)
+                _LAZY_FREE(self._h)
         except Exception:  # interpreter shutdown
             pass
 
@@ -352,7 +361,7 @@ class EagerVariable(_ValueMethods, Variable):
     def __del__(self):
         try:
             if self._h:
-                LIB.IRLazyFree(self._h)
+                _LAZY_FREE(self._h)
         except Exception:  # interpreter shutdown
             pass
 
