@@ -95,6 +95,29 @@ def test_enabling_after_graph_ops_is_an_error():
         """)
 
 
+def test_dtypes_known_in_python_are_the_inferred_ones():
+    # eager.py knows the dtype of constants, scalars, variables and of the float-preserving ops'
+    # results without asking the library: each must be what the library infers.
+    run_program("""
+        import numpy as np
+        import tinyflow as tf
+        from tinyflow import eager
+        tf.enable_eager_execution()
+        for np_type in (np.float32, np.float64, np.int32):
+            x = tf.constant(np.ones((2, 3)), dtype=tf.as_dtype(np_type))
+            v = tf.Variable(np.ones(3), dtype=tf.as_dtype(np_type))
+            for op in sorted(eager._FLOAT_PRESERVING):
+                inputs = [x] if op not in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
+                                           "bias_add") else [x, v]
+                for t in (eager.apply(op, inputs), x * 2, 2 * x, x + v):
+                    assert (t._dtype is not None) == (np_type != np.int32), (op, np_type, t._dtype)
+                    if t._dtype is not None:  # (an int32 input is left to the library: exp of it is an error)
+                        assert t._dtype == eager._dtype_of(t._h), (op, np_type, t._dtype, eager._dtype_of(t._h))
+            mixed = eager.apply("add", [tf.constant(np.ones(3, np.float32)), tf.constant(np.ones(3), dtype=tf.float64)])
+            assert mixed._dtype is None  # inputs that disagree: the library decides
+        """)
+
+
 def _gradient_program(persistent):
     return """
         import json

@@ -124,8 +124,30 @@ def apply(op_type, inputs, attrs=None):
     if _LAZY_APPLY(op, nattrs, keys, vals, n, array, _NOUT_REF, _OUTS_REF):
         check_call(-1)
     if _NOUT.value == 1:
-        return EagerTensor(_OUTS[0])
+        out = EagerTensor(_OUTS[0])
+        if op_type in _FLOAT_PRESERVING and inputs:
+            out._dtype = _common_float_dtype(inputs)
+        return out
     return _EagerOp(op_type, [EagerTensor(_OUTS[i]) for i in range(_NOUT.value)])
+
+
+# Elementwise ops whose output has the dtype of their floating inputs (when these agree): their
+# results know their dtype without asking the library, whose answer infers the pending DAG (an
+# optimizer's update reads the dtype of its intermediate values to make its scalar parameters).
+_FLOAT_PRESERVING = frozenset([
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "negative", "exp", "log", "log1p",
+    "expm1", "sqrt", "rsqrt", "square", "abs", "tanh", "sigmoid", "reciprocal", "relu", "identity", "bias_add"])
+
+
+def _common_float_dtype(inputs):
+    """The dtype all `inputs` know they have, when it is a floating one; else None (the library tells)."""
+    dtype = inputs[0]._dtype
+    if dtype is None or not dtype.is_floating:
+        return None
+    for x in inputs:
+        if x._dtype is not dtype:
+            return None
+    return dtype
 
 
 def _watch_trainable(inputs):
@@ -146,6 +168,7 @@ def scalar(value, dtype):
         if len(_SCALARS) >= _MAX_CACHED:
             _SCALARS.clear()
         t = _SCALARS[key] = EagerTensor(h.value)
+        t._dtype = dtype
     return t
 
 
