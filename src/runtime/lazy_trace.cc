@@ -209,7 +209,6 @@ class Context::Impl {
     RunStats run = cached.executor->last_stats();
     stats_.kernels_launched += run.kernels_launched;
     stats_.traces_compiled += run.bound ? 1 : 0;
-    stats_.traces_compiled += static_cast<size_t>(run.run_ms * 1000);  // TEMP
     if (run.bound) DumpTrace(*cached.executor);
     std::vector<NDArray> per_root;
     size_t next = 0;

@@ -82,7 +82,7 @@ def _spec(op_type, attrs):
     attrs = {k: _framework._format_attr(v) for k, v in attrs.items() if v is not None} if attrs else {}
     keys = (ctypes.c_char_p * max(len(attrs), 1))(*[k.encode() for k in attrs])
     vals = (ctypes.c_char_p * max(len(attrs), 1))(*[v.encode() for v in attrs.values()])
-    return _op_handle(op_type).value, len(attrs), keys, vals
+    return _P(_op_handle(op_type).value), len(attrs), keys, vals
 
 
 def _lookup_spec(op_type, attrs):
@@ -139,10 +139,13 @@ _FLOAT_PRESERVING = frozenset([
     "expm1", "sqrt", "rsqrt", "square", "abs", "tanh", "sigmoid", "reciprocal", "relu", "identity", "bias_add"])
 
 
+_FLOATS = frozenset([_dtypes.float32, _dtypes.float64])
+
+
 def _common_float_dtype(inputs):
     """The dtype all `inputs` know they have, when it is a floating one; else None (the library tells)."""
     dtype = inputs[0]._dtype
-    if dtype is None or not dtype.is_floating:
+    if dtype not in _FLOATS:
         return None
     for x in inputs:
         if x._dtype is not dtype:
