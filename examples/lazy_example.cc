@@ -1,14 +1,16 @@
 /*!
  * \file lazy_example.cc
  * \brief Imperative code on lazy arrays (include/ir/lazy.h): SGD steps of a linear model, each
- * recorded op by op, run as one fused, cached trace per step (the loss the step holds is computed
- * in the update's trace, no second forward); shapes known without computing; then the stats.
+ * recorded op by op, differentiated by a GradientTape (include/ir/lazy_tape.h) and run as one
+ * fused, cached trace per step (forward, backward and the in-place update of w; the loss the step
+ * holds is computed in that trace, no second forward); shapes known without computing; the stats.
  *
  * Usage: ir-lazy-example
  */
 #include <iostream>
 
 #include "ir/lazy.h"
+#include "ir/lazy_tape.h"
 
 namespace {
 
@@ -30,11 +32,15 @@ int main() {
     for (int step = 0; step < 50; ++step) {
       Array x(Data({32, 8}, step));  // fresh data each step: same shapes, same cached trace
       Array y = ir::lazy::matmul(x, w_true);
+      ir::lazy::GradientTape tape;
+      tape.Watch(w);
       Array err = ir::lazy::matmul(x, w) - y;
       Array loss = ir::lazy::mean(err * err);  // held: computed by the update's trace below
+      tape.Stop();
+      Array grad = tape.Gradient({loss}, {w})[0];  // pending: the backward pass fuses with the update
       // A decaying learning rate: a 0-d parameter of the trace, not part of its key.
-      Array lr = Array::Scalar(0.5 / (1.0 + 0.02 * step), ir::DType::kFloat32);
-      w -= lr * ir::lazy::matmul(x, err, true, false) * (1.0f / 32);
+      Array lr = Array::Scalar(0.25 / (1.0 + 0.02 * step), ir::DType::kFloat32);
+      w -= lr * grad;
       if (step % 10 == 0) std::cout << "step " << step << " loss " << loss.Eval().ToVector<float>()[0] << "\n";
     }
     Array x(Data({4}, 3));

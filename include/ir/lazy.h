@@ -88,6 +88,10 @@ struct Stats {
   size_t ops_recorded = 0;
   /*! \brief Cached traces dropped (least recently used first) to stay within the cache limit. */
   size_t evictions = 0;
+  /*! \brief GradientTape::Gradient calls that replayed a cached backward program (lazy_tape.h). */
+  size_t tape_cache_hits = 0;
+  /*! \brief GradientTape::Gradient calls that derived the backward program with ir::Gradients. */
+  size_t tape_cache_misses = 0;
 };
 
 /*!

@@ -14,6 +14,15 @@
  * ones are shared, materialized ones reused without recomputing), backward nodes are recorded
  * with ApplyN. The gradients are pending: the forward pass, the backward pass and an optimizer's
  * AssignAll run as one fused, hash-cached trace.
+ *
+ * A training loop asks the same gradient every step, so the backward pass is derived once: the
+ * walk encodes the region (each node's op, hash and input references in canonical DFS order,
+ * the sources' and constants' hashes, the roots, heads and reached sources) and a per-thread LRU
+ * cache keeps, under that encoding (a hit is confirmed against all of it, not only its 64-bit
+ * key), the backward program: each backward op with its attributes and input references. A
+ * hit builds no ir::Node and runs no ir::Gradients; it replays the program with ApplyN, so the
+ * recorded nodes and their hashes are those of a miss (Stats::tape_cache_hits, _misses). Like
+ * the trace cache, a hit trusts the 64-bit hash of each node's op and attributes.
  */
 #ifndef IR_LAZY_TAPE_H_
 #define IR_LAZY_TAPE_H_
@@ -49,6 +58,12 @@ class GradientTape {
    */
   std::vector<Array> Gradient(const std::vector<Array>& targets, const std::vector<Array>& sources,
                               const std::vector<Array>& heads = {});
+
+  /*! \brief Backward programs cached on this thread. */
+  static size_t CacheSize();
+  /*! \brief Most programs this thread keeps (default 64; 0 disables the cache). */
+  static size_t CacheLimit();
+  static void SetCacheLimit(size_t limit);
 
  private:
   /*! \brief Stops counting in ActiveTapes(): no gradient can be asked any more. */

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -115,6 +116,79 @@ bool MaterializeAssigning(const std::vector<const Array::Value*>& requested, con
                           const std::unordered_set<const Array::Value*>& skip);
 
 // ---- tape (lazy_tape.cc): declarations below this line belong to the tape ----
+
+/*! \brief A value the tape's backward program reads: a region value or an earlier step's output. */
+struct TapeRef {
+  enum Kind : uint8_t { kSource, kConstant, kRegion, kBackward };
+  Kind kind = kSource;
+  /*! \brief Source or constant number, region node (canonical order) or backward step. */
+  uint32_t node = 0;
+  /*! \brief Output index (0 for sources and constants). */
+  uint32_t index = 0;
+};
+
+/*!
+ * \brief The forward region of a gradient request, walked from the targets back to the sources
+ * without building graph nodes (lazy_tape_cache.cc). Pending nodes some source flows into are
+ * the region's nodes, in canonical DFS post-order; every other value they read is a constant.
+ * `encoding` (node hashes, input refs, sources, constants, roots, heads, reached sources) is
+ * what the backward program depends on: equal encodings give the same program.
+ */
+class TapeRegion {
+ public:
+  /*! \brief Walks from `targets`; `sources` may repeat; `heads` are not walked (as graph mode's). */
+  TapeRegion(const std::vector<ValuePtr>& sources, const std::vector<ValuePtr>& targets,
+             const std::vector<ValuePtr>& heads);
+
+  /*! \brief The value `ref` stands for; an output of a region node no walk met is a new value. */
+  ValuePtr ValueOf(const TapeRef& ref);
+  /*! \brief The number in `xs` of source value `value`, or xs.size() if it is not reached. */
+  size_t ReachedIndex(const Array::Value* value) const;
+
+  /*! \brief Distinct source values, then values read as constants, then region nodes. */
+  std::vector<ValuePtr> sources, constants;
+  std::vector<std::shared_ptr<Pending>> nodes;
+  std::vector<std::vector<TapeRef>> inputs;
+  std::vector<TapeRef> roots, heads;
+  /*! \brief The sources some target depends on (the xs of the gradient), by source number. */
+  std::vector<uint32_t> xs;
+  std::vector<uint64_t> encoding;
+  uint64_t key = 0;
+
+ private:
+  void Walk(const std::vector<ValuePtr>& targets);
+  void Build(const std::shared_ptr<Pending>& pending);
+  TapeRef RefOf(const ValuePtr& value);
+  void Encode();
+
+  std::unordered_map<const Array::Value*, uint32_t> source_index_, constant_index_;
+  std::unordered_map<const Pending*, uint32_t> built_;
+  std::vector<bool> reached_;
+  /*! \brief Per region node, its output values met by the walk (null where none). */
+  std::vector<std::vector<ValuePtr>> outputs_;
+};
+
+/*! \brief The backward pass of a region, replayable on any region of the same encoding. */
+struct TapeProgram {
+  struct Step {
+    const Op* op = nullptr;
+    std::map<std::string, std::string> attrs;
+    uint32_t num_outputs = 1;
+    std::vector<TapeRef> inputs;
+  };
+  std::vector<Step> steps;
+  /*! \brief The gradient of each of the region's xs. */
+  std::vector<TapeRef> results;
+};
+
+/*! \brief The backward program of `region` from ir::Gradients (lazy_tape.cc: the cache's miss). */
+TapeProgram DeriveTapeProgram(const TapeRegion& region);
+
+/*! \brief `region`'s program from this thread's tape cache, derived and kept on a miss (Stats count). */
+std::shared_ptr<const TapeProgram> TapeProgramFor(const TapeRegion& region);
+
+/*! \brief Records `program`'s steps with ApplyN on `region`'s values: the gradients of its xs. */
+std::vector<Array> ReplayTapeProgram(const TapeProgram& program, TapeRegion* region);
 
 }  // namespace lazy
 }  // namespace ir

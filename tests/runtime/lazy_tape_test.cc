@@ -188,5 +188,105 @@ TEST_F(LazyTapeTest, TrainingStepIsOneCachedTrace) {
   EXPECT_LT(last_loss, first_loss) << "SGD with the tape's gradients lowers the loss";
 }
 
+NDArray Copy(const NDArray& a) { return NDArray::FromVector<float>(a.shape(), a.ToVector<float>()); }
+
+/*! \brief Empties this thread's tape cache, then sets its limit (0 disables it) until destroyed. */
+class TapeCacheLimit {
+ public:
+  explicit TapeCacheLimit(size_t limit) : saved_(GradientTape::CacheLimit()) {
+    GradientTape::SetCacheLimit(0);
+    GradientTape::SetCacheLimit(limit);
+  }
+  ~TapeCacheLimit() { GradientTape::SetCacheLimit(saved_); }
+
+ private:
+  size_t saved_;
+};
+
+/*! \brief One SGD step of the model on the tape; returns the gradients it applied. */
+std::vector<NDArray> TapeStep(std::vector<Array>* params, const NDArray& x, const NDArray& y) {
+  GradientTape tape;
+  for (const Array& p : *params) tape.Watch(p);
+  Array loss = LazyLoss(x, y, *params);
+  tape.Stop();
+  std::vector<Array> grads = tape.Gradient({loss}, *params);
+  std::vector<Array> updates;
+  for (size_t i = 0; i < params->size(); ++i) {
+    EXPECT_TRUE(grads[i].is_pending()) << "gradient " << i;
+    updates.push_back((*params)[i] - Array(0.5f) * grads[i]);
+  }
+  lazy::AssignAll(*params, updates);  // computes the held gradients in the update's trace
+  std::vector<NDArray> out;
+  for (const Array& g : grads) out.push_back(Copy(g.Eval()));
+  return out;
+}
+
+TEST_F(LazyTapeTest, TrainingLoopReplaysTheCachedBackwardPass) {
+  TapeCacheLimit clear(64);
+  std::vector<std::vector<NDArray>> models = {
+      {Wave({5, 3}, 0.5f, 0.1f), Wave({3}, 0.2f, 0.4f)},
+      {Wave({5, 6}, 0.6f, 0.2f), Wave({6}, 0.1f, 1.0f), Wave({6, 3}, 0.5f, 0.7f), Wave({3}, 0.2f, 0.9f)}};
+  for (const std::vector<NDArray>& values : models) {
+    SCOPED_TRACE(values.size() == 2 ? "softmax regression" : "MLP");
+    // The reference: the same steps in a fresh Context with the tape cache off (ir::Gradients each step).
+    std::vector<std::vector<NDArray>> expected;
+    {
+      TapeCacheLimit off(0);
+      lazy::Context fresh;
+      lazy::Context::Scope scope(&fresh);
+      std::vector<Array> params;
+      for (const NDArray& v : values) params.emplace_back(Copy(v));
+      for (int step = 0; step < 3; ++step) expected.push_back(TapeStep(&params, x_, y_));
+      EXPECT_EQ(fresh.stats().tape_cache_hits, 0u);
+      EXPECT_EQ(fresh.stats().tape_cache_misses, 3u);
+    }
+    std::vector<Array> params;
+    for (const NDArray& v : values) params.emplace_back(Copy(v));
+    for (int step = 0; step < 3; ++step) {
+      lazy::Stats stats = context_.stats();
+      std::vector<NDArray> grads = TapeStep(&params, x_, y_);
+      const lazy::Stats& after = context_.stats();
+      EXPECT_EQ(after.tape_cache_hits - stats.tape_cache_hits, step > 0 ? 1u : 0u) << "step " << step;
+      EXPECT_EQ(after.tape_cache_misses - stats.tape_cache_misses, step > 0 ? 0u : 1u) << "step " << step;
+      EXPECT_EQ(after.cache_hits + after.cache_misses - stats.cache_hits - stats.cache_misses, 1u)
+          << "forward, backward and update stay one trace (step " << step << ")";
+      for (size_t i = 0; i < grads.size(); ++i) ExpectClose(grads[i], expected[step][i]);
+    }
+  }
+}
+
+TEST_F(LazyTapeTest, StructurallyDifferentRegionsMissTheTapeCache) {
+  TapeCacheLimit clear(64);
+  Array w(Wave({5, 3}, 0.5f, 0.1f)), b(Wave({3}, 0.2f, 0.4f));
+  auto misses = [&](const std::function<Array()>& loss, const std::vector<Array>& sources,
+                    const std::vector<Array>& heads) {
+    size_t before = context_.stats().tape_cache_misses;
+    GradientTape tape;
+    tape.Watch(w);
+    tape.Watch(b);
+    Array target = loss();
+    std::vector<Array> grads = tape.Gradient({target}, sources, heads);
+    for (const Array& g : grads) EXPECT_TRUE(!g.defined() || g.is_pending());
+    return context_.stats().tape_cache_misses - before;
+  };
+  auto linear = [&]() { return lazy::sum(lazy::matmul(x_, w) + b); };
+  EXPECT_EQ(misses(linear, {w, b}, {}), 1u);
+  EXPECT_EQ(misses(linear, {w, b}, {}), 0u) << "the same region hits";
+  EXPECT_EQ(misses([&]() { return lazy::sum(lazy::matmul(x_, w) * b); }, {w, b}, {}), 1u) << "another op";
+  EXPECT_EQ(misses([&]() { return lazy::sum(lazy::matmul(x_, w) + b, {1}); }, {w, b}, {}), 1u) << "other attributes";
+  EXPECT_EQ(misses([&]() { return lazy::sum(lazy::matmul(x_, w) + b, {1}); }, {w, b},
+                   {NDArray::FromVector<float>(Shape({8}), std::vector<float>(8, 1.0f))}),
+            1u)
+      << "output gradients given";
+  EXPECT_EQ(misses(linear, {w}, {}), 1u) << "another set of sources";
+  EXPECT_EQ(misses(
+                [&]() {
+                  return lazy::sum(lazy::matmul(Wave({4, 5}, 1.0f, 0.0f), w) + b);
+                },
+                {w, b}, {}),
+            1u)
+      << "a constant of another shape";
+}
+
 }  // namespace
 }  // namespace ir
