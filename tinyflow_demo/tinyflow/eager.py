@@ -68,7 +68,8 @@ def executing_eagerly():
 
 def eager_stats():
     """What the lazy Context did so far: kernels_launched, traces_compiled, cache_hits, cache_misses,
-    cache_size, ops_recorded, record_ns, execute_ns (IRLazyContextGetStatsJSON)."""
+    cache_size, evictions, ops_recorded, record_ns, execute_ns, tape_cache_hits, tape_cache_misses
+    (IRLazyContextGetStatsJSON)."""
     out = ctypes.c_char_p()
     check_call(LIB.IRLazyContextGetStatsJSON(None, ctypes.byref(out)))
     return json.loads(out.value.decode("utf-8"))
