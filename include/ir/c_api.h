@@ -224,7 +224,7 @@ IR_DLL int IRLazyContextFree(IRLazyContextHandle context);
 IR_DLL int IRLazyContextSetCurrent(IRLazyContextHandle context);
 /*!
  * \brief Stats of `context` (NULL: the current one) as JSON: kernels_launched, traces_compiled,
- * cache_hits, cache_misses, cache_size, ops_recorded, record_ns, execute_ns, tape_cache_hits and
+ * cache_hits, cache_misses, cache_size, evictions, ops_recorded, record_ns, execute_ns, tape_cache_hits and
  * tape_cache_misses (gradients that replayed a cached backward program, or derived one).
  */
 IR_DLL int IRLazyContextGetStatsJSON(IRLazyContextHandle context, const char** json);

@@ -67,9 +67,10 @@ std::string StatsJSON(const Context& context) {
   std::ostringstream os;
   os << "{\"kernels_launched\": " << s.kernels_launched << ", \"traces_compiled\": " << s.traces_compiled
      << ", \"cache_hits\": " << s.cache_hits << ", \"cache_misses\": " << s.cache_misses
-     << ", \"cache_size\": " << context.cache_size() << ", \"ops_recorded\": " << s.ops_recorded
-     << ", \"record_ns\": " << s.record_ns << ", \"execute_ns\": " << s.execute_ns
-     << ", \"tape_cache_hits\": " << s.tape_cache_hits << ", \"tape_cache_misses\": " << s.tape_cache_misses << "}";
+     << ", \"cache_size\": " << context.cache_size() << ", \"evictions\": " << s.evictions
+     << ", \"ops_recorded\": " << s.ops_recorded << ", \"record_ns\": " << s.record_ns
+     << ", \"execute_ns\": " << s.execute_ns << ", \"tape_cache_hits\": " << s.tape_cache_hits
+     << ", \"tape_cache_misses\": " << s.tape_cache_misses << "}";
   return os.str();
 }
 

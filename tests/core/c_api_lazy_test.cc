@@ -148,6 +148,7 @@ TEST_F(CApiLazyTest, MaterializesTwoArraysInOneTrace) {
     EXPECT_NEAR(yv[i], std::exp(v) + v, 1e-3f * std::exp(v));
   }
   EXPECT_EQ(Stat("cache_misses"), 1) << "reading materialized arrays runs nothing";
+  EXPECT_EQ(Stat("evictions"), 0);
 }
 
 TEST_F(CApiLazyTest, MultiOutputOpsGiveOneHandlePerOutput) {
