@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "ir/codegen.h"
 #include "ir/fusion.h"
 #include "ir/node.h"
@@ -33,35 +34,13 @@ using ir::NDArray;
 using ir::NodeEntry;
 using ir::Shape;
 
-double NowMs() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using ir::bench::Median;
+using ir::bench::NowMs;
+using ir::bench::TimeMs;
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double TimeMs(int reps, const std::function<void()>& f) {
-  f();  // warm up: binds, compiles, touches memory
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    double start = NowMs();
-    f();
-    times.push_back(NowMs() - start);
-  }
-  return Median(times);
-}
-
+/*! \brief Deterministic float32 data in [lo, hi). */
 NDArray Random(const Shape& shape, unsigned seed, float lo = -1, float hi = 1) {
-  NDArray a(shape, ir::DType::kFloat32);
-  float* p = a.data<float>();
-  unsigned state = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < a.Size(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    p[i] = lo + (hi - lo) * static_cast<float>(state >> 8) / 16777216.0f;
-  }
-  return a;
+  return ir::bench::Random(shape, seed, lo, hi);
 }
 
 NodeEntry Var(const std::string& name) { return NodeEntry{ir::Node::CreateVariable(name), 0}; }

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_common.h"
 #include "ir/codegen.h"
 #include "ir/lazy.h"
 #include "ir/node.h"
@@ -38,36 +39,13 @@ using ir::Shape;
 using ir::lazy::Array;
 using Attrs = std::map<std::string, std::string>;
 
-double NowMs() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using ir::bench::Median;
+using ir::bench::NowMs;
+using ir::bench::TimeMs;
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-/*! \brief Median ms of `reps` calls of f after one warm-up call. */
-double TimeMs(int reps, const std::function<void()>& f) {
-  f();
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    double start = NowMs();
-    f();
-    times.push_back(NowMs() - start);
-  }
-  return Median(times);
-}
-
+/*! \brief Deterministic float32 data in [lo, hi). */
 NDArray Random(const Shape& shape, unsigned seed, float lo = -0.1f, float hi = 0.1f) {
-  NDArray a(shape, ir::DType::kFloat32);
-  float* p = a.data<float>();
-  unsigned state = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < a.Size(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    p[i] = lo + (hi - lo) * static_cast<float>(state >> 8) / static_cast<float>(1 << 24);
-  }
-  return a;
+  return ir::bench::Random(shape, seed, lo, hi);
 }
 
 NDArray OneHot(int64_t rows, int64_t classes, unsigned seed) {
