@@ -309,7 +309,13 @@ class Context::Impl {
     cached.key = trace.key;
     cached.topology = trace.topology;
     try {
-      cached.executor = std::make_unique<Executor>(trace.ToGraph(), options_, variables_);
+      // An Executor seeds random ops from (graph seed, node name, its run number); trace nodes are
+      // named by position and every Executor counts runs from 1, so two traces would draw the same
+      // stream (a [256,10] initializer repeating the first values of a [784,256] one). One seed per
+      // Executor, in creation order, keeps draws distinct and a program's draws reproducible.
+      SessionOptions options = options_;
+      options.seed = Mix(options_.seed, ++executors_made_);
+      cached.executor = std::make_unique<Executor>(trace.ToGraph(), options, variables_);
     } catch (const Error& err) {
       throw Error(StrCat("lazy: materializing ", trace.Describe(), ": ", err.what()));
     }
@@ -319,6 +325,7 @@ class Context::Impl {
 
   std::vector<std::weak_ptr<Array::Cell>> live_;
   size_t live_compacted_ = 0;
+  uint64_t executors_made_ = 0;
 };
 
 Context::Context(SessionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

@@ -68,6 +68,19 @@ TEST_F(LazyTest, ThousandStepsWithFreshDataLearningRateAndRngCompileOnce) {
   EXPECT_EQ(same_draws, 0) << "a cache hit replayed the previous random draw";
 }
 
+TEST_F(LazyTest, RandomInitializersOfDifferentTracesDrawDifferentStreams) {
+  // Two initializers materialized apart (as tf.Variable does) are two traces whose random node has
+  // the same name and run number: without a seed per trace the [4] draw is the [64]'s prefix.
+  std::vector<float> big = lazy::Apply("random_normal", {}, {{"shape", "[64]"}}).Eval().ToVector<float>();
+  std::vector<float> small = lazy::Apply("random_normal", {}, {{"shape", "[4]"}}).Eval().ToVector<float>();
+  ASSERT_EQ(small.size(), 4u);
+  EXPECT_NE(small, std::vector<float>(big.begin(), big.begin() + 4));
+  lazy::Context again;
+  lazy::Context::Scope scope(&again);
+  std::vector<float> replayed = lazy::Apply("random_normal", {}, {{"shape", "[64]"}}).Eval().ToVector<float>();
+  EXPECT_EQ(replayed, big) << "a program's draws are reproducible in a new Context";
+}
+
 TEST_F(LazyTest, ScalarsOfEveryDType) {
   EXPECT_EQ((Array::Scalar(7, DType::kInt64) + Array::Scalar(5, DType::kInt64)).Eval().ToVector<int64_t>(),
             std::vector<int64_t>({12}));
