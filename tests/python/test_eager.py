@@ -184,3 +184,44 @@ def test_control_flow_runs_as_python():
         assert float(tf.cond(total > 5, lambda: total * 2, lambda: total)) == 20.0
         assert float(tf.cond(total < 5, lambda: total * 2, lambda: total)) == 10.0
         """)
+
+
+@needs_tape
+def test_contrib_eager_function_transformations():
+    out = last_json(run_program("""
+        import json
+        import numpy as np
+        import tinyflow as tf
+        tf.enable_eager_execution()
+        tfe = tf.contrib.eager
+
+        def f(x, y):
+            return x * x * y
+
+        dx, dy = tfe.gradients_function(f)(3.0, 2.0)  # Python numbers become tensors
+        value, (only_dy,) = tfe.value_and_gradients_function(f, params=[1])(3.0, 2.0)
+        w = tf.Variable(np.array([1.0, -2.0], np.float32))
+        untouched = tf.Variable(5.0)
+
+        def loss(x):
+            return tf.reduce_sum(tf.square(w * x))
+
+        pairs = tfe.implicit_gradients(loss)(tf.constant([2.0, 3.0]))
+        loss_value, pairs2 = tfe.implicit_value_and_gradients(loss)(tf.constant([2.0, 3.0]))
+        tf.train.GradientDescentOptimizer(0.1).apply_gradients(pairs)
+        try:
+            tfe.implicit_gradients(lambda: tf.constant(1.0) * 2)()
+            no_vars = None
+        except ValueError as err:
+            no_vars = str(err)
+        print(json.dumps({"dx": float(dx), "dy": float(dy), "value": float(value), "only_dy": float(only_dy),
+                          "grad_w": pairs[0][0].numpy().tolist(), "same_var": pairs[0][1] is w,
+                          "n_pairs": len(pairs), "loss": float(loss_value), "w": w.numpy().tolist(),
+                          "no_vars": no_vars}))
+        """))
+    assert out["dx"] == 12.0 and out["dy"] == 9.0  # d(x^2 y)/dx = 2xy, d/dy = x^2
+    assert out["value"] == 18.0 and out["only_dy"] == 9.0
+    assert out["grad_w"] == [8.0, -36.0] and out["same_var"] and out["n_pairs"] == 1  # 2 w x^2
+    assert out["loss"] == 40.0
+    np.testing.assert_allclose(out["w"], [1.0 - 0.8, -2.0 + 3.6], rtol=1e-6)
+    assert "No trainable variables" in out["no_vars"]

@@ -38,6 +38,7 @@ from .variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variabl
 from . import nn, train, ir, init_ops as _init_ops  # noqa: F401
 from .ir import list_ops, list_passes
 from .eager import eager_stats, enable_eager_execution, executing_eagerly, reset_eager_stats
+from . import eager_tape as _eager_tape
 from .eager_tape import GradientTape
 
 errors = type("errors", (), {"OpError": TinyflowError, "InvalidArgumentError": TinyflowError})
@@ -56,7 +57,10 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
     static_rnn=nn.static_rnn, static_bidirectional_rnn=nn.static_bidirectional_rnn, **vars(nn.rnn_cell)),
     eager=_types.SimpleNamespace(GradientTape=GradientTape, Variable=Variable, executing_eagerly=executing_eagerly,
                                  enable_eager_execution=enable_eager_execution, stats=eager_stats,
-                                 reset_stats=reset_eager_stats))
+                                 reset_stats=reset_eager_stats, gradients_function=_eager_tape.gradients_function,
+                                 value_and_gradients_function=_eager_tape.value_and_gradients_function,
+                                 implicit_gradients=_eager_tape.implicit_gradients,
+                                 implicit_value_and_gradients=_eager_tape.implicit_value_and_gradients))
 
 
 def load_op_library(path):

@@ -11,7 +11,8 @@ from ._lib import LIB, check_call
 from .eager import EagerTensor, EagerVariable
 from .framework import convert_to_tensor
 
-__all__ = ["GradientTape"]
+__all__ = ["GradientTape", "gradients_function", "value_and_gradients_function", "implicit_gradients",
+           "implicit_value_and_gradients"]
 
 _P = ctypes.c_void_p
 _SIGNATURES = {"IRLazyTapeCreate": [ctypes.c_int, ctypes.POINTER(_P)], "IRLazyTapeWatch": [_P, _P],
@@ -146,3 +147,44 @@ class GradientTape(object):
         if isinstance(sources, (list, tuple)):
             return out if isinstance(sources, list) else tuple(out)
         return out[0]
+
+
+# ---- tf.contrib.eager's function transformations (TF 1.x), over GradientTape ----
+
+def value_and_gradients_function(f, params=None):
+    """tfe.value_and_gradients_function: a function of f's arguments returning (f(*args), the gradients
+    of f's output with respect to the positional arguments indexed by `params`, default all)."""
+    def value_and_grads(*args, **kwargs):
+        args = [a if isinstance(a, (EagerTensor, EagerVariable)) else convert_to_tensor(a) for a in args]
+        chosen = list(range(len(args))) if params is None else list(params)
+        with GradientTape() as tape:
+            for i in chosen:
+                tape.watch(args[i])
+            value = f(*args, **kwargs)
+        return value, tape.gradient(value, [args[i] for i in chosen])
+    return value_and_grads
+
+
+def gradients_function(f, params=None):
+    """tfe.gradients_function: value_and_gradients_function without the value."""
+    value_and_grads = value_and_gradients_function(f, params)
+    return lambda *args, **kwargs: value_and_grads(*args, **kwargs)[1]
+
+
+def implicit_value_and_gradients(f):
+    """tfe.implicit_value_and_gradients: a function returning (f(*args), [(gradient, variable)]) for the
+    trainable variables f reads."""
+    def value_and_grads(*args, **kwargs):
+        with GradientTape() as tape:
+            value = f(*args, **kwargs)
+        variables = tape.watched_variables()
+        if not variables:
+            raise ValueError("No trainable variables were accessed while the function was being computed.")
+        return value, list(zip(tape.gradient(value, variables), variables))
+    return value_and_grads
+
+
+def implicit_gradients(f):
+    """tfe.implicit_gradients: implicit_value_and_gradients without the value (for apply_gradients)."""
+    value_and_grads = implicit_value_and_gradients(f)
+    return lambda *args, **kwargs: value_and_grads(*args, **kwargs)[1]
