@@ -248,6 +248,16 @@ class _ValueMethods(object):
         """The value as a NumPy array (a NumPy scalar for a 0-d tensor); computes what is pending."""
         return _to_numpy(self._h)
 
+    @property
+    def dtype(self):
+        """Inferred once (a variable's is fixed at creation: assign_all converts values to it)."""
+        if self._dtype is None:
+            self._dtype = _dtype_of(self._h)
+        return self._dtype
+
+    def _infer(self):
+        return self.shape, self.dtype
+
     def eval(self, feed_dict=None, session=None):
         return self.numpy()
 
@@ -322,14 +332,6 @@ class EagerTensor(_ValueMethods, Tensor):
             self._shape = _shape_of(self._h)
         return self._shape
 
-    @property
-    def dtype(self):
-        if self._dtype is None:
-            self._dtype = _dtype_of(self._h)
-        return self._dtype
-
-    def _infer(self):
-        return self.shape, self.dtype
 
     @property
     def op(self):
@@ -400,15 +402,6 @@ class EagerVariable(_ValueMethods, Variable):
     def shape(self):
         return _shape_of(self._h)
 
-    @property
-    def dtype(self):
-        """Fixed at creation (assign_all converts values to it), so read once."""
-        if self._dtype is None:
-            self._dtype = _dtype_of(self._h)
-        return self._dtype
-
-    def _infer(self):
-        return self.shape, self.dtype
 
     def value(self):
         """The current value (a snapshot: later assignments do not change it)."""
