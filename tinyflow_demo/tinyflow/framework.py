@@ -166,8 +166,20 @@ class Graph(object):
             raise KeyError("The name '%s' refers to no placeholder or variable of this graph" % name)
         return self._inputs[base]
 
-    def get_collection(self, key):
-        return list(self.collections.get(key, []))
+    def get_collection(self, key, scope=None):
+        values = list(self.collections.get(key, []))
+        if scope is None:
+            return values
+        return [v for v in values if hasattr(v, "name") and re.match(scope, v.name)]
+
+    def get_collection_ref(self, key):
+        return self.collections.setdefault(key, [])
+
+    def get_all_collection_keys(self):
+        return list(self.collections)
+
+    def clear_collection(self, key):
+        self.collections.pop(key, None)
 
     def as_default(self):
         return _default_graph_scope(self)

@@ -7,7 +7,68 @@ from .framework import Operation, Tensor, apply_op, convert_to_tensor, get_defau
 
 __all__ = ["global_variables", "all_variables", "trainable_variables", "local_variables",
            "global_variables_initializer", "initialize_all_variables", "variables_initializer",
-           "local_variables_initializer", "assign", "assign_add", "assign_sub", "group", "no_op", "tuple"]
+           "local_variables_initializer", "assign", "assign_add", "assign_sub", "group", "no_op", "tuple",
+           "GraphKeys", "get_collection", "get_collection_ref", "add_to_collection", "add_to_collections",
+           "model_variables", "moving_average_variables"]
+
+
+class GraphKeys(object):
+    """TF's standard collection names (tf.GraphKeys): the keys of Graph.collections."""
+    GLOBAL_VARIABLES = VARIABLES = "variables"
+    LOCAL_VARIABLES = "local_variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    MODEL_VARIABLES = "model_variables"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    METRIC_VARIABLES = "metric_variables"
+    UPDATE_OPS = "update_ops"
+    LOSSES = "losses"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    SUMMARIES = "summaries"
+    GLOBAL_STEP = "global_step"
+    TRAIN_OP = "train_op"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
+    SAVERS = "savers"
+    ACTIVATIONS = "activations"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    QUEUE_RUNNERS = "queue_runners"
+    TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
+
+
+def get_collection(key, scope=None):
+    """The values in collection `key` of the default graph (a copy), filtered as TF does: with a
+    `scope`, only values whose `name` matches the regex from its start."""
+    values = get_default_graph().get_collection(key)
+    if scope is None:
+        return values
+    return [v for v in values if hasattr(v, "name") and re.match(scope, v.name)]
+
+
+def get_collection_ref(key):
+    """The collection's list itself: appending to it adds to the collection (as in TF)."""
+    return get_default_graph().collections.setdefault(key, [])
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value):
+    for name in ([names] if isinstance(names, str) else set(names)):
+        add_to_collection(name, value)
+
+
+def model_variables(scope=None):
+    return get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope=None):
+    return get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
 
 
 def _in_scope(variables, scope):
@@ -27,7 +88,7 @@ def trainable_variables(scope=None):
 
 
 def local_variables(scope=None):
-    return []
+    return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
 def no_op(name=None):
@@ -69,7 +130,8 @@ initialize_all_variables = global_variables_initializer
 
 
 def local_variables_initializer():
-    return no_op("init_local")
+    """Initializes the LOCAL_VARIABLES collection (metrics' totals and counts)."""
+    return variables_initializer(local_variables(), name="init_local")
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
