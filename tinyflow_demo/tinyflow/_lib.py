@@ -36,10 +36,15 @@ LIB.IRSymbolCreateControlFlow.argtypes = [
     _HANDLES]
 
 
+# The class check_call raises: errors.py makes it tf.errors.OpError (a TinyflowError subclass), so
+# library errors are caught both as TinyflowError and as TF's OpError.
+ERROR_CLASS = TinyflowError
+
+
 def check_call(ret):
-    """Raises TinyflowError carrying the library's message when a C API call failed."""
+    """Raises ERROR_CLASS (tf.errors.OpError) carrying the library's message when a C API call failed."""
     if ret != 0:
-        raise TinyflowError(LIB.IRGetLastError().decode("utf-8", "replace"))
+        raise ERROR_CLASS(LIB.IRGetLastError().decode("utf-8", "replace"))
 
 
 def c_str(s):
