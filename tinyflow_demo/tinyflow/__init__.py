@@ -87,3 +87,32 @@ def apply_op(op_name, inputs, attrs=None, name=None):
     """Any registered op by name (e.g. one from a loaded op library): op_name(inputs, **attrs)."""
     from .framework import apply_op as _apply
     return _apply(op_name, inputs, attrs, name=name)
+
+# --- math, linalg and image (lead) ---
+from .math_extra import *  # noqa: F401,F403,E402
+from . import image_ops as image  # noqa: E402
+from . import math_extra as _math_extra  # noqa: E402
+
+
+class _Namespace(_types.ModuleType):
+    """tf.math / tf.linalg: their own names first, then tf's top-level function of the same name."""
+
+    def __init__(self, name, own):
+        super(_Namespace, self).__init__(name)
+        self.__dict__.update(own)
+
+    def __getattr__(self, attr):
+        import sys
+        top = sys.modules[__name__]
+        if attr.startswith("__") or not hasattr(top, attr):
+            raise AttributeError("tinyflow: tf.%s.%s is not supported" % (self.__name__.split(".")[-1], attr))
+        return getattr(top, attr)
+
+
+math = _Namespace("tinyflow.math", {"softplus": nn.softplus if hasattr(nn, "softplus") else _math_extra.softplus,
+                                    "log_sigmoid": _math_extra.log_sigmoid})
+linalg = _Namespace("tinyflow.linalg", {
+    "norm": _math_extra.norm, "transpose": _math_extra.matrix_transpose, "trace": _math_extra.trace,
+    "diag": _math_extra.matrix_diag, "diag_part": _math_extra.matrix_diag_part, "eye": _math_extra.eye,
+    "band_part": _math_extra.matrix_band_part, "tensordot": _math_extra.tensordot, "einsum": _math_extra.einsum,
+    "matmul": matmul})  # noqa: F405
