@@ -116,3 +116,6 @@ linalg = _Namespace("tinyflow.linalg", {
     "diag": _math_extra.matrix_diag, "diag_part": _math_extra.matrix_diag_part, "eye": _math_extra.eye,
     "band_part": _math_extra.matrix_band_part, "tensordot": _math_extra.tensordot, "einsum": _math_extra.einsum,
     "matmul": matmul})  # noqa: F405
+from . import gfile  # noqa: E402
+arg_min, arg_max = argmin, argmax  # noqa: F405  (TF1's deprecated names, still common in tutorials)
+io = _types.SimpleNamespace(gfile=gfile)

@@ -1,0 +1,91 @@
+"""Runs a TensorFlow 1.x program unchanged on tinyflow:
+
+    python3 -m tinyflow.run program.py [program arguments...]
+
+Inside the program, `import tensorflow as tf`, `import tensorflow.compat.v1 as tf`,
+`from tensorflow.examples.tutorials.mnist import input_data` and `tensorflow.<module>` imports
+resolve to tinyflow and its modules; nothing else changes (sys.argv, __name__ == "__main__",
+relative files). An installed TensorFlow is not touched: the alias exists only in this process.
+A `tensorflow.X` that tinyflow does not have fails with ImportError naming it.
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+import types
+
+_ALIASES = {"tensorflow": "tinyflow", "tensorflow.compat.v1": "tinyflow", "tensorflow.compat": "tinyflow",
+            "tensorflow.compat.v1.examples": "tinyflow.examples"}
+
+
+def _target(fullname):
+    """The tinyflow module name `fullname` (a tensorflow.* name) maps to."""
+    best = max((k for k in _ALIASES if fullname == k or fullname.startswith(k + ".")), key=len)
+    return _ALIASES[best] + fullname[len(best):]
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, target):
+        self.target = target
+
+    def create_module(self, spec):
+        try:
+            module = importlib.import_module(self.target)
+            self.original_spec = getattr(module, "__spec__", None)
+            return module
+        except ImportError:
+            pass
+        parent, _, attr = self.target.rpartition(".")  # a namespace attribute (tf.contrib.rnn): wrap it
+        value = getattr(sys.modules.get(parent), attr, None)
+        if value is not None and not isinstance(value, types.ModuleType):
+            module = types.ModuleType(spec.name)
+            module.__dict__.update({k: v for k, v in vars(value).items() if not k.startswith("__")})
+            self.original_spec = None
+            return module
+        raise ImportError("tinyflow.run: '%s' has no tinyflow counterpart ('%s'): tinyflow implements a subset "
+                              "of TensorFlow 1.x (see tinyflow_demo/README.md)" % (spec.name, self.target),
+                              name=spec.name)
+
+    def exec_module(self, module):
+        if self.original_spec is not None:  # the import system set __spec__ to the alias's spec
+            module.__spec__ = self.original_spec
+
+
+class TensorFlowAliasFinder(importlib.abc.MetaPathFinder):
+    """Maps `tensorflow` and `tensorflow.*` imports onto tinyflow for this process."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tensorflow" and not fullname.startswith("tensorflow."):
+            return None
+        mapped = _target(fullname)
+        return importlib.util.spec_from_loader(fullname, _Loader(mapped), is_package=True)
+
+
+def install():
+    """Installs the alias (idempotent); after it, `import tensorflow` gives tinyflow."""
+    if not any(isinstance(f, TensorFlowAliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, TensorFlowAliasFinder())
+    for name in [n for n in sys.modules if n == "tensorflow" or n.startswith("tensorflow.")]:
+        del sys.modules[name]  # an earlier real import would shadow the alias
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stderr.write(__doc__)
+        return 0 if argv else 2
+    program = argv[0]
+    if not os.path.isfile(program):
+        sys.stderr.write("tinyflow.run: no such program file: %s\n" % program)
+        return 2
+    install()
+    sys.argv = argv
+    sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
+    runpy.run_path(program, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
