@@ -119,3 +119,16 @@ linalg = _Namespace("tinyflow.linalg", {
 from . import gfile  # noqa: E402
 arg_min, arg_max = argmin, argmax  # noqa: F405  (TF1's deprecated names, still common in tutorials)
 io = _types.SimpleNamespace(gfile=gfile)
+from . import monitored_session as _monitored_session  # noqa: E402
+for _name in _monitored_session.__all__:  # tf.train.MonitoredTrainingSession, hooks, Coordinator...
+    setattr(train, _name, getattr(_monitored_session, _name))
+from . import keras_datasets as _keras_datasets  # noqa: E402
+
+
+class _OwnNamespace(_Namespace):
+    def __getattr__(self, attr):  # no fallback to tf's top level
+        raise AttributeError("tinyflow: tf.%s.%s is not supported (tinyflow has only %s of it)" % (
+            self.__name__.split(".", 1)[-1], attr, ", ".join(sorted(k for k in self.__dict__ if not k.startswith("_")))))
+
+
+keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
