@@ -132,3 +132,5 @@ class _OwnNamespace(_Namespace):
 
 
 keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
+from . import contrib_layers as _contrib_layers  # noqa: E402
+contrib.layers = _contrib_layers
