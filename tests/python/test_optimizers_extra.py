@@ -249,3 +249,32 @@ def test_exponential_moving_average():
             np.testing.assert_allclose(sess.run(ema.average(w)), shadow, rtol=1e-6)
             np.testing.assert_allclose(sess.run(plain.average(w)), plain_shadow, rtol=1e-6)
             np.testing.assert_allclose(sess.run(debiased.average(w)), biased / (1 - 0.5 ** (n + 1)), rtol=1e-6)
+
+
+_EAGER = """
+    import json
+    import numpy as np
+    import tinyflow as tf
+    tf.enable_eager_execution()
+    w = tf.Variable(np.array(%(w0)s, np.float32))
+    step = tf.train.get_or_create_global_step()
+    opt = %(make)s
+    for _ in range(3):
+        opt.minimize(lambda: tf.reduce_sum(tf.square(w)), global_step=step)
+    print(json.dumps({"w": w.numpy().tolist(), "step": int(step)}))
+"""
+
+
+@pytest.mark.parametrize("make,ref", [
+    ("tf.train.RMSPropOptimizer(tf.train.exponential_decay(0.1, step, 1, 0.5), momentum=0.5, centered=True)", None),
+    ("tf.train.FtrlOptimizer(0.3, l1_regularization_strength=0.05)", ftrl(0.3, l1=0.05))])
+def test_eager_updates_match_numpy(make, ref):
+    from eager_util import last_json, run_program
+    w0 = [1.0, -2.0, 0.5]
+    out = last_json(run_program(_EAGER % {"w0": w0, "make": make}))
+    expected, state = np.array(w0), {}
+    for t in range(3):
+        step = ref or rmsprop(0.1 * 0.5 ** t, mu=0.5, centered=True)
+        expected = step(expected, 2 * expected, state)
+    np.testing.assert_allclose(out["w"], expected, rtol=1e-5, atol=1e-6)
+    assert out["step"] == 3
