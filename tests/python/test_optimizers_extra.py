@@ -278,3 +278,10 @@ def test_eager_updates_match_numpy(make, ref):
         expected = step(expected, 2 * expected, state)
     np.testing.assert_allclose(out["w"], expected, rtol=1e-5, atol=1e-6)
     assert out["step"] == 3
+
+
+def test_clip_by_value_with_tensor_bounds():
+    t = tf.constant([-2.0, 0.5, 3.0])
+    clipped = tf.clip_by_value(t, tf.constant(-1.0), tf.constant([1.0, 0.2, 2.0]))
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(clipped), np.float32([-1.0, 0.2, 2.0]))
