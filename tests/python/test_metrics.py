@@ -19,7 +19,8 @@ def stream(metric_fn, feeds_dtype=tf.int32, weighted=False):
         assert np.all(sess.run(value) == 0.0)  # nothing seen yet: 0, not nan
         updates = []
         for lab, pred, w in BATCHES:
-            feed = {labels: lab.astype(feeds_dtype.as_numpy_dtype), predictions: pred.astype(feeds_dtype.as_numpy_dtype)}
+            np_dtype = feeds_dtype.as_numpy_dtype
+            feed = {labels: lab.astype(np_dtype), predictions: pred.astype(np_dtype)}
             if weighted:
                 feed[weights] = w
             updates.append(sess.run(update_op, feed))
@@ -62,8 +63,8 @@ def test_mean_squared_and_absolute_error():
     updates, final = stream(both, tf.float32, weighted=True)
     for k, got in enumerate(updates, 1):
         lab, pred, w = (x.astype(np.float64) for x in seen(k))
-        np.testing.assert_allclose(got, [(w * (lab - pred) ** 2).sum() / w.sum(), (w * abs(lab - pred)).sum() / w.sum()],
-                                   rtol=1e-5)
+        expected = [(w * (lab - pred) ** 2).sum() / w.sum(), (w * abs(lab - pred)).sum() / w.sum()]
+        np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
 def test_mean_with_a_weight_per_row():

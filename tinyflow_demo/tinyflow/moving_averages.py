@@ -2,9 +2,9 @@
 from . import dtypes as _dtypes
 from . import math_ops as M
 from .array_ops import zeros
-from .framework import Variable, apply_op, convert_to_tensor, get_default_graph
-from .state_ops import GraphKeys, add_to_collection, global_variables, group, moving_average_variables, \
-    trainable_variables
+from .framework import Variable, convert_to_tensor, get_default_graph
+from .state_ops import GraphKeys, add_to_collection, assign, assign_add, assign_sub, global_variables, group, \
+    moving_average_variables, trainable_variables
 
 __all__ = ["ExponentialMovingAverage"]
 
@@ -20,6 +20,7 @@ class ExponentialMovingAverage(object):
         self._zero_debias = zero_debias
         self._name = name
         self._averages = {}  # source op name -> shadow variable
+        self._debias = {}  # shadow op name -> (biased, local_step) variables of zero_debias
 
     @property
     def name(self):
@@ -35,14 +36,15 @@ class ExponentialMovingAverage(object):
 
     def apply(self, var_list=None):
         """Creates the shadow variables (initialized to each variable's initial value, to zeros for a
-        tensor) and returns the op that updates them all."""
+        tensor) of the variables not averaged yet, and returns the op that updates them all (TF 1.15:
+        applying again reuses the shadows)."""
         var_list = trainable_variables() if var_list is None else list(var_list)
         graph = get_default_graph()
         for var in var_list:
             if not var.dtype.is_floating:
                 raise TypeError("The variables must be half, float, or double: %s" % var.name)
-            if var.op.name in self._averages:
-                raise ValueError("Moving average already computed for: %s" % var.name)
+            if var.op.name in self._averages:  # applied again (e.g. each eager step): the same shadow
+                continue
             is_variable = isinstance(var, Variable)
             with graph._init_scope():
                 init = var.initial_value if is_variable else zeros(var.shape.as_list(), var.dtype)
@@ -57,19 +59,21 @@ class ExponentialMovingAverage(object):
                 updates.append(self._zero_debias_update(shadow, var, decay, one_minus_decay))
             else:
                 delta = M.multiply(M.subtract(shadow, var), one_minus_decay)
-                updates.append(apply_op("assign_sub", [shadow, delta], name=shadow.op.name + "/AssignMovingAvg"))
+                updates.append(assign_sub(shadow, delta, name=shadow.op.name + "/AssignMovingAvg"))
         return group(*updates, name=self._name)
 
     def _zero_debias_update(self, shadow, value, decay, one_minus_decay):
         """biased -= (biased - value) * (1 - decay); t += 1; shadow = biased / (1 - decay^t)."""
-        with get_default_graph()._init_scope():
-            biased = Variable(zeros(shadow.shape.as_list(), shadow.dtype), trainable=False,
-                              name=shadow.op.name + "/biased")
-            local_step = Variable(zeros([], shadow.dtype), trainable=False, name=shadow.op.name + "/local_step")
-        new_biased = apply_op("assign_sub", [biased, M.multiply(M.subtract(biased, value), one_minus_decay)])
-        t = apply_op("assign_add", [local_step, convert_to_tensor(1.0, dtype=shadow.dtype)])
-        factor = M.subtract(1.0, M.pow(decay, t))
-        return apply_op("assign", [shadow, M.divide(new_biased, factor)], name=shadow.op.name + "/AssignMovingAvg")
+        if shadow.op.name not in self._debias:
+            with get_default_graph()._init_scope():
+                self._debias[shadow.op.name] = (
+                    Variable(zeros(shadow.shape.as_list(), shadow.dtype), trainable=False,
+                             name=shadow.op.name + "/biased"),
+                    Variable(zeros([], shadow.dtype), trainable=False, name=shadow.op.name + "/local_step"))
+        biased, local_step = self._debias[shadow.op.name]
+        new_biased = assign_sub(biased, M.multiply(M.subtract(biased, value), one_minus_decay))
+        factor = M.subtract(1.0, M.pow(decay, assign_add(local_step, 1.0)))
+        return assign(shadow, M.divide(new_biased, factor), name=shadow.op.name + "/AssignMovingAvg")
 
     def average(self, var):
         """The shadow variable of `var` (None if apply did not average it)."""

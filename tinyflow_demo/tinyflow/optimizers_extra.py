@@ -138,8 +138,8 @@ class FtrlOptimizer(Optimizer):
         shrink = M.subtract(M.multiply(M.sign(new_linear), self.l1), new_linear)
         new_var = where(M.greater(M.abs(new_linear), self.l1), M.divide(shrink, quadratic), M.multiply(var, 0.0),
                         name=n + "/ftrl_new")
-        return [_assign(accum, new_accum, n + "/ftrl_assign_accum"), _assign(linear, new_linear, n + "/ftrl_assign_linear"),
-                _assign(var, new_var, n + "/ftrl_assign")]
+        return [_assign(accum, new_accum, n + "/ftrl_assign_accum"),
+                _assign(linear, new_linear, n + "/ftrl_assign_linear"), _assign(var, new_var, n + "/ftrl_assign")]
 
 
 class ProximalGradientDescentOptimizer(Optimizer):

@@ -127,10 +127,15 @@ class Optimizer(object):
         from .array_ops import zeros
         if (var.op.name, slot_name) in self._slots:
             return self._slots[(var.op.name, slot_name)]
-        with get_default_graph().control_dependencies(None):
-            init = zeros(var.shape.as_list(), var.dtype)
-            slot = Variable(M.add(init, float(value)) if value else init, trainable=False,
-                            name="%s/%s" % (var.op.name, op_name or self._name))
+        graph = get_default_graph()
+        saved, graph._name_stack = graph._name_stack, []  # named after the variable, outside any name scope
+        try:
+            with graph.control_dependencies(None):
+                init = zeros(var.shape.as_list(), var.dtype)
+                slot = Variable(M.add(init, float(value)) if value else init, trainable=False,
+                                name="%s/%s" % (var.op.name, op_name or self._name))
+        finally:
+            graph._name_stack = saved
         self._slots[(var.op.name, slot_name)] = slot
         return slot
 
