@@ -181,6 +181,8 @@ def test_none_gradients_are_skipped_and_the_global_step_increments_after_the_upd
     train = opt.apply_gradients(grads_and_vars, global_step=step)
     with pytest.raises(ValueError, match="No gradients provided for any variable"):
         opt.apply_gradients([(None, w), (None, unused)])
+    with pytest.raises(ValueError, match="No gradients provided for any variable, check your graph"):
+        opt.minimize(tf.reduce_sum(tf.square(w)), var_list=[unused])
     expected = W0.astype(np.float64)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())

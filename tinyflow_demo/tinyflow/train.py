@@ -107,6 +107,9 @@ class Optimizer(object):
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=None, aggregation_method=None,
                  colocate_gradients_with_ops=False, name=None, grad_loss=None):
         grads_and_vars = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        if not any(g is not None for g, _ in grads_and_vars):
+            raise ValueError("No gradients provided for any variable, check your graph for ops that do not support "
+                             "gradients, between variables %s and loss %s." % ([str(v) for _, v in grads_and_vars], loss))
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
     def get_name(self):
