@@ -293,3 +293,14 @@ def test_clip_by_value_with_tensor_bounds():
     clipped = tf.clip_by_value(t, tf.constant(-1.0), tf.constant([1.0, 0.2, 2.0]))
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(clipped), np.float32([-1.0, 0.2, 2.0]))
+
+
+def test_a_loss_over_a_gradient_still_reaches_its_variables():
+    w = tf.Variable([1.0, 2.0], name="w")
+    x = tf.constant([3.0, 4.0])
+    (dx,) = tf.gradients(tf.reduce_sum(w * x * x), [x])  # 2 w x: the penalty depends on w through a gradient
+    penalty = tf.reduce_sum(tf.square(dx))
+    (grad, var), = tf.train.GradientDescentOptimizer(0.1).compute_gradients(penalty, var_list=[w])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(grad), 8.0 * np.array([1.0, 2.0]) * np.array([9.0, 16.0]), rtol=1e-5)

@@ -62,7 +62,7 @@ class Optimizer(object):
         if not loss.dtype.is_floating:
             raise ValueError("Invalid type %s for %s, expected: float32, float64." % (loss.dtype.name, loss.name))
         reachable = _reachable_ops(loss)
-        connected = [v for v in var_list if v.op.name in reachable]
+        connected = [v for v in var_list if reachable is None or v.op.name in reachable]
         grads = gradients(loss, connected, grad_ys=grad_loss, name=self._name + "/gradients") if connected else []
         by_name = dict(zip([v.op.name for v in connected], grads))
         return [(by_name.get(v.op.name), v) for v in var_list]  # None for a variable the loss does not use
@@ -149,13 +149,20 @@ class Optimizer(object):
         raise NotImplementedError
 
 
+# Operations built from the library whose Python inputs do not show what they depend on.
+_OPAQUE_OPS = ("Gradient", "pfor", "_Param")
+
+
 def _reachable_ops(tensor):
-    """The names of the operations `tensor` depends on (through data inputs)."""
+    """The names of the operations `tensor` depends on (through data inputs); None when it depends on
+    an operation whose inputs are not known here (a gradient, a pfor), so anything may be reachable."""
     seen, stack = set(), [tensor.op]
     while stack:
         op = stack.pop()
         if op.name in seen:
             continue
+        if op.type in _OPAQUE_OPS:
+            return None
         seen.add(op.name)
         stack.extend(x.op for x in op.inputs if x.op.name not in seen)
     return seen
