@@ -96,3 +96,40 @@ def test_labels_with_a_trailing_unit_dimension_are_squeezed_and_bad_shapes_raise
         np.testing.assert_allclose(sess.run(update_op), 2.0 / 3.0, rtol=1e-6)
     with pytest.raises(ValueError, match="incompatible"):
         tf.metrics.accuracy(tf.constant([1, 2, 3]), tf.constant([1, 2]))
+
+
+def reference_auc(labels, scores, weights, num_thresholds, curve, summation):
+    """TF's auc in NumPy: confusion counts at the thresholds, then the area."""
+    points = np.array([-1e-7] + [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)] + [1 + 1e-7])
+    above = scores[None, :] > points[:, None]
+    tp = (weights * (labels & above)).sum(1)
+    fn = (weights * (labels & ~above)).sum(1)
+    tn = (weights * (~labels & ~above)).sum(1)
+    fp = (weights * (~labels & above)).sum(1)
+    recall = (tp + 1e-7) / (tp + fn + 1e-7)
+    x, y = (fp / (fp + tn + 1e-7), recall) if curve == "ROC" else (recall, (tp + 1e-7) / (tp + fp + 1e-7))
+    pair = {"trapezoidal": (y[:-1] + y[1:]) / 2, "minoring": np.minimum(y[:-1], y[1:]),
+            "majoring": np.maximum(y[:-1], y[1:])}[summation]
+    return ((x[:-1] - x[1:]) * pair).sum()
+
+
+@pytest.mark.parametrize("curve,summation", [("ROC", "trapezoidal"), ("PR", "trapezoidal"), ("ROC", "minoring"),
+                                             ("PR", "majoring")])
+def test_auc_streams_over_batches(curve, summation):
+    rng = np.random.RandomState(1)
+    batches = [(rng.rand(8) > 0.5, rng.rand(8).astype(np.float32), rng.rand(8).astype(np.float32)) for _ in range(2)]
+    labels, scores, weights = tf.placeholder(tf.bool, [None]), tf.placeholder(tf.float32, [None]), \
+        tf.placeholder(tf.float32, [None])
+    value, update_op = tf.metrics.auc(labels, scores, weights, num_thresholds=50, curve=curve,
+                                      summation_method=summation)
+    assert [v.op.name for v in tf.local_variables()] == ["auc/true_positives", "auc/false_negatives",
+                                                         "auc/true_negatives", "auc/false_positives"]
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        for k, (lab, sc, w) in enumerate(batches, 1):
+            got = sess.run(update_op, {labels: lab, scores: sc, weights: w})
+            seen_batches = [np.concatenate([b[i] for b in batches[:k]]) for i in range(3)]
+            np.testing.assert_allclose(got, reference_auc(*seen_batches, 50, curve, summation), rtol=1e-4)
+        np.testing.assert_allclose(sess.run(value), got, rtol=1e-6)
+    with pytest.raises(ValueError, match="curve must be either ROC or PR"):
+        tf.metrics.auc(labels, scores, curve="XY")

@@ -3,17 +3,17 @@ batch to LOCAL variables (in LOCAL_VARIABLES and METRIC_VARIABLES, so tf.local_v
 resets them) and returns the metric over everything seen so far; value reads it without updating."""
 from . import dtypes as _dtypes
 from . import math_ops as M
-from .array_ops import ones_like, size, squeeze, where, zeros, zeros_like
-from .framework import Variable, apply_op, convert_to_tensor, get_default_graph, name_scope
+from .array_ops import ones_like, reshape, size, squeeze, where, zeros, zeros_like
+from .framework import Variable, apply_op, constant, convert_to_tensor, get_default_graph, name_scope
 from .state_ops import GraphKeys, add_to_collections
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "mean_absolute_error", "precision", "recall",
-           "true_positives", "false_positives", "false_negatives"]
+           "true_positives", "false_positives", "false_negatives", "auc"]
 
 
-def _metric_variable(name):
+def _metric_variable(name, shape=()):
     with get_default_graph()._init_scope():
-        return Variable(zeros([], _dtypes.float32), trainable=False, name=name,
+        return Variable(zeros(list(shape), _dtypes.float32), trainable=False, name=name,
                         collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
 
 
@@ -154,3 +154,57 @@ def recall(labels, predictions, weights=None, metrics_collections=None, updates_
     """true_positives / (true_positives + false_negatives) over boolean (or nonzero) labels and predictions."""
     return _ratio_metric(name or "recall", false_negatives, labels, predictions, weights,
                          metrics_collections, updates_collections)
+
+
+def _area(x, y, summation_method):
+    """The area under the curve through the points (x[i], y[i]), x decreasing with i."""
+    dx = M.subtract(x[:-1], x[1:])
+    if summation_method == "trapezoidal":
+        return M.reduce_sum(M.multiply(dx, M.multiply(M.add(y[:-1], y[1:]), 0.5)))
+    if summation_method == "minoring":
+        return M.reduce_sum(M.multiply(dx, M.minimum(y[:-1], y[1:])))
+    if summation_method == "majoring":
+        return M.reduce_sum(M.multiply(dx, M.maximum(y[:-1], y[1:])))
+    raise ValueError("Invalid summation_method: %s" % summation_method)
+
+
+def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collections=None, updates_collections=None,
+        curve="ROC", name=None, summation_method="trapezoidal", thresholds=None):
+    """The area under the ROC (or PR) curve, from confusion matrices at thresholds -1e-7, (i+1)/(n-1) for
+    i < n-2 (or the given thresholds), 1+1e-7 (predictions are scores in [0, 1]), summed as TF's
+    'trapezoidal', 'minoring' or 'majoring'."""
+    if curve not in ("ROC", "PR"):
+        raise ValueError("curve must be either ROC or PR, %s unknown" % curve)
+    if thresholds is not None:
+        points = sorted(float(t) for t in thresholds)
+    else:
+        points = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+    points = [0.0 - 1e-7] + points + [1.0 + 1e-7]
+    labels, predictions = _remove_squeezable(_as_bool(labels), convert_to_tensor(predictions))
+    with _scope(name or "auc"):
+        above = M.greater(reshape(M.cast(predictions, _dtypes.float32), [1, -1]),
+                          constant([[t] for t in points], dtype=_dtypes.float32))  # [thresholds, values]
+        positive = reshape(labels, [1, -1])
+        weight = None if weights is None else reshape(M.cast(convert_to_tensor(weights), _dtypes.float32), [1, -1])
+        counts = {}
+        for key, label_is, above_is in [("tp", True, True), ("fn", True, False), ("tn", False, False),
+                                        ("fp", False, True)]:
+            hit = M.logical_and(positive if label_is else M.logical_not(positive),
+                                above if above_is else M.logical_not(above))
+            hit = M.cast(hit, _dtypes.float32)
+            if weight is not None:
+                hit = M.multiply(hit, weight)
+            var = _metric_variable({"tp": "true_positives", "fn": "false_negatives", "tn": "true_negatives",
+                                    "fp": "false_positives"}[key], [len(points)])
+            counts[key] = (var, apply_op("assign_add", [var, M.reduce_sum(hit, 1)]))
+
+        def compute(tp, fn, tn, fp, op_name):
+            recall_ = M.divide(M.add(tp, 1e-7), M.add(M.add(tp, fn), 1e-7))
+            if curve == "ROC":
+                x, y = M.divide(fp, M.add(M.add(fp, tn), 1e-7)), recall_
+            else:
+                x, y = recall_, M.divide(M.add(tp, 1e-7), M.add(M.add(tp, fp), 1e-7))
+            return M.add(_area(x, y, summation_method), 0.0, name=op_name)
+        value = compute(*[counts[k][0] for k in ("tp", "fn", "tn", "fp")], op_name="value")
+        update_op = compute(*[counts[k][1] for k in ("tp", "fn", "tn", "fp")], op_name="update_op")
+    return _collect(value, update_op, metrics_collections, updates_collections)
