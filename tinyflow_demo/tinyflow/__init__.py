@@ -134,3 +134,12 @@ class _OwnNamespace(_Namespace):
 keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
 from . import contrib_layers as _contrib_layers  # noqa: E402
 contrib.layers = _contrib_layers
+
+# --- tf-train: more optimizers, learning-rate schedules, EMA on tf.train; clipping; tf.metrics ---
+from . import metrics  # noqa: E402,F401
+from .clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402,F401
+from . import learning_rate_decay as _lr_decay, moving_averages as _moving_averages, \
+    optimizers_extra as _optimizers_extra  # noqa: E402
+for _module in (_optimizers_extra, _lr_decay, _moving_averages):
+    for _name in _module.__all__:
+        setattr(train, _name, getattr(_module, _name))

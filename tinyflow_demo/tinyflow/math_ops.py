@@ -100,6 +100,8 @@ def squared_difference(x, y, name=None):
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    if isinstance(clip_value_min, Tensor) or isinstance(clip_value_max, Tensor):  # TF's min then max
+        return maximum(minimum(t, clip_value_max), clip_value_min, name=name)
     return apply_op("clip", [t], {"a_min": float(clip_value_min), "a_max": float(clip_value_max)}, name=name)
 
 

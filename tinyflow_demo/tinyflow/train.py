@@ -20,7 +20,7 @@ from .gradients import gradients
 from .state_ops import group, trainable_variables
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "get_global_step",
-           "get_or_create_global_step", "create_global_step"]
+           "get_or_create_global_step", "create_global_step", "global_step"]
 
 
 def _assign(ref, value, name):
@@ -58,13 +58,25 @@ class Optimizer(object):
         var_list = list(var_list) if var_list is not None else trainable_variables()
         if not var_list:
             raise ValueError("No variables to optimize.")
-        grads = gradients(loss, var_list, grad_ys=grad_loss, name=self._name + "/gradients")
-        return list(zip(grads, var_list))
+        loss = convert_to_tensor(loss)
+        if not loss.dtype.is_floating:
+            raise ValueError("Invalid type %s for %s, expected: float32, float64." % (loss.dtype.name, loss.name))
+        reachable = _reachable_ops(loss)
+        connected = [v for v in var_list if reachable is None or v.op.name in reachable]
+        grads = gradients(loss, connected, grad_ys=grad_loss, name=self._name + "/gradients") if connected else []
+        by_name = dict(zip([v.op.name for v in connected], grads))
+        return [(by_name.get(v.op.name), v) for v in var_list]  # None for a variable the loss does not use
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        """The update of every variable with a gradient (None gradients are skipped); with a
+        global_step, an op that increments it after all the updates (as TF's)."""
+        grads_and_vars = list(grads_and_vars)
+        if not grads_and_vars:
+            raise ValueError("No variables provided.")
+        all_vars = [v for _, v in grads_and_vars]
         grads_and_vars = [(g, v) for g, v in grads_and_vars if g is not None]
         if not grads_and_vars:
-            raise ValueError("No gradients provided for any variable.")
+            raise ValueError("No gradients provided for any variable: %s." % ([str(v.name) for v in all_vars],))
         if _framework._EAGER is not None:
             _framework._EAGER.assign_all(self._eager_updates(grads_and_vars, global_step))
             return None
@@ -72,10 +84,10 @@ class Optimizer(object):
         updates = []
         for g, v in grads_and_vars:
             updates.extend(self._apply_dense(convert_to_tensor(g), v, shared))
-        if global_step is not None:
-            updates.append(apply_op("assign_add", [global_step, _one_like(global_step)],
-                                    name=self._name + "/global_step"))
-        return group(*updates, name=name or self._name)
+        if global_step is None:
+            return group(*updates, name=name or self._name)
+        with get_default_graph().control_dependencies([group(*updates, name=self._name + "/update")]):
+            return apply_op("assign_add", [global_step, _one_like(global_step)], name=name or self._name).op
 
     def _eager_updates(self, grads_and_vars, global_step):
         """The (variable, new value) pairs of an eager apply_gradients. Takes the gradients out of
@@ -95,7 +107,13 @@ class Optimizer(object):
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=None, aggregation_method=None,
                  colocate_gradients_with_ops=False, name=None, grad_loss=None):
         grads_and_vars = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        if not any(g is not None for g, _ in grads_and_vars):
+            raise ValueError("No gradients provided for any variable, check your graph for ops that do not support "
+                             "gradients, between variables %s and loss %s." % ([str(v) for _, v in grads_and_vars], loss))
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+    def get_name(self):
+        return self._name
 
     def get_slot(self, var, name):
         return self._slots.get((var.op.name, name))
@@ -106,14 +124,21 @@ class Optimizer(object):
     def variables(self):
         return list(self._slots.values())
 
-    def _zeros_slot(self, var, slot_name):
-        """The slot `slot_name` of `var`, made of zeros the first time (later updates reuse it, as TF does)."""
+    def _zeros_slot(self, var, slot_name, value=0.0, op_name=None):
+        """The slot `slot_name` of `var`, filled with `value` the first time (later updates reuse it, as
+        TF does); named as TF names slots: "<var>/<op_name or optimizer name>", then "..._1" and so on."""
         from .array_ops import zeros
         if (var.op.name, slot_name) in self._slots:
             return self._slots[(var.op.name, slot_name)]
-        with get_default_graph().control_dependencies(None):
-            slot = Variable(zeros(var.shape.as_list(), var.dtype), trainable=False,
-                            name="%s/%s/%s" % (var.op.name, self._name, slot_name))
+        graph = get_default_graph()
+        saved, graph._name_stack = graph._name_stack, []  # named after the variable, outside any name scope
+        try:
+            with graph.control_dependencies(None):
+                init = zeros(var.shape.as_list(), var.dtype)
+                slot = Variable(M.add(init, float(value)) if value else init, trainable=False,
+                                name="%s/%s" % (var.op.name, op_name or self._name))
+        finally:
+            graph._name_stack = saved
         self._slots[(var.op.name, slot_name)] = slot
         return slot
 
@@ -122,6 +147,25 @@ class Optimizer(object):
 
     def _apply_dense(self, grad, var, shared):
         raise NotImplementedError
+
+
+# Operations built from the library whose Python inputs do not show what they depend on.
+_OPAQUE_OPS = ("Gradient", "pfor", "_Param")
+
+
+def _reachable_ops(tensor):
+    """The names of the operations `tensor` depends on (through data inputs); None when it depends on
+    an operation whose inputs are not known here (a gradient, a pfor), so anything may be reachable."""
+    seen, stack = set(), [tensor.op]
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        if op.type in _OPAQUE_OPS:
+            return None
+        seen.add(op.name)
+        stack.extend(x.op for x in op.inputs if x.op.name not in seen)
+    return seen
 
 
 def _hyper(value):
@@ -210,16 +254,31 @@ class AdamOptimizer(Optimizer):
 
 
 def get_global_step(graph=None):
+    """The graph's global step: the variable in the GLOBAL_STEP collection (None if there is none)."""
     steps = (graph or get_default_graph()).get_collection("global_step")
+    if len(steps) > 1:
+        raise TypeError("Multiple tensors in global_step collection.")
     return steps[0] if steps else None
 
 
 def create_global_step(graph=None):
+    """A non-trainable int64 scalar variable "global_step" at 0, in GLOBAL_VARIABLES and GLOBAL_STEP."""
     from .framework import constant
-    step = Variable(constant(0, dtype=_dtypes.int64), trainable=False, name="global_step",
-                    collections=["variables", "global_step"])
-    return step
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError("\"global_step\" already exists.")
+    with graph.as_default(), graph._init_scope():
+        return Variable(constant(0, dtype=_dtypes.int64), trainable=False, name="global_step",
+                        collections=["variables", "global_step"])
 
 
 def get_or_create_global_step(graph=None):
-    return get_global_step(graph) or create_global_step(graph)
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)
+
+
+def global_step(sess, global_step_tensor):
+    """The global step's value as a Python int."""
+    if _framework._EAGER is not None:
+        return int(global_step_tensor.numpy())
+    return int(sess.run(global_step_tensor))
