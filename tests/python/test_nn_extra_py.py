@@ -226,3 +226,17 @@ def test_atrous_conv2d():
     np.testing.assert_allclose(same, np_conv2d_nhwc(padded, w, dilation=2), rtol=1e-9)
     with pytest.raises(ValueError):
         tf.nn.atrous_conv2d(c(x), c(w), 0, "VALID")
+
+
+def test_softmax_cross_entropy_v1_stops_the_labels_gradient_v2_does_not():
+    logits = rng.uniform(-1, 1, (2, 3))
+    labels = np.array([[0.2, 0.5, 0.3], [1.0, 0.0, 0.0]])
+    log_softmax = logits - np.log(np.sum(np.exp(logits), 1, keepdims=True))
+    z, x = c(labels), c(logits)
+    v1 = tf.nn.softmax_cross_entropy_with_logits(labels=z, logits=x)
+    v2 = tf.nn.softmax_cross_entropy_with_logits_v2(labels=z, logits=x)
+    np.testing.assert_allclose(run(v1), -np.sum(labels * log_softmax, 1), rtol=1e-10)
+    grad_v2, = tf.gradients(tf.reduce_sum(v2), [z])
+    np.testing.assert_allclose(run(grad_v2), -log_softmax, rtol=1e-10)
+    grad_v1, = tf.gradients(tf.reduce_sum(v1), [z])
+    assert grad_v1 is None or not np.any(run(grad_v1))

@@ -200,7 +200,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
             if classes is None:
                 raise ValueError("label_smoothing needs the number of classes (logits' last dimension) known")
             labels = math_ops.add(math_ops.multiply(labels, 1.0 - label_smoothing), label_smoothing / classes)
-        losses = nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+        losses = nn.softmax_cross_entropy_with_logits_v2(labels=array_ops.stop_gradient(labels), logits=logits)
         return compute_weighted_loss(losses, weights, None, loss_collection, reduction)
 
 

@@ -163,8 +163,9 @@ def _labels_logits(labels, logits, _sentinel=None):
     return convert_to_tensor(labels), convert_to_tensor(logits)
 
 
-def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """Per-example loss [N] of softmax(logits) against label distributions [N, C]."""
+def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
+    """Per-example loss [N] of softmax(logits) against label distributions [N, C]; gradients flow into
+    both logits and labels."""
     labels, logits = _labels_logits(labels, logits, _sentinel)
     if (axis if axis is not None else dim) not in (-1, 1):
         raise NotImplementedError("cross entropy along an axis other than the last")
@@ -172,7 +173,11 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     return op.outputs[0]
 
 
-softmax_cross_entropy_with_logits_v2 = softmax_cross_entropy_with_logits
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
+    """As softmax_cross_entropy_with_logits_v2, but backpropagation happens only into logits (as TF1's)."""
+    labels, logits = _labels_logits(labels, logits, _sentinel)
+    return softmax_cross_entropy_with_logits_v2(labels=array_ops.stop_gradient(labels), logits=logits, dim=dim,
+                                                name=name, axis=axis)
 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
