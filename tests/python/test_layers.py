@@ -223,3 +223,26 @@ def test_contrib_regularizers_with_layers():
         tf.contrib.layers.l2_regularizer(1)
     with pytest.raises(ValueError):
         tf.contrib.layers.l2_regularizer(-0.5)
+
+
+def test_model_function_reused_in_scopes():
+    x = tf.placeholder(tf.float32, [None, 3])
+
+    def model(inputs):
+        h = tf.layers.batch_normalization(tf.layers.dense(inputs, 4, activation=tf.nn.relu), training=True)
+        return tf.layers.dense(h, 2)
+    with tf.variable_scope("m"):
+        a = model(x)
+    with tf.variable_scope("m", reuse=True):
+        b = model(x)
+    with tf.variable_scope("m", reuse=tf.AUTO_REUSE):
+        model(x)
+    assert names(tf.global_variables()) == [
+        "m/dense/kernel:0", "m/dense/bias:0", "m/batch_normalization/gamma:0", "m/batch_normalization/beta:0",
+        "m/batch_normalization/moving_mean:0", "m/batch_normalization/moving_variance:0", "m/dense_1/kernel:0",
+        "m/dense_1/bias:0"]
+    data = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    out_a, out_b = run_fetch([a, b], {x: data})
+    np.testing.assert_array_equal(out_a, out_b)
+    with pytest.raises(NotImplementedError):
+        tf.layers.Dense(2, activity_regularizer=lambda t: t)

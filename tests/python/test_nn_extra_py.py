@@ -71,6 +71,15 @@ def test_dropout_rate_tensor_and_noise_shape():
     assert 0.6 < np.mean(out == 0) < 0.9
 
 
+def test_dropout_noise_shape_with_an_unknown_batch():
+    x = tf.placeholder(tf.float32, [None, 200])
+    y = tf.nn.dropout(x, 0.5, noise_shape=[None, 1])  # None: x's dimension; one decision per row
+    out = run(y, {x: np.ones((300, 200), np.float32)})
+    assert out.shape == (300, 200)
+    np.testing.assert_array_equal(out, np.broadcast_to(out[:, :1], out.shape))
+    assert 0.35 < np.mean(out[:, 0] == 0) < 0.65
+
+
 def test_dropout_gradient_is_the_mask():
     x = tf.placeholder(tf.float32, [None, 64])
     keep = tf.placeholder(tf.float32)

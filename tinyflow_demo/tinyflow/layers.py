@@ -65,8 +65,7 @@ class Layer(object):
     calls call(inputs, ...); later calls reuse them."""
 
     def __init__(self, trainable=True, name=None, dtype=None, _scope=None, _reuse=None, **kwargs):
-        _unsupported(**{k: v for k, v in kwargs.items() if k not in ("activity_regularizer",)})
-        _unsupported(activity_regularizer=kwargs.get("activity_regularizer"))
+        _unsupported(**kwargs)  # activity_regularizer and unknown arguments
         self.trainable = trainable
         self.built = False
         self.dtype = None if dtype is None else _dtypes.as_dtype(dtype)

@@ -123,6 +123,7 @@ def _uniform_noise(x, noise_shape, seed):
                                                                                             x.shape))
         if all(d is not None for d in dims):
             return array_ops.random_uniform(dims, dtype=x.dtype, seed=seed)
+        noise_shape = [array_ops.shape(x)[i] if d is None else d for i, d in enumerate(dims)]  # known at run time
     return apply_op("random_uniform_like", [array_ops.zeros(noise_shape, x.dtype)], {"seed": seed})
 
 
