@@ -205,26 +205,6 @@ def test_cnn_learns():
     assert np.any(moving_mean != 0)  # the update ops ran with the train op
 
 
-def test_contrib_regularizers_with_layers():
-    w = np.array([[1.0, -2.0], [0.5, 0.0]], np.float32)
-    layer_out = tf.layers.dense(tf.ones([1, 2]), 2, kernel_initializer=tf.constant_initializer(w),
-                                kernel_regularizer=tf.contrib.layers.l2_regularizer(0.1))
-    l1 = tf.contrib.layers.l1_regularizer(0.5)(tf.constant(w))
-    both = tf.contrib.layers.l1_l2_regularizer(0.5, 0.1)(tf.constant(w))
-    total = tf.contrib.layers.apply_regularization(tf.contrib.layers.l1_regularizer(1.0), [tf.constant(w)])
-    assert tf.contrib.layers.l2_regularizer(0.0)(tf.constant(w)) is None
-    reg, out_l1, out_both, out_total, _ = run_fetch([tf.losses.get_regularization_loss(), l1, both, total,
-                                                    layer_out])
-    assert reg == pytest.approx(0.1 * 0.5 * np.sum(w * w) + np.sum(np.abs(w)))  # the layer's and apply_'s
-    assert out_l1 == pytest.approx(0.5 * np.sum(np.abs(w)))
-    assert out_both == pytest.approx(0.5 * np.sum(np.abs(w)) + 0.1 * 0.5 * np.sum(w * w))
-    assert out_total == pytest.approx(np.sum(np.abs(w)))
-    with pytest.raises(ValueError):
-        tf.contrib.layers.l2_regularizer(1)
-    with pytest.raises(ValueError):
-        tf.contrib.layers.l2_regularizer(-0.5)
-
-
 def test_model_function_reused_in_scopes():
     x = tf.placeholder(tf.float32, [None, 3])
 

@@ -64,9 +64,7 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
 
 # --- tf.layers, tf.losses ---
 from . import layers, losses  # noqa: E402,F401
-contrib.layers = _types.SimpleNamespace(
-    l1_regularizer=layers.l1_regularizer, l2_regularizer=layers.l2_regularizer,
-    l1_l2_regularizer=layers.l1_l2_regularizer, apply_regularization=layers.apply_regularization)
+
 
 def load_op_library(path):
     """dlopens an op library (IRLoadOpLibrary); its ops can then be used through tinyflow.ir or apply_op."""

@@ -5,7 +5,6 @@ A layer's variables are made by tf.get_variable in the layer's variable scope ("
 "batch_normalization/moving_mean") and `reuse` works. Calling a layer object again reuses its
 variables. `training` may be a Python bool or a bool tensor (a placeholder fed at run time).
 """
-import numbers
 import re
 
 import numpy as np
@@ -18,8 +17,7 @@ from .variable_scope import absolute_name_scope, get_variable, variable_scope
 
 __all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "MaxPooling2D", "AveragePooling2D", "Dropout",
            "BatchNormalization", "Flatten", "dense", "conv1d", "conv2d", "max_pooling2d", "average_pooling2d",
-           "dropout", "batch_normalization", "flatten", "l1_regularizer", "l2_regularizer", "l1_l2_regularizer",
-           "apply_regularization"]
+           "dropout", "batch_normalization", "flatten"]
 
 
 def _snake_case(name):
@@ -447,49 +445,3 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                                renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name, _reuse=reuse)
     return layer(inputs, training=training)
 
-
-def _regularizer_scale(scale):
-    if isinstance(scale, numbers.Integral):
-        raise ValueError("scale cannot be an integer: %s" % (scale,))
-    if not isinstance(scale, numbers.Real):
-        raise TypeError("scale must be a float, got %r" % (scale,))
-    if scale < 0.0:
-        raise ValueError("Setting a scale less than 0 on a regularizer: %g" % scale)
-    return float(scale)
-
-
-def l1_regularizer(scale, scope=None):
-    """(tf.contrib.layers) weights -> scale * sum(|weights|); None for scale 0."""
-    scale = _regularizer_scale(scale)
-    return lambda weights: None if scale == 0.0 else math_ops.multiply(
-        math_ops.reduce_sum(math_ops.abs(weights)), scale, name=scope or "l1_regularizer")
-
-
-def l2_regularizer(scale, scope=None):
-    """(tf.contrib.layers) weights -> scale * sum(weights ** 2) / 2; None for scale 0."""
-    scale = _regularizer_scale(scale)
-    return lambda weights: None if scale == 0.0 else math_ops.multiply(nn.l2_loss(weights), scale,
-                                                                       name=scope or "l2_regularizer")
-
-
-def l1_l2_regularizer(scale_l1=1.0, scale_l2=1.0, scope=None):
-    """(tf.contrib.layers) the sum of l1_regularizer(scale_l1) and l2_regularizer(scale_l2)."""
-    l1, l2 = l1_regularizer(scale_l1), l2_regularizer(scale_l2)
-
-    def regularize(weights):
-        terms = [t for t in (l1(weights), l2(weights)) if t is not None]
-        return math_ops.add_n(terms, name=scope or "l1_l2_regularizer") if terms else None
-    return regularize
-
-
-def apply_regularization(regularizer, weights_list=None):
-    """(tf.contrib.layers) the sum of regularizer(w) over weights_list (default: the WEIGHTS collection),
-    added to REGULARIZATION_LOSSES."""
-    if weights_list is None:
-        weights_list = state_ops.get_collection(state_ops.GraphKeys.WEIGHTS)
-    if not weights_list:
-        raise ValueError("No weights to regularize.")
-    penalties = [p for p in (regularizer(w) for w in weights_list) if p is not None]
-    total = math_ops.add_n(penalties, name="get_regularization_penalty") if penalties else convert_to_tensor(0.0)
-    state_ops.add_to_collection(state_ops.GraphKeys.REGULARIZATION_LOSSES, total)
-    return total
