@@ -1,6 +1,6 @@
 /*!
  * \file random.cc
- * \brief Random tensors: random_uniform, random_normal and truncated_normal.
+ * \brief Random tensors: random_uniform (and random_uniform_like), random_normal and truncated_normal.
  *
  * Element i is a function of (OpContext::seed, the `seed` attribute, i) only (see
  * random_utils.h), so a run is reproducible and independent of the number of threads.
@@ -278,6 +278,30 @@ auto RandomOp(FCompute compute, FDeviceKernel device_kernel) {
 IR_REGISTER_OP(random_uniform)
     .describe("Uniform random values in [minval, maxval).")
     .apply(RandomOp<UniformParam>(UniformCompute, UniformDeviceKernel));
+
+IR_REGISTER_OP(random_uniform_like)
+    .describe(
+        "Uniform random values in [minval, maxval) with the shape and float dtype of its input, so a shape known "
+        "only when the graph runs (a batch of any size) works; the attributes `shape` and `dtype` are ignored.")
+    .set_num_inputs(1)
+    .set_input_names({"like"})
+    .set_param<UniformParam>()
+    .set_attr_parser([](NodeAttrs* attrs) {
+      attrs->dict.emplace("shape", "()");
+      ParamParser<UniformParam>(attrs);
+    })
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape)
+    .set_attr<FInferType>("FInferType",
+                          [](const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+                            bool known = ElemwiseType(attrs, in, out);
+                            if (known) CheckDType(attrs, "input 'like'", (*in)[0], FloatTypes());
+                            return known;
+                          })
+    .set_attr<FCompute>("FCompute", UniformCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", UniformDeviceKernel)
+    .set_attr<FGradient>("FGradient", ZeroGradient)
+    .set_attr<TIsStateful>("TIsStateful", true)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(random_normal)
     .describe("Normal random values with the given mean and stddev (Box-Muller).")

@@ -65,7 +65,8 @@ TEST(RandomDeviceKernelTest, RunsTheCpuKernelOnDevicesWithoutFloat64AndLaunchesO
   std::vector<Case> cases = {{"random_uniform", {{"shape", "(3, 5)"}, {"minval", "-2"}, {"maxval", "3"}}, 0},
                              {"random_normal", {{"shape", "(3, 5)"}, {"stddev", "2"}}, 0},
                              {"truncated_normal", {{"shape", "(3, 5)"}}, 0},
-                             {"dropout", {{"keep_prob", "0.6"}}, 1}};
+                             {"dropout", {{"keep_prob", "0.6"}}, 1},
+                             {"random_uniform_like", {{"minval", "-2"}, {"maxval", "3"}}, 1}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
     std::vector<NodeEntry> inputs;

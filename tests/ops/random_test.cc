@@ -152,6 +152,27 @@ TEST(RandomTest, InferenceAndAttributes) {
   EXPECT_EQ(a, Values(RunOp("random_uniform", {{"shape", "(8)"}}, {})[0]));
 }
 
+TEST(RandomTest, UniformLikeDrawsRandomUniformsValuesInItsInputsShape) {
+  Attrs attrs = {{"seed", "5"}, {"minval", "-2"}, {"maxval", "3"}};
+  NDArray like = Iota(Shape{3, 4}, DType::kFloat64);
+  std::vector<NDArray> out = RunOp("random_uniform_like", attrs, {like});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(out[0].dtype(), DType::kFloat64);
+  // The same generator and key as random_uniform of that shape, for one run seed.
+  NodePtr node = MakeOpNode("random_uniform_like", attrs, 1);
+  NDArray direct(Shape{3, 4}, DType::kFloat64);
+  OpContext ctx;
+  ctx.seed = 9;
+  Op::GetAttr<FCompute>("FCompute")[node->op()](ctx, node->attrs, {like}, {direct});
+  Attrs fixed = attrs;
+  fixed.insert({{"shape", "(3,4)"}, {"dtype", "float64"}});
+  EXPECT_EQ(Values(direct), Values(Sample("random_uniform", fixed, 9)));
+  for (double v : Values(direct)) EXPECT_TRUE(v >= -2 && v < 3) << v;
+  EXPECT_EQ(InferShapes("random_uniform_like", {}, {Shape{2, 5}}).out[0], (Shape{2, 5}));
+  EXPECT_ERROR(InferTypes("random_uniform_like", {}, {DType::kInt32}), "input 'like' dtype int32 is not supported");
+  EXPECT_TRUE(Op::GetAttr<TIsStateful>("TIsStateful")[Op::Get("random_uniform_like")]);
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace ir

@@ -62,6 +62,9 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
                                  implicit_gradients=_eager_tape.implicit_gradients,
                                  implicit_value_and_gradients=_eager_tape.implicit_value_and_gradients))
 
+# --- tf.layers, tf.losses ---
+from . import layers, losses  # noqa: E402,F401
+
 
 def load_op_library(path):
     """dlopens an op library (IRLoadOpLibrary); its ops can then be used through tinyflow.ir or apply_op."""
