@@ -87,3 +87,10 @@ def apply_op(op_name, inputs, attrs=None, name=None):
     """Any registered op by name (e.g. one from a loaded op library): op_name(inputs, **attrs)."""
     from .framework import apply_op as _apply
     return _apply(op_name, inputs, attrs, name=name)
+
+
+# --- tf-saver: tf.train.Saver and checkpoints, tf.summary ---
+from . import saver as _saver, summary  # noqa: E402
+for _name in _saver.__all__:
+    setattr(train, _name, getattr(_saver, _name))
+Summary = summary.Summary
