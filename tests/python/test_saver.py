@@ -39,7 +39,8 @@ def _varint(buf, pos):
 
 
 def _block(data, offset, size):
-    contents, kind, crc = data[offset:offset + size], data[offset + size], struct.unpack_from("<I", data, offset + size + 1)[0]
+    contents, kind = data[offset:offset + size], data[offset + size]
+    crc = struct.unpack_from("<I", data, offset + size + 1)[0]
     assert kind == 0 and crc == _masked(data[offset:offset + size + 1])
     restarts = struct.unpack_from("<I", contents, len(contents) - 4)[0]
     end, pos, key, out = len(contents) - 4 * (restarts + 1), 0, b"", []

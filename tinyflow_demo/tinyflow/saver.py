@@ -34,7 +34,8 @@ def _tflib():
             raise ImportError("tinyflow: checkpoints and summaries need %s (build the ir_tensorflow target)" % path)
         lib = ctypes.CDLL(path, ctypes.RTLD_GLOBAL)
         P, out = ctypes.c_void_p, [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
-        str_p, i64_p, int_p = ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int)
+        str_p, i64_p = ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int64)
+        int_p = ctypes.POINTER(ctypes.c_int)
         lib.IRTFCheckpointWrite.argtypes = [ctypes.c_char_p, ctypes.c_uint32, str_p, ctypes.POINTER(P), int_p]
         lib.IRTFCheckpointList.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(str_p),
                                            ctypes.POINTER(int_p), ctypes.POINTER(int_p), ctypes.POINTER(i64_p)]
@@ -238,10 +239,10 @@ class Saver(object):
     MetaGraphDef.
     """
 
-    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5, keep_checkpoint_every_n_hours=10000.0,
-                 name=None, restore_sequentially=False, saver_def=None, builder=None, defer_build=False,
-                 allow_empty=False, write_version=None, pad_step_number=False, save_relative_paths=False,
-                 filename=None):
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
+                 keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False, saver_def=None,
+                 builder=None, defer_build=False, allow_empty=False, write_version=None, pad_step_number=False,
+                 save_relative_paths=False, filename=None):
         if reshape:
             raise NotImplementedError("Saver(reshape=True) is not supported")
         self._var_list = var_list
