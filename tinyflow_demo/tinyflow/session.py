@@ -347,7 +347,7 @@ def _feed_name(key):
 
 def _fetch_key(fetches):
     """A hashable key of the fetch structure (object identities), or None when it has none."""
-    if isinstance(fetches, (Tensor, Operation)):
+    if isinstance(fetches, (Tensor, Operation)) or hasattr(fetches, "_fetch_expand"):
         return id(fetches)
     if isinstance(fetches, (list, tuple)):
         parts = [_fetch_key(f) for f in fetches]
