@@ -271,3 +271,19 @@ def test_tinyflow_checkpoint_reads_back_like_tensorflows(tmp_path):
         assert _entry(ours[key])[:2] == _entry(theirs[key])[:2] and _entry(ours[key])[3:] == _entry(theirs[key])[3:]
     assert tf.train.load_variable(prefix, "W") == np.float32(0.21396178)
     assert W.op.name == "W" and b.op.name == "b"
+
+
+def test_keep_every_n_hours_spares_old_checkpoints_and_defer_build(tmp_path):
+    _model()
+    saver = tf.train.Saver(max_to_keep=1, keep_checkpoint_every_n_hours=1e-9, defer_build=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(RuntimeError, match="build"):
+            saver.save(sess, str(tmp_path / "k"))
+        saver.build()
+        prefixes = [saver.save(sess, str(tmp_path / "k"), global_step=i) for i in range(3)]
+        kept = tf.train.Saver(max_to_keep=1)
+        dropped = [kept.save(sess, str(tmp_path / "d"), global_step=i) for i in range(3)]
+    assert saver.last_checkpoints == prefixes[-1:] and kept.last_checkpoints == dropped[-1:]
+    assert all(tf.train.checkpoint_exists(p) for p in prefixes)  # older than the keep period: all kept
+    assert [tf.train.checkpoint_exists(p) for p in dropped] == [False, False, True]
