@@ -185,6 +185,13 @@ def test_global_step_tensor_max_to_keep_and_state(tmp_path):
     assert tf.train.load_variable(str(tmp_path), "global_step") == 40  # a directory means its latest checkpoint
     assert tf.train.get_checkpoint_state(str(tmp_path / "nowhere")) is None
     assert tf.train.latest_checkpoint(str(tmp_path / "nowhere")) is None
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "checkpoint").write_text("model_checkpoint_path: unquoted\n")
+    with pytest.warns(UserWarning, match="checkpoint ignored"):
+        assert tf.train.get_checkpoint_state(str(tmp_path / "bad")) is None
+    (tmp_path / "bad" / "checkpoint").write_text('all_model_checkpoint_paths: "a"\n')
+    with pytest.raises(ValueError, match="Invalid checkpoint state"):
+        tf.train.get_checkpoint_state(str(tmp_path / "bad"))
 
 
 def test_relative_paths_in_state_file(tmp_path):

@@ -6,6 +6,7 @@ import glob
 import os
 import re
 import time
+import warnings
 
 import numpy as np
 
@@ -181,7 +182,8 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
 
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     """tf.train.get_checkpoint_state: the CheckpointState of `checkpoint_dir` (relative paths joined to it), or
-    None when it has no state file."""
+    None when it has no state file or one that does not parse (with a warning); ValueError when it names no
+    model_checkpoint_path."""
     path = os.path.join(checkpoint_dir, latest_filename or "checkpoint")
     if not os.path.isfile(path):
         return None
@@ -193,8 +195,9 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
                 continue
             m = re.match(r'^([a-z_]+)\s*:\s*"((?:[^"\\]|\\.)*)"$',
                          line) or re.match(r"^([a-z_]+)\s*:\s*(-?[0-9.eE+]+)$", line)
-            if m is None:
-                raise errors.DataLossError("%s:%d: malformed checkpoint state line: %s" % (path, lineno, line))
+            if m is None:  # TF logs the parse error and ignores the file
+                warnings.warn("%s:%d: malformed checkpoint state line %r: checkpoint ignored" % (path, lineno, line))
+                return None
             key, value = m.group(1), re.sub(r"\\(.)", lambda c: {"n": "\n"}.get(c.group(1), c.group(1)), m.group(2))
             if key in ("model_checkpoint_path", "all_model_checkpoint_paths") and not os.path.isabs(value):
                 value = os.path.join(checkpoint_dir, value)
@@ -202,7 +205,9 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
                 state.model_checkpoint_path = value
             elif key == "all_model_checkpoint_paths":
                 state.all_model_checkpoint_paths.append(value)
-    return state if state.model_checkpoint_path else None
+    if not state.model_checkpoint_path:
+        raise ValueError("Invalid checkpoint state loaded from %s" % checkpoint_dir)
+    return state
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
@@ -243,6 +248,10 @@ class Saver(object):
                  keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False, saver_def=None,
                  builder=None, defer_build=False, allow_empty=False, write_version=None, pad_step_number=False,
                  save_relative_paths=False, filename=None):
+        from . import framework
+        if framework._EAGER is not None:
+            raise RuntimeError("tf.train.Saver is not supported when eager execution is enabled. Use "
+                               "tf.train.Checkpoint instead.")
         if reshape:
             raise NotImplementedError("Saver(reshape=True) is not supported")
         self._var_list = var_list
