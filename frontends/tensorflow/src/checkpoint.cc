@@ -389,7 +389,8 @@ void WriteCheckpoint(const std::string& prefix, const std::vector<BundleTensor>&
     }
     tensorflow::BundleEntryProto entry;
     entry.set_dtype(static_cast<tensorflow::DataType>(t.tf_dtype));
-    for (int64_t d : t.shape) entry.mutable_shape()->add_dim()->set_size(d);
+    tensorflow::TensorShapeProto* shape = entry.mutable_shape();  // present even for scalars, as TF writes it
+    for (int64_t d : t.shape) shape->add_dim()->set_size(d);
     entry.set_offset(info.offset);
     entry.set_size(info.size);
     entry.set_crc32c(MaskCrc(Crc32c(t.bytes.data(), t.bytes.size())));
