@@ -146,3 +146,9 @@ from . import learning_rate_decay as _lr_decay, moving_averages as _moving_avera
 for _module in (_optimizers_extra, _lr_decay, _moving_averages):
     for _name in _module.__all__:
         setattr(train, _name, getattr(_module, _name))
+
+# --- tf-saver: tf.train.Saver and checkpoints, tf.summary ---
+from . import saver as _saver, summary  # noqa: E402
+for _name in _saver.__all__:
+    setattr(train, _name, getattr(_saver, _name))
+Summary = summary.Summary

@@ -90,6 +90,9 @@ class _FetchPlan(object):
             return ("l", type(fetch), [self._flatten(v) for v in fetch])
         if hasattr(fetch, "_as_tensor"):
             return self._flatten(fetch._as_tensor())
+        if hasattr(fetch, "_fetch_expand"):  # computed from tensors (a summary): fetch them, then post-process
+            inputs, post = fetch._fetch_expand()
+            return ("x", post, [self._flatten(t) for t in inputs])
         raise TypeError("Fetch argument %r has invalid type %s; expected a Tensor, an Operation, or a "
                         "list, tuple or dict of them" % (fetch, type(fetch).__name__))
 
@@ -99,6 +102,8 @@ class _FetchPlan(object):
             return None
         if node[0] == "t":
             return values[node[1]]
+        if node[0] == "x":
+            return node[1]([self.build(values, v) for v in node[2]])
         if node[0] == "d":
             return node[1]((k, self.build(values, v)) for k, v in node[2])
         items = [self.build(values, v) for v in node[2]]
@@ -342,7 +347,7 @@ def _feed_name(key):
 
 def _fetch_key(fetches):
     """A hashable key of the fetch structure (object identities), or None when it has none."""
-    if isinstance(fetches, (Tensor, Operation)):
+    if isinstance(fetches, (Tensor, Operation)) or hasattr(fetches, "_fetch_expand"):
         return id(fetches)
     if isinstance(fetches, (list, tuple)):
         parts = [_fetch_key(f) for f in fetches]

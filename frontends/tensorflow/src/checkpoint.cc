@@ -2,10 +2,14 @@
  * \file checkpoint.cc
  * \brief TensorFlow checkpoint V2 bundles: the `.index` table (LevelDB's table format: data
  * blocks of prefix-compressed keys with restart points, an index block, a footer) and tensor
- * bytes read from the data shards.
+ * bytes read from the data shards; and the writer of one-shard bundles, byte-compatible with
+ * TensorFlow's table_builder and BundleWriter.
  */
 #include "ir_tf/checkpoint.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 
 #include "file_util.h"
@@ -231,6 +235,170 @@ NDArray CheckpointReader::Read(const std::string& key) const {
   } catch (const Error& err) {
     throw Error(StrCat("checkpoint tensor '", key, "': ", err.what()));
   }
+}
+
+namespace {
+
+void PutVarint(std::string* out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+  out->push_back(static_cast<char>(v));
+}
+
+void PutFixed32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+/*! \brief LevelDB's BlockBuilder: prefix-compressed entries and a restart point every `interval`. */
+class BlockBuilder {
+ public:
+  explicit BlockBuilder(int interval) : interval_(interval) {}
+  void Add(const std::string& key, const std::string& value) {
+    size_t shared = 0;
+    if (counter_ < interval_) {
+      while (shared < key.size() && shared < last_key_.size() && key[shared] == last_key_[shared]) ++shared;
+    } else {
+      restarts_.push_back(static_cast<uint32_t>(buffer_.size()));
+      counter_ = 0;
+    }
+    PutVarint(&buffer_, shared);
+    PutVarint(&buffer_, key.size() - shared);
+    PutVarint(&buffer_, value.size());
+    buffer_.append(key, shared, std::string::npos);
+    buffer_ += value;
+    last_key_ = key;
+    ++counter_;
+  }
+  size_t SizeEstimate() const { return buffer_.size() + 4 * restarts_.size() + 4; }
+  bool empty() const { return buffer_.empty(); }
+  /*! \brief The finished block; the builder starts over. */
+  std::string Finish() {
+    std::string out = std::move(buffer_);
+    for (uint32_t r : restarts_) PutFixed32(&out, r);
+    PutFixed32(&out, static_cast<uint32_t>(restarts_.size()));
+    buffer_.clear();
+    restarts_.assign(1, 0);
+    counter_ = 0;
+    last_key_.clear();
+    return out;
+  }
+
+ private:
+  int interval_, counter_ = 0;
+  std::string buffer_, last_key_;
+  std::vector<uint32_t> restarts_{0};
+};
+
+/*! \brief BytewiseComparator::FindShortestSeparator: a short key in [start, limit). */
+std::string ShortestSeparator(std::string start, const std::string& limit) {
+  size_t n = std::min(start.size(), limit.size()), i = 0;
+  while (i < n && start[i] == limit[i]) ++i;
+  if (i < n) {
+    auto byte = static_cast<uint8_t>(start[i]);
+    if (byte < 0xFF && byte + 1 < static_cast<uint8_t>(limit[i])) {
+      start[i] = static_cast<char>(byte + 1);
+      start.resize(i + 1);
+    }
+  }
+  return start;
+}
+
+/*! \brief BytewiseComparator::FindShortSuccessor: a short key >= `key`. */
+std::string ShortSuccessor(std::string key) {
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (static_cast<uint8_t>(key[i]) != 0xFF) {
+      key[i] = static_cast<char>(static_cast<uint8_t>(key[i]) + 1);
+      key.resize(i + 1);
+      return key;
+    }
+  }
+  return key;
+}
+
+/*! \brief Appends `block` with its trailer (no compression, masked CRC32C); returns its handle's encoding. */
+std::string AppendBlock(std::string* file, const std::string& block) {
+  std::string handle;
+  PutVarint(&handle, file->size());
+  PutVarint(&handle, block.size());
+  *file += block;
+  file->push_back('\0');
+  PutFixed32(file, MaskCrc(Crc32c(file->data() + file->size() - block.size() - 1, block.size() + 1)));
+  return handle;
+}
+
+/*! \brief Writes `bytes` to a temporary file next to `path` and renames it over `path`. */
+void WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  std::string tmp = StrCat(path, ".tempstate", static_cast<long>(getpid()));
+  try {
+    WriteFile(tmp, bytes);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(StrCat("cannot rename '", tmp, "' to '", path, "'"));
+  }
+}
+
+}  // namespace
+
+std::string BuildTable(const std::map<std::string, std::string>& entries, size_t block_size) {
+  std::string file, last_key, pending_handle;
+  BlockBuilder data(16), index(1);
+  for (const auto& kv : entries) {
+    if (!pending_handle.empty()) {  // the index entry of the block just finished: a key between the two blocks
+      index.Add(ShortestSeparator(last_key, kv.first), pending_handle);
+      pending_handle.clear();
+    }
+    data.Add(kv.first, kv.second);
+    last_key = kv.first;
+    if (data.SizeEstimate() >= block_size) pending_handle = AppendBlock(&file, data.Finish());
+  }
+  if (!data.empty()) pending_handle = AppendBlock(&file, data.Finish());
+  if (!pending_handle.empty()) index.Add(ShortSuccessor(last_key), pending_handle);
+  std::string footer = AppendBlock(&file, BlockBuilder(16).Finish());  // the (empty) metaindex block
+  footer += AppendBlock(&file, index.Finish());
+  footer.resize(kFooterSize - 8, '\0');
+  PutFixed32(&footer, static_cast<uint32_t>(kTableMagic & 0xFFFFFFFFu));
+  PutFixed32(&footer, static_cast<uint32_t>(kTableMagic >> 32));
+  return file + footer;
+}
+
+void WriteCheckpoint(const std::string& prefix, const std::vector<BundleTensor>& tensors) {
+  std::map<std::string, const BundleTensor*> sorted;
+  for (const BundleTensor& t : tensors) {
+    IR_CHECK(!t.key.empty()) << "checkpoint '" << prefix << "': a tensor has an empty name";
+    IR_CHECK(sorted.emplace(t.key, &t).second)
+        << "checkpoint '" << prefix << "': tensor '" << t.key << "' is given twice";
+  }
+  std::map<std::string, std::string> table;
+  tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.mutable_version()->set_producer(1);
+  table[""] = header.SerializeAsString();
+  std::string data;
+  for (const auto& kv : sorted) {
+    const BundleTensor& t = *kv.second;
+    BundleTensorInfo info{
+        t.key, t.tf_dtype, t.shape, 0, static_cast<int64_t>(data.size()), static_cast<int64_t>(t.bytes.size()), 0};
+    try {
+      IR_CHECK(TFTypeSize(t.tf_dtype) != 0) << "dtype " << TFTypeName(t.tf_dtype) << " cannot be written";
+      CheckEntrySize(info);
+    } catch (const Error& err) {
+      throw Error(StrCat("checkpoint '", prefix, "': tensor '", t.key, "': ", err.what()));
+    }
+    tensorflow::BundleEntryProto entry;
+    entry.set_dtype(static_cast<tensorflow::DataType>(t.tf_dtype));
+    tensorflow::TensorShapeProto* shape = entry.mutable_shape();  // present even for scalars, as TF writes it
+    for (int64_t d : t.shape) shape->add_dim()->set_size(d);
+    entry.set_offset(info.offset);
+    entry.set_size(info.size);
+    entry.set_crc32c(MaskCrc(Crc32c(t.bytes.data(), t.bytes.size())));
+    table[t.key] = entry.SerializeAsString();
+    data += t.bytes;
+  }
+  WriteFileAtomically(prefix + ".data-00000-of-00001", data);
+  WriteFileAtomically(prefix + ".index", BuildTable(table));
 }
 
 }  // namespace tf

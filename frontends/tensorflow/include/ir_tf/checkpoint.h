@@ -56,6 +56,29 @@ class CheckpointReader {
   std::map<std::string, BundleTensorInfo> tensors_;
 };
 
+/*! \brief One tensor to write: its key, TensorFlow DataType number, shape and little-endian bytes. */
+struct BundleTensor {
+  std::string key;
+  int tf_dtype = 0;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+/*!
+ * \brief A LevelDB-format table of `entries` (sorted by key) as TensorFlow's table builder writes
+ * it: uncompressed data blocks of about `block_size` bytes (keys prefix-compressed, a restart
+ * point every 16), an empty metaindex block, an index block of shortened separator keys, the footer.
+ */
+std::string BuildTable(const std::map<std::string, std::string>& entries, size_t block_size = 256 * 1024);
+
+/*!
+ * \brief Writes a one-shard checkpoint V2 bundle: `<prefix>.data-00000-of-00001` (the bytes, in
+ * key order) and `<prefix>.index` (header and entries with masked CRC32Cs). Each file is written
+ * to a temporary name and renamed. \throws ir::Error for an empty or duplicate key, a dtype
+ * other than numbers and bools, bytes that do not match the shape, or a file that cannot be written.
+ */
+void WriteCheckpoint(const std::string& prefix, const std::vector<BundleTensor>& tensors);
+
 /*! \brief CRC32C (Castagnoli) of `n` bytes, and the masked form LevelDB and TF store. */
 uint32_t Crc32c(const void* data, size_t n);
 uint32_t MaskCrc(uint32_t crc);
