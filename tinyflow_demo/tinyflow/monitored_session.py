@@ -124,9 +124,11 @@ class StopAtStepHook(SessionRunHook):
         return SessionRunArgs(self._step_tensor)
 
     def after_run(self, run_context, run_values):
-        step = int(run_values.results) + 1  # the step after this run's update
-        if step >= self._last_step:
-            run_context.request_stop()
+        # As TF: the fetched step may be read before or after this run's update; when it is near
+        # the end, read the step again to be sure.
+        if int(run_values.results) + 1 >= self._last_step:
+            if int(run_context.session.run(self._step_tensor)) >= self._last_step:
+                run_context.request_stop()
 
 
 class LoggingTensorHook(SessionRunHook):
@@ -235,9 +237,10 @@ class CheckpointSaverHook(SessionRunHook):
         return SessionRunArgs(self._step_tensor)
 
     def after_run(self, run_context, run_values):
-        step = int(run_values.results) + 1
-        if self._timer.should_trigger_for_step(step):
-            self._save(run_context.session, int(run_context.session.run(self._step_tensor)))
+        if self._timer.should_trigger_for_step(int(run_values.results) + 1):  # the fetched step may be stale
+            step = int(run_context.session.run(self._step_tensor))
+            if self._timer.should_trigger_for_step(step):
+                self._save(run_context.session, step)
 
     def end(self, session):
         step = int(session.run(self._step_tensor))
