@@ -1,0 +1,203 @@
+/*!
+ * \file array_segment.cc
+ * \brief Segment reductions: unsorted_segment_sum (tf.unsorted_segment_sum: rows of data summed
+ * into num_segments rows by segment id; negative ids are dropped, as TensorFlow does), its
+ * gradient segment_gather (rows of dy at the ids, zeros for negative ids), and segment_sum
+ * (tf.segment_sum: sorted ids; the output has max id + 1 rows, known only when it runs).
+ *
+ * segment_ids has a prefix of data's shape; data viewed as [ids.size, inner] is summed row by
+ * row into an output viewed as [rows, inner].
+ */
+#include <string>
+
+#include "ops/index_util.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+struct SegmentParam : public dmlc::Parameter<SegmentParam> {
+  int64_t num_segments;
+  DMLC_DECLARE_PARAMETER(SegmentParam) {
+    DMLC_DECLARE_FIELD(num_segments).set_lower_bound(0).describe("Rows of the output.");
+  }
+};
+DMLC_REGISTER_PARAMETER(SegmentParam);
+
+int64_t NumSegments(const NodeAttrs& attrs) { return dmlc::get<SegmentParam>(attrs.parsed).num_segments; }
+
+/*! \brief Throws unless `ids` is a prefix of `data`'s shape (as far as both are known). */
+void CheckIdsPrefix(const NodeAttrs& attrs, const Shape& data, const Shape& ids) {
+  if (!data.rank_known() || !ids.rank_known()) return;
+  bool prefix = ids.ndim() <= data.ndim();
+  for (int d = 0; prefix && d < ids.ndim(); ++d) {
+    prefix = ids[d] == kUnknownDim || data[d] == kUnknownDim || ids[d] == data[d];
+  }
+  IR_CHECK(prefix) << NodeDesc(attrs) << ": segment_ids' shape " << ids << " must be a prefix of data's shape " << data;
+}
+
+/*! \brief [rows] + data.shape[ids.ndim:]. */
+Shape SegmentResult(const Shape& data, const Shape& ids, int64_t rows) {
+  if (!data.rank_known() || !ids.rank_known()) return Shape();
+  std::vector<int64_t> dims{rows};
+  dims.insert(dims.end(), data.dims().begin() + ids.ndim(), data.dims().end());
+  return Shape(dims);
+}
+
+bool SegmentType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckIndexDType(attrs, "segment_ids", (*in)[1]);
+  if ((*in)[0] != DType::kUnknown) CheckDType(attrs, "data", (*in)[0], NumericTypes());
+  return SameTypeAsFirstInput(attrs, in, out);
+}
+
+/*! \brief out (viewed as [rows, inner]) = zeros plus each data row added at its id; negative ids are skipped. */
+void SumRows(const NDArray& data, const std::vector<int64_t>& ids, const NDArray& out) {
+  int64_t rows = out.shape().ndim() > 0 ? out.shape()[0] : 1, inner = rows == 0 ? 0 : out.Size() / rows;
+  Fill(out, 0);
+  IR_NUMERIC_SWITCH(out.dtype(), DT, {
+    const DT* src = data.data<DT>();
+    DT* dst = out.data<DT>();
+    ParallelFor(inner, [&](int64_t c0, int64_t c1) {  // threads own columns: rows with one id add without races
+      for (size_t r = 0; r < ids.size(); ++r) {
+        if (ids[r] < 0) continue;
+        for (int64_t c = c0; c < c1; ++c) dst[ids[r] * inner + c] += src[r * inner + c];
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------- unsorted_segment_sum
+
+bool UnsortedShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  CheckIdsPrefix(attrs, (*in)[0], (*in)[1]);
+  AssignShape(attrs, "output 0", &(*out)[0], SegmentResult((*in)[0], (*in)[1], NumSegments(attrs)));
+  return AllKnown(*in, *out);
+}
+
+void UnsortedCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                     const std::vector<NDArray>& out) {
+  std::vector<int64_t> ids = ReadIndices(in[1]);
+  for (size_t r = 0; r < ids.size(); ++r) {
+    IR_CHECK(ids[r] < NumSegments(attrs)) << NodeDesc(attrs) << ": segment_ids[" << r << "] = " << ids[r]
+                                          << " is out of range [0, " << NumSegments(attrs) << ")";
+  }
+  SumRows(in[0], ids, out[0]);
+}
+
+std::vector<NodeEntry> UnsortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {GradNode("segment_gather", n, "data", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
+}
+
+// ---------------------------------------------------------------- segment_gather
+
+// segment_gather(dy, ids): dy's rows at the ids (zeros at negative ids), shaped ids.shape + dy.shape[1:].
+bool SegmentGatherShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const Shape &dy = (*in)[0], &ids = (*in)[1];
+  if (dy.rank_known()) {
+    IR_CHECK(dy.ndim() >= 1) << NodeDesc(attrs) << ": dy must have rank at least 1, got shape " << dy;
+    std::vector<int64_t> dims = dy.dims();
+    dims[0] = NumSegments(attrs);
+    AssignShape(attrs, "input 0", &(*in)[0], Shape(dims));
+  }
+  if (dy.rank_known() && ids.rank_known()) {
+    std::vector<int64_t> dims = ids.dims();
+    dims.insert(dims.end(), dy.dims().begin() + 1, dy.dims().end());
+    AssignShape(attrs, "output 0", &(*out)[0], Shape(dims));
+  }
+  return AllKnown(*in, *out);
+}
+
+void SegmentGatherCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                          const std::vector<NDArray>& out) {
+  std::vector<int64_t> ids = ReadIndices(in[1]);
+  int64_t rows = NumSegments(attrs), inner = rows == 0 ? 0 : in[0].Size() / rows;
+  for (int64_t id : ids)
+    IR_CHECK(id < rows) << NodeDesc(attrs) << ": segment id " << id << " is out of range [0, " << rows << ")";
+  IR_NUMERIC_SWITCH(out[0].dtype(), DT, {
+    const DT* src = in[0].data<DT>();
+    DT* dst = out[0].data<DT>();
+    ParallelFor(static_cast<int64_t>(ids.size()), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if (ids[r] < 0) {
+          std::fill_n(dst + r * inner, inner, DT(0));
+        } else {
+          std::copy_n(src + ids[r] * inner, inner, dst + r * inner);
+        }
+      }
+    });
+  });
+}
+
+std::vector<NodeEntry> SegmentGatherGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {GradNode("unsorted_segment_sum", n, "dy", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
+}
+
+// ---------------------------------------------------------------- segment_sum
+
+bool SortedShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const Shape& ids = (*in)[1];
+  IR_CHECK(!ids.rank_known() || ids.ndim() == 1)
+      << NodeDesc(attrs) << ": segment_ids must be a vector, got shape " << ids;
+  CheckIdsPrefix(attrs, (*in)[0], ids);
+  if ((*in)[0].rank_known()) AssignShape(attrs, "output 0", &(*out)[0], SegmentResult((*in)[0], ids, kUnknownDim));
+  return false;  // the number of rows is a value: known only when it runs
+}
+
+std::vector<NDArray> SortedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in) {
+  NDArray data = in[0].CopyTo(Device::CPU());
+  std::vector<int64_t> ids = ReadIndices(in[1]);
+  for (size_t r = 0; r < ids.size(); ++r) {
+    IR_CHECK(ids[r] >= 0) << NodeDesc(attrs) << ": segment_ids[" << r << "] = " << ids[r] << " is negative";
+    IR_CHECK(r == 0 || ids[r] >= ids[r - 1]) << NodeDesc(attrs) << ": segment ids are not increasing (segment_ids[" << r
+                                             << "] = " << ids[r] << " < " << ids[r - 1] << ")";
+  }
+  NDArray out(SegmentResult(data.shape(), in[1].shape(), ids.empty() ? 0 : ids.back() + 1), data.dtype(),
+              Device::CPU());
+  SumRows(data, ids, out);
+  return {ctx.device.type == DeviceType::kCPU ? out : out.CopyTo(ctx.device)};
+}
+
+std::vector<NodeEntry> SortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return {GradNode("gather", n, "data", {og[0], In(n, 1)}), NodeEntry()};
+}
+
+}  // namespace
+
+IR_REGISTER_OP(unsorted_segment_sum)
+    .describe(
+        "Rows of data summed by segment id into num_segments rows; negative ids are dropped "
+        "(tf.unsorted_segment_sum).")
+    .set_num_inputs(2)
+    .set_input_names({"data", "segment_ids"})
+    .set_param<SegmentParam>()
+    .set_attr<FInferShape>("FInferShape", UnsortedShape)
+    .set_attr<FInferType>("FInferType", SegmentType)
+    .set_attr<FCompute>("FCompute", UnsortedCompute)
+    .set_attr<FGradient>("FGradient", UnsortedGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(segment_gather)
+    .describe(
+        "Rows of dy (num_segments rows) at the segment ids, zeros at negative ids "
+        "(unsorted_segment_sum's gradient).")
+    .set_num_inputs(2)
+    .set_input_names({"dy", "segment_ids"})
+    .set_param<SegmentParam>()
+    .set_attr<FInferShape>("FInferShape", SegmentGatherShape)
+    .set_attr<FInferType>("FInferType", SegmentType)
+    .set_attr<FCompute>("FCompute", SegmentGatherCompute)
+    .set_attr<FGradient>("FGradient", SegmentGatherGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(segment_sum)
+    .describe("Rows of data summed by sorted segment id; the output has max id + 1 rows (tf.segment_sum).")
+    .set_num_inputs(2)
+    .set_input_names({"data", "segment_ids"})
+    .set_attr<FInferShape>("FInferShape", SortedShape)
+    .set_attr<FInferType>("FInferType", SegmentType)
+    .set_attr<FComputeShaped>("FComputeShaped", SortedCompute)
+    .set_attr<FGradient>("FGradient", SortedGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+}  // namespace op
+}  // namespace ir
