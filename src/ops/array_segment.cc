@@ -1,13 +1,14 @@
 /*!
  * \file array_segment.cc
- * \brief Segment reductions: unsorted_segment_sum (tf.unsorted_segment_sum: rows of data summed
- * into num_segments rows by segment id; negative ids are dropped, as TensorFlow does), its
+ * \brief Segment reductions: unsorted_segment_sum / max / min (tf.unsorted_segment_sum...: rows of data
+ * combined into num_segments rows by segment id; negative ids are dropped, as TensorFlow does), the sum's
  * gradient segment_gather (rows of dy at the ids, zeros for negative ids), and segment_sum
  * (tf.segment_sum: sorted ids; the output has max id + 1 rows, known only when it runs).
  *
  * segment_ids has a prefix of data's shape; data viewed as [ids.size, inner] is summed row by
  * row into an output viewed as [rows, inner].
  */
+#include <limits>
 #include <string>
 
 #include "ops/index_util.h"
@@ -50,17 +51,32 @@ bool SegmentType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTy
   return SameTypeAsFirstInput(attrs, in, out);
 }
 
-/*! \brief out (viewed as [rows, inner]) = zeros plus each data row added at its id; negative ids are skipped. */
-void SumRows(const NDArray& data, const std::vector<int64_t>& ids, const NDArray& out) {
+/*! \brief How rows that share a segment id combine. */
+enum class Combine { kSum, kMax, kMin };
+
+/*!
+ * \brief out (viewed as [rows, inner]) = each row the combination of the data rows with its id
+ * (0 for sum, the lowest / highest value for max / min when there are none); negative ids are skipped.
+ */
+void ReduceRows(const NDArray& data, const std::vector<int64_t>& ids, const NDArray& out, Combine how) {
   int64_t rows = out.shape().ndim() > 0 ? out.shape()[0] : 1, inner = rows == 0 ? 0 : out.Size() / rows;
-  Fill(out, 0);
   IR_NUMERIC_SWITCH(out.dtype(), DT, {
     const DT* src = data.data<DT>();
     DT* dst = out.data<DT>();
-    ParallelFor(inner, [&](int64_t c0, int64_t c1) {  // threads own columns: rows with one id add without races
+    DT init = how == Combine::kSum   ? DT(0)
+              : how == Combine::kMax ? std::numeric_limits<DT>::lowest()
+                                     : std::numeric_limits<DT>::max();
+    std::fill_n(dst, out.Size(), init);
+    ParallelFor(inner, [&](int64_t c0, int64_t c1) {  // threads own columns: rows with one id combine without races
       for (size_t r = 0; r < ids.size(); ++r) {
         if (ids[r] < 0) continue;
-        for (int64_t c = c0; c < c1; ++c) dst[ids[r] * inner + c] += src[r * inner + c];
+        DT* to = dst + ids[r] * inner;
+        const DT* from = src + r * inner;
+        for (int64_t c = c0; c < c1; ++c) {
+          to[c] = how == Combine::kSum   ? to[c] + from[c]
+                  : how == Combine::kMax ? std::max(to[c], from[c])
+                                         : std::min(to[c], from[c]);
+        }
       }
     });
   });
@@ -74,6 +90,7 @@ bool UnsortedShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<S
   return AllKnown(*in, *out);
 }
 
+template <Combine kHow>
 void UnsortedCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                      const std::vector<NDArray>& out) {
   std::vector<int64_t> ids = ReadIndices(in[1]);
@@ -81,11 +98,29 @@ void UnsortedCompute(const OpContext&, const NodeAttrs& attrs, const std::vector
     IR_CHECK(ids[r] < NumSegments(attrs)) << NodeDesc(attrs) << ": segment_ids[" << r << "] = " << ids[r]
                                           << " is out of range [0, " << NumSegments(attrs) << ")";
   }
-  SumRows(in[0], ids, out[0]);
+  ReduceRows(in[0], ids, out[0], kHow);
 }
 
 std::vector<NodeEntry> UnsortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
   return {GradNode("segment_gather", n, "data", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
+}
+
+/*!
+ * \brief TensorFlow's gradient of the segment max / min: dy of a segment is shared equally by the
+ * data elements equal to its result (ties split it), the others get zero.
+ */
+std::vector<NodeEntry> UnsortedExtremumGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  const std::map<std::string, std::string>& dict = n->attrs.dict;
+  NodeEntry data = In(n, 0), ids = In(n, 1);
+  NodeEntry selected =
+      GradNode("equal", n, "selected", {data, GradNode("segment_gather", n, "result", {Out(n), ids}, dict)});
+  NodeEntry ones =
+      GradNode("where", n, "ones",
+               {selected, GradNode("ones_like", n, "one", {data}), GradNode("zeros_like", n, "zero", {data})});
+  NodeEntry share =
+      GradNode("divide", n, "share", {og[0], GradNode("unsorted_segment_sum", n, "count", {ones, ids}, dict)});
+  NodeEntry spread = GradNode("segment_gather", n, "spread", {share, ids}, dict);
+  return {GradNode("where", n, "data", {selected, spread, GradNode("zeros_like", n, "none", {spread})}), NodeEntry()};
 }
 
 // ---------------------------------------------------------------- segment_gather
@@ -153,12 +188,24 @@ std::vector<NDArray> SortedCompute(const OpContext& ctx, const NodeAttrs& attrs,
   }
   NDArray out(SegmentResult(data.shape(), in[1].shape(), ids.empty() ? 0 : ids.back() + 1), data.dtype(),
               Device::CPU());
-  SumRows(data, ids, out);
+  ReduceRows(data, ids, out, Combine::kSum);
   return {ctx.device.type == DeviceType::kCPU ? out : out.CopyTo(ctx.device)};
 }
 
 std::vector<NodeEntry> SortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
   return {GradNode("gather", n, "data", {og[0], In(n, 1)}), NodeEntry()};
+}
+
+/*! \brief What the unsorted segment reductions share. */
+void UnsortedOp(Op& op, FCompute compute, FGradient gradient) {
+  op.set_num_inputs(2)
+      .set_input_names({"data", "segment_ids"})
+      .set_param<SegmentParam>()
+      .set_attr<FInferShape>("FInferShape", UnsortedShape)
+      .set_attr<FInferType>("FInferType", SegmentType)
+      .set_attr<FCompute>("FCompute", std::move(compute))
+      .set_attr<FGradient>("FGradient", std::move(gradient))
+      .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
 }  // namespace
@@ -167,14 +214,19 @@ IR_REGISTER_OP(unsorted_segment_sum)
     .describe(
         "Rows of data summed by segment id into num_segments rows; negative ids are dropped "
         "(tf.unsorted_segment_sum).")
-    .set_num_inputs(2)
-    .set_input_names({"data", "segment_ids"})
-    .set_param<SegmentParam>()
-    .set_attr<FInferShape>("FInferShape", UnsortedShape)
-    .set_attr<FInferType>("FInferType", SegmentType)
-    .set_attr<FCompute>("FCompute", UnsortedCompute)
-    .set_attr<FGradient>("FGradient", UnsortedGradient)
-    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kSum>, UnsortedGradient); });
+
+IR_REGISTER_OP(unsorted_segment_max)
+    .describe(
+        "The largest of the rows of data with each segment id (the lowest value where there are none; "
+        "tf.unsorted_segment_max).")
+    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kMax>, UnsortedExtremumGradient); });
+
+IR_REGISTER_OP(unsorted_segment_min)
+    .describe(
+        "The smallest of the rows of data with each segment id (the highest value where there are none; "
+        "tf.unsorted_segment_min).")
+    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kMin>, UnsortedExtremumGradient); });
 
 IR_REGISTER_OP(segment_gather)
     .describe(

@@ -69,6 +69,8 @@ TEST(SegmentTest, SumsDropNegativeIdsAndGradientsMatch) {
   ExpectNear(RunOp("unsorted_segment_sum", {{"num_segments", "3"}}, {Iota(Shape{4, 2}), ids})[0],
              {6, 7, 0 + 4, 1 + 5, 0, 0});
   CheckGradient("unsorted_segment_sum", {{"num_segments", "3"}}, {RandomArray(Shape{4, 2}, DType::kFloat64, 5), ids});
+  CheckGradient("unsorted_segment_max", {{"num_segments", "2"}}, {RandomArray(Shape{4, 2}, DType::kFloat64, 9), ids});
+  CheckGradient("unsorted_segment_min", {{"num_segments", "2"}}, {RandomArray(Shape{4, 2}, DType::kFloat64, 10), ids});
   CheckGradient("segment_gather", {{"num_segments", "3"}}, {RandomArray(Shape{3, 2}, DType::kFloat64, 6), ids});
   EXPECT_ERROR(RunOp("unsorted_segment_sum", {{"num_segments", "1"}}, {Iota(Shape{4, 2}), ids}),
                "segment_ids[0] = 1 is out of range [0, 1)");

@@ -61,7 +61,7 @@ def test_scatter_nd_adds_duplicates_and_gradient():
     updates = rng.uniform(-1, 1, (5, 2))
     expected = np.zeros((8, 2))
     np.add.at(expected, indices[:, 0], updates)
-    np.testing.assert_allclose(run(tf.scatter_nd(tf.constant(indices), tf.constant(updates), [8, 2])), expected)
+    np.testing.assert_allclose(run(tf.scatter_nd(tf.constant(indices), tf.constant(updates), [8, 2])), expected, rtol=1e-6)
     check_gradient(lambda u: tf.scatter_nd(tf.constant(indices), u, [8, 2]), updates)
     with pytest.raises(Exception, match="updates"):
         tf.scatter_nd(tf.constant(indices), tf.zeros([4, 2]), [8, 2]).shape
@@ -74,11 +74,31 @@ def test_unsorted_segment_sum_drops_negative_ids_and_gradient():
     for i, s in enumerate(ids):
         if s >= 0:
             expected[s] += data[i]
-    np.testing.assert_allclose(run(tf.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 4)), expected)
-    np.testing.assert_allclose(run(tf.math.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 4)), expected)
+    np.testing.assert_allclose(run(tf.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 4)), expected, rtol=1e-6)
+    np.testing.assert_allclose(run(tf.math.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 4)), expected, rtol=1e-6)
     check_gradient(lambda x: tf.unsorted_segment_sum(x, tf.constant(ids), 4), data)
     with pytest.raises(Exception, match="out of range"):
         run(tf.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 3))
+
+
+@pytest.mark.parametrize("name,fold,empty", [("max", np.maximum, np.finfo(np.float64).min),
+                                             ("min", np.minimum, np.finfo(np.float64).max)])
+def test_unsorted_segment_max_min_and_gradient(name, fold, empty):
+    data = rng.uniform(-1, 1, (6, 2))
+    ids = np.array([1, 0, -1, 1, 1, 0], np.int64)
+    expected = np.full((3, 2), empty)
+    for i, s in enumerate(ids):
+        if s >= 0:
+            expected[s] = fold(expected[s], data[i])
+    op = getattr(tf, "unsorted_segment_" + name)
+    x = tf.placeholder(tf.float64, [6, 2])
+    np.testing.assert_allclose(run(op(x, tf.constant(ids), 3), {x: data}), expected)
+    check_gradient(lambda x: op(x, tf.constant(ids), 2), data)
+    tie = np.array([[1.0], [1.0], [0.5]])  # a tie shares the gradient: TF's rule
+    y = tf.placeholder(tf.float64, [3, 1])
+    grad = run(tf.gradients(tf.reduce_sum(getattr(tf.math, "unsorted_segment_" + name)(y, tf.constant([0, 0, 0]), 1)),
+                            y)[0], {y: tie if name == "max" else -tie})
+    np.testing.assert_allclose(grad, [[0.5], [0.5], [0.0]])
 
 
 def test_segment_sum_rows_from_max_id_and_gradient():
@@ -86,7 +106,7 @@ def test_segment_sum_rows_from_max_id_and_gradient():
     ids = np.array([0, 0, 2, 2, 4], np.int64)
     expected = np.zeros((5, 2))
     np.add.at(expected, ids, data)
-    np.testing.assert_allclose(run(tf.segment_sum(tf.constant(data), tf.constant(ids))), expected)
+    np.testing.assert_allclose(run(tf.segment_sum(tf.constant(data), tf.constant(ids))), expected, rtol=1e-6)
     check_gradient(lambda x: tf.segment_sum(x, tf.constant(ids)), data)
     with pytest.raises(Exception, match="not increasing"):
         run(tf.segment_sum(tf.constant(data), tf.constant(np.array([1, 0, 2, 2, 3], np.int32))))

@@ -8,7 +8,8 @@ from . import dtypes as _dtypes
 from .array_ops import _op_seed, _static_shape, gather, reshape, squeeze, where
 from .framework import Tensor, apply_op, convert_to_tensor
 
-__all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "segment_sum", "unique", "invert_permutation",
+__all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "unsorted_segment_max",
+           "unsorted_segment_min", "segment_sum", "unique", "invert_permutation",
            "boolean_mask", "random_shuffle", "cumsum", "cumprod", "reverse", "reverse_v2", "scatter_update",
            "scatter_add", "scatter_sub"]
 
@@ -53,6 +54,18 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Rows of data summed by segment id into num_segments rows; negative ids are dropped."""
     return apply_op("unsorted_segment_sum", [data, _indices(segment_ids)],
                     {"num_segments": _const_int(num_segments, "num_segments")}, name=name or "UnsortedSegmentSum")
+
+
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """The largest row of data per segment id (the dtype's lowest value for an empty segment)."""
+    return apply_op("unsorted_segment_max", [data, _indices(segment_ids)],
+                    {"num_segments": _const_int(num_segments, "num_segments")}, name=name or "UnsortedSegmentMax")
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    """The smallest row of data per segment id (the dtype's highest value for an empty segment)."""
+    return apply_op("unsorted_segment_min", [data, _indices(segment_ids)],
+                    {"num_segments": _const_int(num_segments, "num_segments")}, name=name or "UnsortedSegmentMin")
 
 
 def segment_sum(data, segment_ids, name=None):

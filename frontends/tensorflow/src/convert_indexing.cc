@@ -1,6 +1,6 @@
 /*!
  * \file convert_indexing.cc
- * \brief Converters for index-driven ops: GatherNd, ScatterNd, the segment sums, Unique, Where,
+ * \brief Converters for index-driven ops: GatherNd, ScatterNd, the segment reductions, Unique, Where,
  * InvertPermutation, RandomShuffle, Cumsum/Cumprod, ParallelConcat, and the sparse variable
  * updates ScatterUpdate/Add/Sub (ref and resource forms). Shapes, axes and segment counts that
  * TensorFlow passes as tensors become our ops' parameters once they are known at import.
@@ -32,10 +32,13 @@ Outputs ConvertScatterNd(ImportContext& ctx) {
   return {ctx.Op("scatter_nd", {ctx.input(0), ctx.input(1)}, {{"shape", IntsAttr(ctx.ConstInts(2))}})};
 }
 
-Outputs ConvertUnsortedSegmentSum(ImportContext& ctx) {
-  ctx.ExpectInputs(3);
-  return {ctx.Op("unsorted_segment_sum", {ctx.input(0), ctx.input(1)},
-                 {{"num_segments", std::to_string(static_cast<int64_t>(ctx.ConstScalar(2)))}})};
+/*! \brief UnsortedSegmentSum/Max/Min(data, ids, num_segments): num_segments must be known at import. */
+Converter UnsortedSegment(const char* op) {
+  return [op](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(3);
+    return {ctx.Op(op, {ctx.input(0), ctx.input(1)},
+                   {{"num_segments", std::to_string(static_cast<int64_t>(ctx.ConstScalar(2)))}})};
+  };
 }
 
 Outputs ConvertUnique(ImportContext& ctx) {
@@ -85,7 +88,9 @@ Converter ScatterUpdate(const char* op) {
 
 IR_TF_CONVERTER({"GatherNd"}, Direct("gather_nd", 2));
 IR_TF_CONVERTER({"ScatterNd"}, ConvertScatterNd);
-IR_TF_CONVERTER({"UnsortedSegmentSum"}, ConvertUnsortedSegmentSum);
+IR_TF_CONVERTER({"UnsortedSegmentSum"}, UnsortedSegment("unsorted_segment_sum"));
+IR_TF_CONVERTER({"UnsortedSegmentMax"}, UnsortedSegment("unsorted_segment_max"));
+IR_TF_CONVERTER({"UnsortedSegmentMin"}, UnsortedSegment("unsorted_segment_min"));
 IR_TF_CONVERTER({"SegmentSum"}, Direct("segment_sum", 2));
 IR_TF_CONVERTER({"Unique"}, ConvertUnique);
 IR_TF_CONVERTER({"Where"}, Direct("argwhere", 1));

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "test_util.h"
 #include "tf_test_util.h"
@@ -37,11 +38,16 @@ TEST(TFIndexingConvertersTest, GatherNdAndScatterNd) {
 TEST(TFIndexingConvertersTest, SegmentSums) {
   std::string graph = kMatrix + Ints("ids", {2, -1, 2}) + Ints("n", {4}, true) +
                       Node("u", "UnsortedSegmentSum", {"m", "ids", "n"}, Type()) + Ints("sorted", {0, 0, 3}) +
-                      Node("s", "SegmentSum", {"m", "sorted"}, Type());
-  std::vector<NDArray> r = Eval(graph, {"u", "s"});
+                      Node("s", "SegmentSum", {"m", "sorted"}, Type()) +
+                      Node("mx", "UnsortedSegmentMax", {"m", "sorted", "n"}, Type()) +
+                      Node("mn", "UnsortedSegmentMin", {"m", "sorted", "n"}, Type());
+  std::vector<NDArray> r = Eval(graph, {"u", "s", "mx", "mn"});
+  const double kLow = std::numeric_limits<float>::lowest();  // an empty segment's max
   ExpectClose(r[0], {0, 0, 0, 0, 6, 8, 0, 0}, "UnsortedSegmentSum drops id -1", 0, 0);
   EXPECT_EQ(r[1].shape(), (Shape{4, 2}));
   ExpectClose(r[1], {4, 6, 0, 0, 0, 0, 5, 6}, "SegmentSum", 0, 0);
+  ExpectClose(r[2], {3, 4, kLow, kLow, kLow, kLow, 5, 6}, "UnsortedSegmentMax", 0, 0);
+  ExpectClose(r[3], {1, 2, -kLow, -kLow, -kLow, -kLow, 5, 6}, "UnsortedSegmentMin", 0, 0);
 }
 
 TEST(TFIndexingConvertersTest, UniqueWhereAndInvertPermutation) {
