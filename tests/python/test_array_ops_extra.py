@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tinyflow as tf
+from eager_util import run_program
 
 rng = np.random.RandomState(1)
 
@@ -237,3 +238,21 @@ def test_sparse_embedding_training_with_scatter_sub():
             np.subtract.at(expected, batch_ids, 0.1 * grad)
             sess.run(step, {ids: batch_ids, target: batch_target})
             np.testing.assert_allclose(sess.run(emb), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_eager_mode_dynamic_shapes_and_scatter():
+    run_program("""
+        import numpy as np
+        import tinyflow as tf
+        tf.enable_eager_execution()
+        y, idx = tf.unique(tf.constant(np.array([3, 1, 3, 2], np.int32)))
+        np.testing.assert_array_equal(y.numpy(), [3, 1, 2])
+        np.testing.assert_array_equal(idx.numpy(), [0, 1, 0, 2])
+        np.testing.assert_array_equal(tf.where(tf.constant([True, False, True])).numpy(), [[0], [2]])
+        data = tf.constant(np.arange(4.0, dtype=np.float32))
+        np.testing.assert_array_equal(tf.boolean_mask(data, tf.constant([True, False, True, True])).numpy(), [0, 2, 3])
+        v = tf.Variable(np.zeros((3, 2), np.float32))
+        tf.scatter_add(v, tf.constant(np.array([1, 1], np.int32)), tf.constant(np.ones((2, 2), np.float32)))
+        tf.scatter_update(v, tf.constant(np.array([0], np.int32)), tf.constant(np.full((1, 2), 5, np.float32)))
+        np.testing.assert_array_equal(v.numpy(), [[5, 5], [2, 2], [0, 0]])
+    """)

@@ -5,6 +5,7 @@ import collections
 import numpy as np
 
 from . import dtypes as _dtypes
+from . import framework as _framework
 from .array_ops import _op_seed, _static_shape, gather, reshape, squeeze, where
 from .framework import Tensor, apply_op, convert_to_tensor
 
@@ -153,7 +154,10 @@ reverse_v2 = reverse
 
 
 def _scatter(op, ref, indices, updates, name):
-    return apply_op(op, [ref, _indices(indices), convert_to_tensor(updates, dtype=ref.dtype)], name=name)
+    args = [_indices(indices), convert_to_tensor(updates, dtype=ref.dtype)]
+    if _framework._EAGER is not None:  # eager: the update of a snapshot, assigned back into the variable
+        return ref.assign(apply_op(op, [ref.value()] + args, name=name))
+    return apply_op(op, [ref] + args, name=name)
 
 
 def scatter_update(ref, indices, updates, use_locking=True, name=None):
