@@ -62,7 +62,8 @@ def test_scatter_nd_adds_duplicates_and_gradient():
     updates = rng.uniform(-1, 1, (5, 2))
     expected = np.zeros((8, 2))
     np.add.at(expected, indices[:, 0], updates)
-    np.testing.assert_allclose(run(tf.scatter_nd(tf.constant(indices), tf.constant(updates), [8, 2])), expected, rtol=1e-6)
+    got = run(tf.scatter_nd(tf.constant(indices), tf.constant(updates), [8, 2]))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
     check_gradient(lambda u: tf.scatter_nd(tf.constant(indices), u, [8, 2]), updates)
     with pytest.raises(Exception, match="updates"):
         tf.scatter_nd(tf.constant(indices), tf.zeros([4, 2]), [8, 2]).shape
@@ -75,8 +76,8 @@ def test_unsorted_segment_sum_drops_negative_ids_and_gradient():
     for i, s in enumerate(ids):
         if s >= 0:
             expected[s] += data[i]
-    np.testing.assert_allclose(run(tf.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 4)), expected, rtol=1e-6)
-    np.testing.assert_allclose(run(tf.math.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 4)), expected, rtol=1e-6)
+    for op in (tf.unsorted_segment_sum, tf.math.unsorted_segment_sum):
+        np.testing.assert_allclose(run(op(tf.constant(data), tf.constant(ids), 4)), expected, rtol=1e-6)
     check_gradient(lambda x: tf.unsorted_segment_sum(x, tf.constant(ids), 4), data)
     with pytest.raises(Exception, match="out of range"):
         run(tf.unsorted_segment_sum(tf.constant(data), tf.constant(ids), 3))

@@ -87,9 +87,12 @@ def apply_op(op_name, inputs, attrs=None, name=None):
     """Any registered op by name (e.g. one from a loaded op library): op_name(inputs, **attrs)."""
     from .framework import apply_op as _apply
     return _apply(op_name, inputs, attrs, name=name)
+
+
 # --- indexing, segment and scatter ops (array_ops_extra) ---
 from .array_ops_extra import *  # noqa: F401,F403,E402
 from . import array_ops_extra as _array_ops_extra  # noqa: E402
 math = globals().get("math") or _types.SimpleNamespace()
-for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "cumsum", "cumprod", "invert_permutation"):
+for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "cumsum",
+              "cumprod", "invert_permutation"):
     setattr(math, _name, getattr(_array_ops_extra, _name))

@@ -23,7 +23,8 @@ def _host_array(value, what):
         try:
             return np.asarray(value)
         except Exception:
-            raise TypeError("tinyflow: %s must be known when the graph is built, got the tensor %s" % (what, value.name))
+            raise TypeError("tinyflow: %s must be known when the graph is built, got the tensor %s"
+                            % (what, value.name))
     return np.asarray(value)
 
 
