@@ -199,6 +199,20 @@ def test_reverse():
     check_gradient(lambda x: tf.reverse(x, [1]), data)
 
 
+def test_reverse_sequence():
+    data = rng.uniform(-1, 1, (3, 4, 2))
+    lengths = np.array([2, 4, 0], np.int64)
+    expected = data.copy()
+    for b, n in enumerate(lengths):
+        expected[b, :n] = data[b, :n][::-1]
+    np.testing.assert_allclose(run(tf.reverse_sequence(tf.constant(data), tf.constant(lengths), seq_axis=1)), expected,
+                               rtol=1e-6)
+    time_major = np.transpose(data, (1, 0, 2))
+    got = run(tf.reverse_sequence(tf.constant(time_major), tf.constant(lengths), seq_dim=0, batch_dim=1))
+    np.testing.assert_allclose(got, np.transpose(expected, (1, 0, 2)), rtol=1e-6)
+    check_gradient(lambda x: tf.reverse_sequence(x, tf.constant(lengths), 1, 0), data)
+
+
 def test_scatter_updates_on_a_variable():
     v = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
     idx = tf.constant(np.array([2, 0, 2], np.int32))

@@ -1,18 +1,21 @@
 """Indexing, segment and scatter ops: gather_nd, scatter_nd, segment sums, unique, boolean_mask, cumulative
 sums and products, reverse, random_shuffle and the sparse variable updates scatter_update/add/sub."""
+import builtins
 import collections
 
 import numpy as np
 
 from . import dtypes as _dtypes
 from . import framework as _framework
-from .array_ops import _op_seed, _static_shape, gather, reshape, squeeze, where
+from . import math_ops as _math_ops
+from .array_ops import (_op_seed, _static_shape, expand_dims, gather, range as _range, reshape, squeeze, stack,
+                        transpose, where, zeros_like)
 from .framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "unsorted_segment_max",
            "unsorted_segment_min", "segment_sum", "unique", "invert_permutation",
            "boolean_mask", "random_shuffle", "cumsum", "cumprod", "reverse", "reverse_v2", "scatter_update",
-           "scatter_add", "scatter_sub"]
+           "scatter_add", "scatter_sub", "reverse_sequence"]
 
 Unique = collections.namedtuple("Unique", ["y", "idx"])
 
@@ -152,6 +155,33 @@ def reverse(tensor, axis, name=None):
 
 
 reverse_v2 = reverse
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None, seq_dim=None,  # noqa: A002
+                     batch_dim=None):
+    """Each slice b along batch_axis reversed along seq_axis within its first seq_lengths[b] elements: a gather_nd
+    of (b, source step) pairs, so the gradient flows to input. The extent of seq_axis must be static."""
+    input = convert_to_tensor(input)  # noqa: A001
+    seq_axis = seq_dim if seq_axis is None else seq_axis
+    batch_axis = (batch_dim if batch_dim is not None else 0) if batch_axis is None else batch_axis
+    if seq_axis is None:
+        raise TypeError("reverse_sequence() needs seq_axis")
+    rank = input.shape.ndims
+    if rank is None:
+        raise ValueError("tinyflow.reverse_sequence needs the rank of input")
+    seq, batch = int(seq_axis) % rank, int(batch_axis) % rank
+    if seq == batch:
+        raise ValueError("seq_axis and batch_axis must differ, both are %d" % seq)
+    perm = [batch, seq] + [d for d in builtins.range(rank) if d not in (batch, seq)]
+    x = transpose(input, perm)
+    steps = x.shape.dims[1]
+    if steps is None:
+        raise ValueError("tinyflow.reverse_sequence needs the extent of seq_axis statically, got %s" % input.shape)
+    lengths = expand_dims(_math_ops.cast(seq_lengths, _dtypes.int32), 1)
+    t = _range(steps)
+    source = where(_math_ops.less(t, lengths), lengths - 1 - t, t + zeros_like(lengths))
+    rows = cumsum(source * 0 + 1, axis=0, exclusive=True)
+    return transpose(gather_nd(x, stack([rows, source], axis=2)), list(np.argsort(perm)), name=name)
 
 
 def _scatter(op, ref, indices, updates, name):
