@@ -2,8 +2,8 @@
  * \file array_segment.cc
  * \brief Segment reductions: unsorted_segment_sum / max / min (tf.unsorted_segment_sum...: rows of data
  * combined into num_segments rows by segment id; negative ids are dropped, as TensorFlow does), the sum's
- * gradient segment_gather (rows of dy at the ids, zeros for negative ids), and segment_sum
- * (tf.segment_sum: sorted ids; the output has max id + 1 rows, known only when it runs).
+ * gradient segment_gather (rows of dy at the ids, zeros for negative ids), and segment_sum / mean /
+ * max / min (tf.segment_sum...: sorted ids; the output has max id + 1 rows, known only when it runs).
  *
  * segment_ids has a prefix of data's shape; data viewed as [ids.size, inner] is summed row by
  * row into an output viewed as [rows, inner].
@@ -52,7 +52,7 @@ bool SegmentType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTy
 }
 
 /*! \brief How rows that share a segment id combine. */
-enum class Combine { kSum, kMax, kMin };
+enum class Combine { kSum, kMax, kMin, kMean };
 
 /*!
  * \brief out (viewed as [rows, inner]) = each row the combination of the data rows with its id
@@ -105,22 +105,38 @@ std::vector<NodeEntry> UnsortedGradient(const NodePtr& n, const std::vector<Node
   return {GradNode("segment_gather", n, "data", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
 }
 
+/*! \brief Rows of `rows` at the segment ids: segment_gather (unsorted ops) or gather (sorted ids, all valid). */
+NodeEntry RowsAtIds(const NodePtr& n, const char* suffix, NodeEntry rows) {
+  bool sorted = n->op()->name.rfind("segment_", 0) == 0;
+  return sorted ? GradNode("gather", n, suffix, {rows, In(n, 1)})
+                : GradNode("segment_gather", n, suffix, {rows, In(n, 1)}, n->attrs.dict);
+}
+
+/*! \brief Rows of `data` summed by the node's segment ids into rows like its output. */
+NodeEntry SumByIds(const NodePtr& n, const char* suffix, NodeEntry data) {
+  bool sorted = n->op()->name.rfind("segment_", 0) == 0;
+  return sorted ? GradNode("segment_sum", n, suffix, {data, In(n, 1)})
+                : GradNode("unsorted_segment_sum", n, suffix, {data, In(n, 1)}, n->attrs.dict);
+}
+
 /*!
- * \brief TensorFlow's gradient of the segment max / min: dy of a segment is shared equally by the
+ * \brief TensorFlow's gradient of a segment max / min: dy of a segment is shared equally by the
  * data elements equal to its result (ties split it), the others get zero.
  */
-std::vector<NodeEntry> UnsortedExtremumGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
-  const std::map<std::string, std::string>& dict = n->attrs.dict;
-  NodeEntry data = In(n, 0), ids = In(n, 1);
-  NodeEntry selected =
-      GradNode("equal", n, "selected", {data, GradNode("segment_gather", n, "result", {Out(n), ids}, dict)});
+std::vector<NodeEntry> ExtremumGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  NodeEntry data = In(n, 0);
+  NodeEntry selected = GradNode("equal", n, "selected", {data, RowsAtIds(n, "result", Out(n))});
   NodeEntry ones =
       GradNode("where", n, "ones",
                {selected, GradNode("ones_like", n, "one", {data}), GradNode("zeros_like", n, "zero", {data})});
-  NodeEntry share =
-      GradNode("divide", n, "share", {og[0], GradNode("unsorted_segment_sum", n, "count", {ones, ids}, dict)});
-  NodeEntry spread = GradNode("segment_gather", n, "spread", {share, ids}, dict);
+  NodeEntry spread = RowsAtIds(n, "spread", GradNode("divide", n, "share", {og[0], SumByIds(n, "count", ones)}));
   return {GradNode("where", n, "data", {selected, spread, GradNode("zeros_like", n, "none", {spread})}), NodeEntry()};
+}
+
+/*! \brief segment_mean: each data row gets dy of its segment divided by the segment's size. */
+std::vector<NodeEntry> MeanGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  NodeEntry counts = SumByIds(n, "count", GradNode("ones_like", n, "one", {In(n, 0)}));
+  return {RowsAtIds(n, "data", GradNode("divide", n, "share", {og[0], counts})), NodeEntry()};
 }
 
 // ---------------------------------------------------------------- segment_gather
@@ -178,6 +194,23 @@ bool SortedShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   return false;  // the number of rows is a value: known only when it runs
 }
 
+/*! \brief Sorted segment max / min / mean: empty segments become 0 (as in TensorFlow), means divide by the size. */
+void FinishSortedRows(const std::vector<int64_t>& ids, const NDArray& out, bool mean) {
+  int64_t rows = out.shape()[0], inner = rows == 0 ? 0 : out.Size() / rows;
+  std::vector<int64_t> counts(rows, 0);
+  for (int64_t id : ids) ++counts[id];
+  IR_NUMERIC_SWITCH(out.dtype(), DT, {
+    DT* dst = out.data<DT>();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < inner; ++c) {
+        DT& v = dst[r * inner + c];
+        v = counts[r] == 0 ? DT(0) : mean ? v / static_cast<DT>(counts[r]) : v;
+      }
+    }
+  });
+}
+
+template <Combine kHow>
 std::vector<NDArray> SortedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in) {
   NDArray data = in[0].CopyTo(Device::CPU());
   std::vector<int64_t> ids = ReadIndices(in[1]);
@@ -188,12 +221,24 @@ std::vector<NDArray> SortedCompute(const OpContext& ctx, const NodeAttrs& attrs,
   }
   NDArray out(SegmentResult(data.shape(), in[1].shape(), ids.empty() ? 0 : ids.back() + 1), data.dtype(),
               Device::CPU());
-  ReduceRows(data, ids, out, Combine::kSum);
+  ReduceRows(data, ids, out, kHow == Combine::kMean ? Combine::kSum : kHow);
+  if (kHow != Combine::kSum) FinishSortedRows(ids, out, kHow == Combine::kMean);
   return {ctx.device.type == DeviceType::kCPU ? out : out.CopyTo(ctx.device)};
 }
 
 std::vector<NodeEntry> SortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
   return {GradNode("gather", n, "data", {og[0], In(n, 1)}), NodeEntry()};
+}
+
+/*! \brief What the sorted segment reductions share: the number of rows is max id + 1, known when they run. */
+void SortedOp(Op& op, FComputeShaped compute, FGradient gradient) {
+  op.set_num_inputs(2)
+      .set_input_names({"data", "segment_ids"})
+      .set_attr<FInferShape>("FInferShape", SortedShape)
+      .set_attr<FInferType>("FInferType", SegmentType)
+      .set_attr<FComputeShaped>("FComputeShaped", std::move(compute))
+      .set_attr<FGradient>("FGradient", std::move(gradient))
+      .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
 /*! \brief What the unsorted segment reductions share. */
@@ -220,13 +265,13 @@ IR_REGISTER_OP(unsorted_segment_max)
     .describe(
         "The largest of the rows of data with each segment id (the lowest value where there are none; "
         "tf.unsorted_segment_max).")
-    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kMax>, UnsortedExtremumGradient); });
+    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kMax>, ExtremumGradient); });
 
 IR_REGISTER_OP(unsorted_segment_min)
     .describe(
         "The smallest of the rows of data with each segment id (the highest value where there are none; "
         "tf.unsorted_segment_min).")
-    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kMin>, UnsortedExtremumGradient); });
+    .apply([](Op& op) { UnsortedOp(op, UnsortedCompute<Combine::kMin>, ExtremumGradient); });
 
 IR_REGISTER_OP(segment_gather)
     .describe(
@@ -243,13 +288,19 @@ IR_REGISTER_OP(segment_gather)
 
 IR_REGISTER_OP(segment_sum)
     .describe("Rows of data summed by sorted segment id; the output has max id + 1 rows (tf.segment_sum).")
-    .set_num_inputs(2)
-    .set_input_names({"data", "segment_ids"})
-    .set_attr<FInferShape>("FInferShape", SortedShape)
-    .set_attr<FInferType>("FInferType", SegmentType)
-    .set_attr<FComputeShaped>("FComputeShaped", SortedCompute)
-    .set_attr<FGradient>("FGradient", SortedGradient)
-    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+    .apply([](Op& op) { SortedOp(op, SortedCompute<Combine::kSum>, SortedGradient); });
+
+IR_REGISTER_OP(segment_mean)
+    .describe("The mean of the rows of data with each sorted segment id, 0 for none (tf.segment_mean).")
+    .apply([](Op& op) { SortedOp(op, SortedCompute<Combine::kMean>, MeanGradient); });
+
+IR_REGISTER_OP(segment_max)
+    .describe("The largest of the rows of data with each sorted segment id, 0 for none (tf.segment_max).")
+    .apply([](Op& op) { SortedOp(op, SortedCompute<Combine::kMax>, ExtremumGradient); });
+
+IR_REGISTER_OP(segment_min)
+    .describe("The smallest of the rows of data with each sorted segment id, 0 for none (tf.segment_min).")
+    .apply([](Op& op) { SortedOp(op, SortedCompute<Combine::kMin>, ExtremumGradient); });
 
 }  // namespace op
 }  // namespace ir

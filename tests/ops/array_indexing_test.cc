@@ -79,6 +79,10 @@ TEST(SegmentTest, SumsDropNegativeIdsAndGradientsMatch) {
   NDArray sorted = RunShaped("segment_sum", {Iota(Shape{3, 2}), Ints32(Shape{3}, {0, 2, 2})})[0];
   EXPECT_EQ(sorted.shape(), (Shape{3, 2}));
   ExpectNear(sorted, {0, 1, 0, 0, 6, 8});
+  NDArray mean = RunShaped("segment_mean", {Iota(Shape{3, 2}), Ints32(Shape{3}, {0, 2, 2})})[0];
+  ExpectNear(mean, {0, 1, 0, 0, 3, 4});
+  NDArray max = RunShaped("segment_max", {Iota(Shape{3, 2}), Ints32(Shape{3}, {1, 1, 1})})[0];
+  ExpectNear(max, {0, 0, 4, 5});
 }
 
 TEST(ScanTest, CumsumAndCumprodWithFlagsAndGradients) {

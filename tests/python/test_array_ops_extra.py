@@ -114,6 +114,18 @@ def test_segment_sum_rows_from_max_id_and_gradient():
         run(tf.segment_sum(tf.constant(data), tf.constant(np.array([1, 0, 2, 2, 3], np.int32))))
 
 
+@pytest.mark.parametrize("name", ["mean", "max", "min"])
+def test_sorted_segment_mean_max_min_and_gradient(name):
+    data = rng.uniform(-1, 1, (5, 2))
+    ids = np.array([0, 0, 0, 2, 2], np.int32)
+    fold = {"mean": np.mean, "max": np.max, "min": np.min}[name]
+    expected = np.array([fold(data[:3], 0), [0, 0], fold(data[3:], 0)])  # an id without rows gives 0
+    op = getattr(tf.math, "segment_" + name)
+    x = tf.placeholder(tf.float64, [5, 2])
+    np.testing.assert_allclose(run(op(x, tf.constant(ids)), {x: data}), expected)
+    check_gradient(lambda x: op(x, tf.constant(ids)), data)
+
+
 def test_unique_in_order_of_first_occurrence():
     x = tf.placeholder(tf.int32, [None])
     y, idx = tf.unique(x)

@@ -93,6 +93,6 @@ def apply_op(op_name, inputs, attrs=None, name=None):
 from .array_ops_extra import *  # noqa: F401,F403,E402
 from . import array_ops_extra as _array_ops_extra  # noqa: E402
 math = globals().get("math") or _types.SimpleNamespace()
-for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "cumsum",
-              "cumprod", "invert_permutation"):
+for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "segment_mean",
+              "segment_max", "segment_min", "cumsum", "cumprod", "invert_permutation"):
     setattr(math, _name, getattr(_array_ops_extra, _name))

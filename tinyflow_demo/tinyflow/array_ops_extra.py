@@ -13,7 +13,7 @@ from .array_ops import (_op_seed, _static_shape, expand_dims, gather, range as _
 from .framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "unsorted_segment_max",
-           "unsorted_segment_min", "segment_sum", "unique", "invert_permutation",
+           "unsorted_segment_min", "segment_sum", "segment_mean", "segment_max", "segment_min", "unique", "invert_permutation",
            "boolean_mask", "random_shuffle", "cumsum", "cumprod", "reverse", "reverse_v2", "scatter_update",
            "scatter_add", "scatter_sub", "reverse_sequence"]
 
@@ -76,6 +76,21 @@ def unsorted_segment_min(data, segment_ids, num_segments, name=None):
 def segment_sum(data, segment_ids, name=None):
     """Rows of data summed by sorted segment id; the result has max(segment_ids) + 1 rows."""
     return apply_op("segment_sum", [data, _indices(segment_ids)], name=name or "SegmentSum")
+
+
+def segment_mean(data, segment_ids, name=None):
+    """The mean row of data per sorted segment id (0 for an id without rows)."""
+    return apply_op("segment_mean", [data, _indices(segment_ids)], name=name or "SegmentMean")
+
+
+def segment_max(data, segment_ids, name=None):
+    """The largest row of data per sorted segment id (0 for an id without rows)."""
+    return apply_op("segment_max", [data, _indices(segment_ids)], name=name or "SegmentMax")
+
+
+def segment_min(data, segment_ids, name=None):
+    """The smallest row of data per sorted segment id (0 for an id without rows)."""
+    return apply_op("segment_min", [data, _indices(segment_ids)], name=name or "SegmentMin")
 
 
 def unique(x, out_idx=_dtypes.int32, name=None):

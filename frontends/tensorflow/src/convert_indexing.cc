@@ -92,6 +92,9 @@ IR_TF_CONVERTER({"UnsortedSegmentSum"}, UnsortedSegment("unsorted_segment_sum"))
 IR_TF_CONVERTER({"UnsortedSegmentMax"}, UnsortedSegment("unsorted_segment_max"));
 IR_TF_CONVERTER({"UnsortedSegmentMin"}, UnsortedSegment("unsorted_segment_min"));
 IR_TF_CONVERTER({"SegmentSum"}, Direct("segment_sum", 2));
+IR_TF_CONVERTER({"SegmentMean"}, Direct("segment_mean", 2));
+IR_TF_CONVERTER({"SegmentMax"}, Direct("segment_max", 2));
+IR_TF_CONVERTER({"SegmentMin"}, Direct("segment_min", 2));
 IR_TF_CONVERTER({"Unique"}, ConvertUnique);
 IR_TF_CONVERTER({"Where"}, Direct("argwhere", 1));
 IR_TF_CONVERTER({"InvertPermutation"}, Direct("invert_permutation", 1));

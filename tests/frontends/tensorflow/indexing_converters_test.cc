@@ -40,14 +40,20 @@ TEST(TFIndexingConvertersTest, SegmentSums) {
                       Node("u", "UnsortedSegmentSum", {"m", "ids", "n"}, Type()) + Ints("sorted", {0, 0, 3}) +
                       Node("s", "SegmentSum", {"m", "sorted"}, Type()) +
                       Node("mx", "UnsortedSegmentMax", {"m", "sorted", "n"}, Type()) +
-                      Node("mn", "UnsortedSegmentMin", {"m", "sorted", "n"}, Type());
-  std::vector<NDArray> r = Eval(graph, {"u", "s", "mx", "mn"});
+                      Node("mn", "UnsortedSegmentMin", {"m", "sorted", "n"}, Type()) +
+                      Node("mean", "SegmentMean", {"m", "sorted"}, Type()) +
+                      Node("smax", "SegmentMax", {"m", "sorted"}, Type()) +
+                      Node("smin", "SegmentMin", {"m", "sorted"}, Type());
+  std::vector<NDArray> r = Eval(graph, {"u", "s", "mx", "mn", "mean", "smax", "smin"});
   const double kLow = std::numeric_limits<float>::lowest();  // an empty segment's max
   ExpectClose(r[0], {0, 0, 0, 0, 6, 8, 0, 0}, "UnsortedSegmentSum drops id -1", 0, 0);
   EXPECT_EQ(r[1].shape(), (Shape{4, 2}));
   ExpectClose(r[1], {4, 6, 0, 0, 0, 0, 5, 6}, "SegmentSum", 0, 0);
   ExpectClose(r[2], {3, 4, kLow, kLow, kLow, kLow, 5, 6}, "UnsortedSegmentMax", 0, 0);
   ExpectClose(r[3], {1, 2, -kLow, -kLow, -kLow, -kLow, 5, 6}, "UnsortedSegmentMin", 0, 0);
+  ExpectClose(r[4], {2, 3, 0, 0, 0, 0, 5, 6}, "SegmentMean", 0, 0);
+  ExpectClose(r[5], {3, 4, 0, 0, 0, 0, 5, 6}, "SegmentMax", 0, 0);
+  ExpectClose(r[6], {1, 2, 0, 0, 0, 0, 5, 6}, "SegmentMin", 0, 0);
 }
 
 TEST(TFIndexingConvertersTest, UniqueWhereAndInvertPermutation) {
