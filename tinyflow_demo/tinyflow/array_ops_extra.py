@@ -13,8 +13,9 @@ from .array_ops import (_op_seed, _static_shape, expand_dims, gather, range as _
 from .framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
-           "segment_sum", "segment_mean", "segment_max", "segment_min", "unique", "invert_permutation", "boolean_mask", "random_shuffle", "cumsum", "cumprod", "reverse", "reverse_v2", "scatter_update",
-           "scatter_add", "scatter_sub", "reverse_sequence"]
+           "segment_sum", "segment_mean", "segment_max", "segment_min", "unique", "invert_permutation", "boolean_mask",
+           "random_shuffle", "cumsum", "cumprod", "reverse", "reverse_v2", "scatter_update", "scatter_add",
+           "scatter_sub", "reverse_sequence"]
 
 Unique = collections.namedtuple("Unique", ["y", "idx"])
 
