@@ -152,3 +152,11 @@ from . import saver as _saver, summary  # noqa: E402
 for _name in _saver.__all__:
     setattr(train, _name, getattr(_saver, _name))
 Summary = summary.Summary
+
+# --- indexing, segment and scatter ops (array_ops_extra) ---
+from .array_ops_extra import *  # noqa: F401,F403,E402
+from . import array_ops_extra as _array_ops_extra  # noqa: E402
+math = globals().get("math") or _types.SimpleNamespace()
+for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "segment_mean",
+              "segment_max", "segment_min", "cumsum", "cumprod", "invert_permutation"):
+    setattr(math, _name, getattr(_array_ops_extra, _name))

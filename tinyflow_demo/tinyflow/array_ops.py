@@ -188,8 +188,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def where(condition, x=None, y=None, name=None):
+    if x is None and y is None:  # the coordinates of the true elements: int64 [num_true, rank]
+        return apply_op("argwhere", [condition], name=name or "Where")
     if x is None or y is None:
-        raise NotImplementedError("tinyflow.where needs x and y (the one-argument form is not supported)")
+        raise ValueError("x and y must both be non-None or both be None.")
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = convert_to_tensor(x)
     if not isinstance(x, Tensor):
