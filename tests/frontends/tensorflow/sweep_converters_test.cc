@@ -1,0 +1,199 @@
+/*!
+ * \file sweep_converters_test.cc
+ * \brief Converters that compose our ops (activations, inverse/hyperbolic functions, gradient
+ * ops, ClipByValue, L2Loss, LinSpace, BroadcastArgs, RMSProp/Adagrad) against references computed
+ * here with <cmath> and finite differences.
+ */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "test_util.h"
+#include "tf_test_util.h"
+
+namespace ir {
+namespace tf {
+namespace {
+
+using namespace test::pbtxt;  // NOLINT
+using test::ExpectClose;
+
+using Fn = std::function<double(double)>;
+
+const double kScale = 1.0507009873554804934193349852946, kAlpha = 1.6732632423543772848170429916717;
+
+/*! \brief Runs `op` on a float placeholder fed `xs`; returns the outputs as doubles. */
+NDArray RunUnary(const std::string& op, const std::vector<double>& xs, const std::string& dtype = "DT_FLOAT") {
+  int64_t n = static_cast<int64_t>(xs.size());
+  std::string graph = Placeholder("x", {n}, dtype) + Node("y", op, {"x"}, Type(dtype));
+  DType t = dtype == "DT_DOUBLE" ? DType::kFloat64 : DType::kFloat32;
+  return test::RunText(graph, {{"x", test::MakeArray(Shape{n}, t, xs)}}, {"y"})[0];
+}
+
+std::vector<double> Map(const std::vector<double>& xs, const Fn& f) {
+  std::vector<double> out;
+  for (double x : xs) out.push_back(f(x));
+  return out;
+}
+
+TEST(TFSweepConvertersTest, UnaryCompositionsMatchCMath) {
+  std::vector<double> xs{-2.5, -1.2, -0.3, 0.0, 0.4, 1.5, 2.5, 3.0};
+  std::vector<double> unit{-0.9, -0.5, 0.0, 0.3, 0.7, 0.95}, above_one{1.0, 1.2, 2.0, 5.0, 40.0};
+  struct Case {
+    const char* op;
+    const std::vector<double>& in;
+    Fn f;
+  };
+  std::vector<Case> cases{
+      {"Selu", xs, [](double x) { return kScale * (x > 0 ? x : kAlpha * (std::exp(x) - 1)); }},
+      {"Sinh", xs, [](double x) { return std::sinh(x); }},
+      {"Cosh", xs, [](double x) { return std::cosh(x); }},
+      {"Tan", xs, [](double x) { return std::tan(x); }},
+      {"Asinh", xs, [](double x) { return std::asinh(x); }},
+      {"Acosh", above_one, [](double x) { return std::acosh(x); }},
+      {"Atanh", unit, [](double x) { return std::atanh(x); }},
+      {"Rint", xs, [](double x) { return std::nearbyint(x); }},  // half to even: -2.5 -> -2, 2.5 -> 2
+      {"Erf", xs, [](double x) { return std::erf(x); }},
+  };
+  for (const Case& c : cases) {
+    ExpectClose(RunUnary(c.op, c.in), Map(c.in, c.f), c.op, 1e-5, 1e-5);
+    if (std::string(c.op) != "Erf") ExpectClose(RunUnary(c.op, c.in, "DT_DOUBLE"), Map(c.in, c.f), c.op, 1e-12, 1e-12);
+  }
+  EXPECT_ERROR(RunUnary("Erf", xs, "DT_DOUBLE"), "Erf of float64 is not supported");
+  EXPECT_ERROR(test::RunText(Placeholder("i", {2}, "DT_INT32") + Node("y", "Sinh", {"i"}, Type("DT_INT32")),
+                             {{"i", test::MakeArray(Shape{2}, DType::kInt32, {1, 2})}}, {"y"}),
+               "TensorFlow node 'y' (op Sinh): input 0 has dtype int32, but the op takes float tensors");
+}
+
+/*! \brief The central difference of `f` at x. */
+double Derivative(const Fn& f, double x) {
+  const double h = 1e-6;
+  return (f(x + h) - f(x - h)) / (2 * h);
+}
+
+/*! \brief Runs the gradient op `op`(a, b) on float64 vectors. */
+NDArray RunGrad(const std::string& op, const std::vector<double>& a, const std::vector<double>& b,
+                const std::string& attrs = "") {
+  int64_t n = static_cast<int64_t>(a.size());
+  std::string graph = Placeholder("a", {n}, "DT_DOUBLE") + Placeholder("b", {n}, "DT_DOUBLE") +
+                      Node("g", op, {"a", "b"}, Type("DT_DOUBLE") + attrs);
+  return test::RunText(
+      graph,
+      {{"a", test::MakeArray(Shape{n}, DType::kFloat64, a)}, {"b", test::MakeArray(Shape{n}, DType::kFloat64, b)}},
+      {"g"})[0];
+}
+
+TEST(TFSweepConvertersTest, GradientOpsMatchFiniteDifferencesOfTheirForwardOps) {
+  std::vector<double> xs{-2.0, -0.7, 0.3, 1.1, 5.5, 7.0}, dy{0.5, -1.5, 2.0, 1.0, -0.25, 3.0};
+  // Ops taking (gradients, features): dy * f'(x).
+  Fn relu6 = [](double x) { return std::min(std::max(x, 0.0), 6.0); };
+  Fn softplus = [](double x) { return std::log1p(std::exp(x)); };
+  Fn softsign = [](double x) { return x / (1 + std::fabs(x)); };
+  Fn leaky = [](double x) { return x > 0 ? x : 0.3 * x; };
+  for (auto& c : std::vector<std::pair<std::string, Fn>>{
+           {"Relu6Grad", relu6}, {"SoftplusGrad", softplus}, {"SoftsignGrad", softsign}}) {
+    std::vector<double> want;
+    for (size_t i = 0; i < xs.size(); ++i) want.push_back(dy[i] * Derivative(c.second, xs[i]));
+    ExpectClose(RunGrad(c.first, dy, xs), want, c.first, 1e-6, 1e-6);
+  }
+  std::vector<double> leaky_want;
+  for (size_t i = 0; i < xs.size(); ++i) leaky_want.push_back(dy[i] * Derivative(leaky, xs[i]));
+  ExpectClose(RunGrad("LeakyReluGrad", dy, xs, Attr("alpha", "f: 0.3")), leaky_want, "LeakyReluGrad", 1e-6, 1e-6);
+  // Ops taking (gradients, outputs): dy * f'(x) written with y = f(x).
+  Fn elu = [](double x) { return x > 0 ? x : std::expm1(x); };
+  Fn selu = [](double x) { return kScale * (x > 0 ? x : kAlpha * std::expm1(x)); };
+  for (auto& c : std::vector<std::pair<std::string, Fn>>{{"EluGrad", elu}, {"SeluGrad", selu}}) {
+    std::vector<double> ys = Map(xs, c.second), want;
+    for (size_t i = 0; i < xs.size(); ++i) want.push_back(dy[i] * Derivative(c.second, xs[i]));
+    ExpectClose(RunGrad(c.first, dy, ys), want, c.first, 1e-6, 1e-6);
+  }
+  // Ops taking (y, dy).
+  std::vector<double> pos{0.2, 0.7, 1.1, 2.0, 5.5, 7.0};
+  for (auto& c : std::vector<std::pair<std::string, Fn>>{{"SqrtGrad", [](double x) { return std::sqrt(x); }},
+                                                         {"RsqrtGrad", [](double x) { return 1 / std::sqrt(x); }},
+                                                         {"ReciprocalGrad", [](double x) { return 1 / x; }},
+                                                         {"InvGrad", [](double x) { return 1 / x; }}}) {
+    std::vector<double> ys = Map(pos, c.second), want;
+    for (size_t i = 0; i < pos.size(); ++i) want.push_back(dy[i] * Derivative(c.second, pos[i]));
+    ExpectClose(RunGrad(c.first, ys, dy), want, c.first, 1e-6, 1e-6);
+  }
+}
+
+TEST(TFSweepConvertersTest, ClipL2LossEuclideanNormLinSpaceAndBroadcastArgs) {
+  std::string m = Const("m", {2, 3}, {-3, 1, 4, -1, 5, -9});
+  std::string graph =
+      m + Const("lo", {}, {-2}) + Const("hi", {3}, {0, 2, 3}) + Node("clip", "ClipByValue", {"m", "lo", "hi"}, Type()) +
+      Node("l2", "L2Loss", {"m"}, Type()) + Ints("ax", {1}) + Node("norm", "EuclideanNorm", {"m", "ax"}, Type()) +
+      Const("start", {}, {1}) + Const("stop", {}, {2}) + Ints("num", {5}, true) +
+      Node("lin", "LinSpace", {"start", "stop", "num"}, Type() + Type("DT_INT32", "Tidx")) + Ints("s0", {2, 1, 3}) +
+      Ints("s1", {4, 1}) + Node("bargs", "BroadcastArgs", {"s0", "s1"}, Type("DT_INT32"));
+  std::vector<NDArray> r = test::RunText(graph, {}, {"clip", "l2", "norm", "lin", "bargs"});
+  ExpectClose(r[0], {-2, 1, 3, -1, 2, -2}, "ClipByValue", 0, 0);
+  EXPECT_EQ(r[1].shape(), Shape::Scalar());
+  ExpectClose(r[1], {(9 + 1 + 16 + 1 + 25 + 81) / 2.0}, "L2Loss");
+  ExpectClose(r[2], {std::sqrt(26.0), std::sqrt(107.0)}, "EuclideanNorm");
+  ExpectClose(r[3], {1, 1.25, 1.5, 1.75, 2}, "LinSpace");
+  ExpectClose(r[4], {2, 4, 3}, "BroadcastArgs", 0, 0);
+  EXPECT_ERROR(test::RunText(Ints("a", {2, 3}) + Ints("b", {4}) + Node("x", "BroadcastArgs", {"a", "b"}), {}, {"x"}),
+               "shapes [2,3] and [4] do not broadcast");
+  EXPECT_ERROR(
+      test::RunText(Const("a", {}, {0}) + Ints("n", {0}, true) + Node("x", "LinSpace", {"a", "a", "n"}), {}, {"x"}),
+      "Requires num > 0");
+}
+
+std::string InitializedVariable(const std::string& name, const std::vector<double>& values) {
+  int64_t n = static_cast<int64_t>(values.size());
+  return Variable(name, {n}) + Const(name + "/value", {n}, values) +
+         Node(name + "/init", "Assign", {name, name + "/value"}, Type());
+}
+
+TEST(TFSweepConvertersTest, RMSPropAndAdagradUpdatesFollowTheirFormulas) {
+  std::string graph = InitializedVariable("w", {1, -2}) + InitializedVariable("ms", {0.5, 1}) +
+                      InitializedVariable("mom", {0.1, -0.1}) + InitializedVariable("acc", {0.1, 0.2}) +
+                      InitializedVariable("v", {3, 4}) + Const("lr", {}, {0.1}) + Const("rho", {}, {0.9}) +
+                      Const("mu", {}, {0.5}) + Const("eps", {}, {0.01}) + Const("g", {2}, {2, -3}) +
+                      Node("rms", "ApplyRMSProp", {"w", "ms", "mom", "lr", "rho", "mu", "eps", "g"}, Type()) +
+                      Node("ada", "ApplyAdagradV2", {"v", "acc", "lr", "eps", "g"}, Type());
+  TFSession s(test::TextModel(graph), SessionOptions());
+  s.Run({}, {}, {"w/init", "ms/init", "mom/init", "acc/init", "v/init"});
+  s.Run({}, {}, {"rms", "ada"});
+  std::vector<NDArray> out = s.Run({}, {"w", "ms", "mom", "v", "acc"});
+  std::vector<double> w{1, -2}, ms{0.5, 1}, mom{0.1, -0.1}, v{3, 4}, acc{0.1, 0.2}, g{2, -3};
+  for (int i = 0; i < 2; ++i) {
+    ms[i] = 0.9 * ms[i] + 0.1 * g[i] * g[i];
+    mom[i] = 0.5 * mom[i] + 0.1 * g[i] / std::sqrt(ms[i] + 0.01);
+    w[i] -= mom[i];
+    acc[i] += g[i] * g[i];
+    v[i] -= 0.1 * g[i] / (std::sqrt(acc[i]) + 0.01);
+  }
+  ExpectClose(out[0], w, "RMSProp var");
+  ExpectClose(out[1], ms, "RMSProp ms");
+  ExpectClose(out[2], mom, "RMSProp mom");
+  ExpectClose(out[3], v, "AdagradV2 var");
+  ExpectClose(out[4], acc, "AdagradV2 accum");
+}
+
+TEST(TFSweepConvertersTest, ResourceGatherAndResourceAdagradOnAVarHandle) {
+  std::string graph = Node("h", "VarHandleOp", {}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({3, 2}))) +
+                      Const("h/value", {3, 2}, {1, 2, 3, 4, 5, 6}) +
+                      Node("h/init", "AssignVariableOp", {"h", "h/value"}, Type("DT_FLOAT", "dtype")) +
+                      Node("a", "VarHandleOp", {}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({3, 2}))) +
+                      Const("a/value", {3, 2}, {1, 1, 1, 1, 1, 1}) +
+                      Node("a/init", "AssignVariableOp", {"a", "a/value"}, Type("DT_FLOAT", "dtype")) +
+                      Ints("idx", {2, 0}) + Const("lr", {}, {0.5}) + Const("g", {3, 2}, {1, 1, 2, 2, 3, 3}) +
+                      Node("rows", "ResourceGather", {"h", "idx"}, Type("DT_FLOAT", "dtype")) +
+                      Node("step", "ResourceApplyAdagrad", {"h", "a", "lr", "g"}, Type()) +
+                      Node("read", "ReadVariableOp", {"h"}, Type("DT_FLOAT", "dtype"));
+  TFSession s(test::TextModel(graph), SessionOptions());
+  s.Run({}, {}, {"h/init", "a/init"});
+  ExpectClose(s.Run({}, {"rows"})[0], {5, 6, 1, 2}, "ResourceGather", 0, 0);
+  s.Run({}, {}, {"step"});
+  std::vector<double> want{1, 2, 3, 4, 5, 6}, grad{1, 1, 2, 2, 3, 3};
+  for (size_t i = 0; i < 6; ++i) want[i] -= 0.5 * grad[i] / std::sqrt(1 + grad[i] * grad[i]);
+  ExpectClose(s.Run({}, {"read"})[0], want, "ResourceApplyAdagrad");
+}
+
+}  // namespace
+}  // namespace tf
+}  // namespace ir
