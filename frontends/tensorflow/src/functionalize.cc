@@ -125,16 +125,11 @@ void NestingGuard::StartImport() {
   if (nesting == 0) copies = 0;
 }
 
-bool IsTF1ControlFlowOp(const std::string& op) {
+std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes) {
   static const std::set<std::string> kOps{"Enter",         "RefEnter",         "Exit",    "RefExit",
                                           "Switch",        "RefSwitch",        "Merge",   "RefMerge",
                                           "NextIteration", "RefNextIteration", "LoopCond"};
-  return kOps.count(op) > 0;
-}
-
-std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes) {
-  bool any =
-      std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) { return IsTF1ControlFlowOp(n.op()); });
+  bool any = std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) { return kOps.count(n.op()); });
   if (!any) return nodes;
   NestingGuard::StartImport();
   return FunctionalizeConds(FunctionalizeLoops(std::move(nodes)));

@@ -29,9 +29,6 @@ constexpr const char* kCondOp = "__tf1_cond__";
  * returned unchanged. Throws ir::Error naming the node for malformed frames.
  */
 std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes);
-/*! \brief A TF1 control-flow op (Enter, Exit, Switch, Merge, NextIteration, LoopCond, Ref* forms) that
- * FunctionalizeControlFlow rebuilds rather than a converter. */
-bool IsTF1ControlFlowOp(const std::string& op);
 
 /*! \brief Loop frames only (the first step of FunctionalizeControlFlow). */
 std::vector<tensorflow::NodeDef> FunctionalizeLoops(std::vector<tensorflow::NodeDef> nodes);

@@ -10,7 +10,6 @@
 #include "convert_functional.h"
 #include "converter.h"
 #include "function_inline.h"
-#include "functionalize.h"
 #include "graph.pb.h"
 #include "graph_importer.h"
 #include "ir/graph_attr.h"
@@ -106,8 +105,7 @@ Graph ImportGraphDef(const std::string& graph_def, const ImportOptions& options)
 std::vector<std::pair<std::string, std::string>> ListUnsupported(const std::string& graph_def) {
   std::vector<std::pair<std::string, std::string>> missing;
   for (const tensorflow::NodeDef& node : InlineFunctions(ParseGraphDef(graph_def))) {
-    if (FindConverter(node.op()) == nullptr && !IsTF1ControlFlowOp(node.op()))
-      missing.emplace_back(node.name(), node.op());
+    if (FindConverter(node.op()) == nullptr) missing.emplace_back(node.name(), node.op());
   }
   return missing;
 }
