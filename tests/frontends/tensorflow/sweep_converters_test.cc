@@ -6,8 +6,10 @@
  */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "test_util.h"
 #include "tf_test_util.h"
@@ -192,6 +194,202 @@ TEST(TFSweepConvertersTest, ResourceGatherAndResourceAdagradOnAVarHandle) {
   std::vector<double> want{1, 2, 3, 4, 5, 6}, grad{1, 1, 2, 2, 3, 3};
   for (size_t i = 0; i < 6; ++i) want[i] -= 0.5 * grad[i] / std::sqrt(1 + grad[i] * grad[i]);
   ExpectClose(s.Run({}, {"read"})[0], want, "ResourceApplyAdagrad");
+}
+
+/*! \brief Deterministic test values of `n` elements (exact in float32). */
+std::vector<double> Values(int64_t n, double scale = 0.37) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>(std::sin(static_cast<double>(i) * scale + 0.2) * 2));
+  return v;
+}
+
+/*!
+ * \brief A direct einsum: every assignment of the operands' labels, summing products into the
+ * output (terms without ellipses).
+ */
+std::vector<double> EinsumReference(const std::vector<std::string>& terms, const std::string& out,
+                                    const std::map<char, int64_t>& dims, const std::vector<std::vector<double>>& xs) {
+  std::vector<char> labels;
+  for (const std::string& term : terms) {
+    for (char c : term) {
+      if (std::find(labels.begin(), labels.end(), c) == labels.end()) labels.push_back(c);
+    }
+  }
+  auto offset = [&](const std::string& term, const std::map<char, int64_t>& at) {
+    int64_t o = 0;
+    for (char c : term) o = o * dims.at(c) + at.at(c);
+    return o;
+  };
+  int64_t out_size = 1, total = 1;
+  for (char c : out) out_size *= dims.at(c);
+  for (char c : labels) total *= dims.at(c);
+  std::vector<double> result(static_cast<size_t>(out_size), 0.0);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    std::map<char, int64_t> at;
+    int64_t rest = flat;
+    for (auto it = labels.rbegin(); it != labels.rend(); ++it) {
+      at[*it] = rest % dims.at(*it);
+      rest /= dims.at(*it);
+    }
+    double p = 1;
+    for (size_t i = 0; i < terms.size(); ++i) p *= xs[i][static_cast<size_t>(offset(terms[i], at))];
+    result[static_cast<size_t>(offset(out, at))] += p;
+  }
+  return result;
+}
+
+TEST(TFSweepConvertersTest, EinsumMatchesADirectSum) {
+  struct Case {
+    std::vector<std::string> terms;
+    std::string out;
+  };
+  std::map<char, int64_t> dims{{'a', 2}, {'b', 3}, {'c', 4}, {'d', 2}, {'h', 2},
+                               {'i', 3}, {'j', 4}, {'k', 2}, {'q', 3}};
+  std::vector<Case> cases{{{"ij", "jk"}, "ik"}, {{"abc", "cd"}, "abd"}, {{"bqhd", "bkhd"}, "bhqk"},
+                          {{"ij"}, "ji"},       {{"ij"}, "i"},          {{"i", "j"}, "ij"},
+                          {{"ij", "ij"}, "i"},  {{"abc", "ca"}, "b"},   {{"bij", "bjk"}, "bik"}};
+  for (const Case& c : cases) {
+    std::string graph, equation;
+    std::map<std::string, NDArray> feeds;
+    std::vector<std::vector<double>> xs;
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < c.terms.size(); ++i) {
+      std::vector<int64_t> shape;
+      int64_t n = 1;
+      for (char l : c.terms[i]) shape.push_back(dims[l]), n *= dims[l];
+      std::string name = "x" + std::to_string(i);
+      graph += Placeholder(name, shape);
+      xs.push_back(Values(n, 0.3 + 0.1 * static_cast<double>(i)));
+      feeds[name] = test::MakeArray(Shape(shape), DType::kFloat32, xs.back());
+      inputs.push_back(name);
+      equation += (i ? "," : "") + c.terms[i];
+    }
+    equation += "->" + c.out;
+    graph += Node("e", "Einsum", inputs, Type() + Attr("equation", "s: '" + equation + "'") + Attr("N", "i: 1"));
+    ExpectClose(test::RunText(graph, feeds, {"e"})[0], EinsumReference(c.terms, c.out, dims, xs), equation, 1e-5, 1e-5);
+  }
+  // An ellipsis, and a batch dimension unknown until the feed (EinsumDense).
+  std::string graph = Placeholder("x", {-1, 3, 4}) + Placeholder("w", {4, 2}) +
+                      Node("e", "Einsum", {"x", "w"}, Type() + Attr("equation", "s: '...c,cd->...d'"));
+  std::vector<double> x = Values(24), w = Values(8, 0.5);
+  NDArray y = test::RunText(graph,
+                            {{"x", test::MakeArray(Shape{2, 3, 4}, DType::kFloat32, x)},
+                             {"w", test::MakeArray(Shape{4, 2}, DType::kFloat32, w)}},
+                            {"e"})[0];
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 2}));
+  ExpectClose(y, EinsumReference({"abc", "cd"}, "abd", dims, {x, w}), "...c,cd->...d");
+  EXPECT_ERROR(
+      test::RunText(Placeholder("m", {3, 3}) + Node("e", "Einsum", {"m"}, Type() + Attr("equation", "s: 'ii->i'")),
+                    {{"m", test::MakeArray(Shape{3, 3}, DType::kFloat32, Values(9))}}, {"e"}),
+      "repeated within operand 0 (a diagonal) is not supported");
+}
+
+TEST(TFSweepConvertersTest, DepthToSpaceSpaceToDepthAndMatrixBandPart) {
+  const int64_t b = 2, h = 2, w = 3, c = 8;  // DepthToSpace: [1, 2, 3, 8] -> [1, 4, 6, 2]
+  std::vector<double> x = Values(h * w * c);
+  std::string graph = Placeholder("x", {-1, h, w, c}) +
+                      Node("d2s", "DepthToSpace", {"x"}, Type() + Attr("block_size", "i: 2")) +
+                      Node("s2d", "SpaceToDepth", {"d2s"}, Type() + Attr("block_size", "i: 2"));
+  std::vector<NDArray> r =
+      test::RunText(graph, {{"x", test::MakeArray(Shape{1, h, w, c}, DType::kFloat32, x)}}, {"d2s", "s2d"});
+  const int64_t oc = c / (b * b);
+  std::vector<double> want(x.size());
+  for (int64_t i = 0; i < h; ++i)
+    for (int64_t j = 0; j < w; ++j)
+      for (int64_t dh = 0; dh < b; ++dh)
+        for (int64_t dw = 0; dw < b; ++dw)
+          for (int64_t k = 0; k < oc; ++k)
+            want[static_cast<size_t>(((i * b + dh) * w * b + j * b + dw) * oc + k)] =
+                x[static_cast<size_t>((i * w + j) * c + (dh * b + dw) * oc + k)];
+  EXPECT_EQ(r[0].shape(), (Shape{1, 4, 6, 2}));
+  ExpectClose(r[0], want, "DepthToSpace", 0, 0);
+  ExpectClose(r[1], x, "SpaceToDepth undoes DepthToSpace", 0, 0);
+
+  std::vector<double> m = Values(24);
+  for (auto band : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {-1, 1}, {0, -1}}) {
+    std::string g = Placeholder("m", {2, 3, 4}) + Ints("lo", {band.first}, true) + Ints("up", {band.second}, true) +
+                    Node("band", "MatrixBandPart", {"m", "lo", "up"}, Type());
+    std::vector<double> expect;
+    for (int64_t k = 0; k < 24; ++k) {
+      int64_t i = (k / 4) % 3, j = k % 4;
+      bool in = (band.first < 0 || i - j <= band.first) && (band.second < 0 || j - i <= band.second);
+      expect.push_back(in ? m[static_cast<size_t>(k)] : 0);
+    }
+    ExpectClose(test::RunText(g, {{"m", test::MakeArray(Shape{2, 3, 4}, DType::kFloat32, m)}}, {"band"})[0], expect,
+                "MatrixBandPart", 0, 0);
+  }
+}
+
+/*! \brief y = gamma * (x - mean) / sqrt(var + eps) per channel of a [n, c] batch (training: batch statistics). */
+std::vector<double> BatchNorm(const std::vector<double>& x, const std::vector<double>& gamma, int64_t c, double eps) {
+  int64_t n = static_cast<int64_t>(x.size()) / c;
+  std::vector<double> y(x.size());
+  for (int64_t k = 0; k < c; ++k) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; ++i) mean += x[static_cast<size_t>(i * c + k)] / static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i)
+      var += std::pow(x[static_cast<size_t>(i * c + k)] - mean, 2) / static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i)
+      y[static_cast<size_t>(i * c + k)] =
+          gamma[static_cast<size_t>(k)] * (x[static_cast<size_t>(i * c + k)] - mean) / std::sqrt(var + eps);
+  }
+  return y;
+}
+
+TEST(TFSweepConvertersTest, FusedBatchNormGradMatchesFiniteDifferences) {
+  const int64_t n = 4, c = 2;
+  const double eps = 0.001;
+  std::vector<double> x = Values(n * c), dy = Values(n * c, 0.9), gamma{1.5, -0.5};
+  std::string graph =
+      Placeholder("x", {1, 2, 2, c}, "DT_DOUBLE") + Placeholder("dy", {1, 2, 2, c}, "DT_DOUBLE") +
+      Const("gamma", {c}, gamma, "DT_DOUBLE", "double_val") + Const("beta", {c}, {0, 0}, "DT_DOUBLE", "double_val") +
+      Const("mean", {c}, {0.1, -0.2}, "DT_DOUBLE", "double_val") +
+      Const("var", {c}, {0.5, 2.0}, "DT_DOUBLE", "double_val") +
+      Node("bn", "FusedBatchNormV3", {"x", "gamma", "beta", "mean", "var"},
+           Type("DT_DOUBLE") + Type("DT_DOUBLE", "U") + Attr("epsilon", "f: 0.001")) +
+      Node("grad", "FusedBatchNormGradV3", {"dy", "x", "gamma", "bn:3", "bn:4", "bn:5"},
+           Type("DT_DOUBLE") + Type("DT_DOUBLE", "U") + Attr("epsilon", "f: 0.001")) +
+      Node("infer", "FusedBatchNormGradV3", {"dy", "x", "gamma", "mean", "var", "mean"},
+           Type("DT_DOUBLE") + Type("DT_DOUBLE", "U") + Attr("epsilon", "f: 0.001") + Attr("is_training", "b: false"));
+  std::vector<NDArray> r = test::RunText(graph,
+                                         {{"x", test::MakeArray(Shape{1, 2, 2, c}, DType::kFloat64, x)},
+                                          {"dy", test::MakeArray(Shape{1, 2, 2, c}, DType::kFloat64, dy)}},
+                                         {"grad:0", "grad:1", "grad:2", "grad:3", "infer:0", "infer:1"});
+  // Training: d/dx and d/dgamma of sum(dy * bn(x)) by central differences.
+  auto loss = [&](const std::vector<double>& xv, const std::vector<double>& g) {
+    std::vector<double> y = BatchNorm(xv, g, c, eps);
+    double s = 0;
+    for (size_t i = 0; i < y.size(); ++i) s += y[i] * dy[i];
+    return s;
+  };
+  std::vector<double> dx, dgamma, dbeta{0, 0};
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> up = x, down = x;
+    up[i] += 1e-6, down[i] -= 1e-6;
+    dx.push_back((loss(up, gamma) - loss(down, gamma)) / 2e-6);
+    dbeta[i % c] += dy[i];
+  }
+  for (size_t k = 0; k < gamma.size(); ++k) {
+    std::vector<double> up = gamma, down = gamma;
+    up[k] += 1e-6, down[k] -= 1e-6;
+    dgamma.push_back((loss(x, up) - loss(x, down)) / 2e-6);
+  }
+  ExpectClose(r[0], dx, "dx (training)", 1e-6, 1e-6);
+  ExpectClose(r[1], dgamma, "dscale (training)", 1e-6, 1e-6);
+  ExpectClose(r[2], dbeta, "doffset (training)", 1e-9, 1e-9);
+  EXPECT_EQ(r[3].shape(), (Shape{0}));
+  // Inference: the statistics are constants, so dx = dy * gamma / sqrt(var + eps).
+  std::vector<double> mean{0.1, -0.2}, var{0.5, 2.0}, infer_dx, infer_dgamma{0, 0};
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t k = i % c;
+    infer_dx.push_back(dy[i] * gamma[k] / std::sqrt(var[k] + eps));
+    infer_dgamma[k] += dy[i] * (x[i] - mean[k]) / std::sqrt(var[k] + eps);
+  }
+  ExpectClose(r[4], infer_dx, "dx (inference)", 1e-9, 1e-9);
+  ExpectClose(r[5], infer_dgamma, "dscale (inference)", 1e-9, 1e-9);
+  ExpectClose(test::RunText(Placeholder("p", {2}) + Node("pr", "Print", {"p", "p"}, Type()),
+                            {{"p", test::MakeArray(Shape{2}, DType::kFloat32, {3, 4})}}, {"pr"})[0],
+              {3, 4}, "Print passes its input through", 0, 0);
 }
 
 }  // namespace
