@@ -1,7 +1,7 @@
 /*!
  * \file convert_optimizers.cc
- * \brief Converters for the optimizer updates of tf.train.RMSPropOptimizer and
- * AdagradOptimizer (and their Resource forms, and Keras' AdagradV2): the update's elementwise
+ * \brief Converters for the optimizer updates of RMSProp, Adagrad (and Keras' AdagradV2),
+ * Adadelta, AdaMax and Keras' SGD momentum (and their Resource forms): the update's elementwise
  * arithmetic followed by assigns, as convert_train.cc does for the others.
  */
 #include "converter.h"
@@ -66,9 +66,86 @@ Outputs ConvertAdagrad(ImportContext& ctx) {
   return {AssignAfter(ctx, var, ctx.Op("subtract", {var, step}, {}, "new_var"), after, "")};
 }
 
+/*!
+ * \brief Keras SGD: accum = accum * momentum - lr * grad; var += accum (Nesterov: var += accum *
+ * momentum - lr * grad). Inputs: var, accum, lr, grad, momentum.
+ */
+Outputs ConvertKerasMomentum(ImportContext& ctx) {
+  ctx.ExpectInputs(5);
+  NodeEntry var = ctx.VariableInput(0), accum = ctx.VariableInput(1);
+  NodeEntry lr = ctx.input(2), grad = ctx.input(3), momentum = ctx.input(4);
+  NodeEntry lr_grad = ctx.Op("multiply", {lr, grad}, {}, "lr_grad");
+  NodeEntry new_accum =
+      ctx.Op("subtract", {ctx.Op("multiply", {accum, momentum}, {}, "decayed"), lr_grad}, {}, "new_accum");
+  NodeEntry step = new_accum;
+  if (ctx.Bool("use_nesterov", false)) {
+    step = ctx.Op("subtract", {ctx.Op("multiply", {new_accum, momentum}, {}, "look_ahead"), lr_grad}, {}, "step");
+  }
+  NodeEntry accum_out = AssignAfter(ctx, accum, new_accum, {}, "assign_accum");
+  return {AssignAfter(ctx, var, ctx.Op("add", {var, step}, {}, "new_var"), {accum_out}, "")};
+}
+
+/*!
+ * \brief Adadelta: accum = rho * accum + (1 - rho) * grad^2; update = sqrt(accum_update + eps) /
+ * sqrt(accum + eps) * grad; accum_update = rho * accum_update + (1 - rho) * update^2; var -= lr *
+ * update. Inputs: var, accum, accum_update, lr, rho, epsilon, grad.
+ */
+Outputs ConvertAdadelta(ImportContext& ctx) {
+  ctx.ExpectInputs(7);
+  NodeEntry var = ctx.VariableInput(0), accum = ctx.VariableInput(1), accum_update = ctx.VariableInput(2);
+  NodeEntry lr = ctx.input(3), rho = ctx.input(4), eps = ctx.input(5), grad = ctx.input(6);
+  NodeEntry one_minus_rho = ctx.Op("rsubtract_scalar", {rho}, {{"scalar", "1"}}, "one_minus_rho");
+  auto decay = [&](const NodeEntry& old, const NodeEntry& value, const std::string& suffix) {
+    NodeEntry fresh =
+        ctx.Op("multiply", {one_minus_rho, ctx.Op("square", {value}, {}, suffix + "/square")}, {}, suffix + "/fresh");
+    return ctx.Op("add", {ctx.Op("multiply", {rho, old}, {}, suffix + "/decayed"), fresh}, {}, suffix);
+  };
+  NodeEntry new_accum = decay(accum, grad, "new_accum");
+  auto root = [&](const NodeEntry& x, const std::string& suffix) {
+    return ctx.Op("sqrt", {ctx.Op("add", {x, eps}, {}, suffix + "/plus_eps")}, {}, suffix);
+  };
+  NodeEntry ratio = ctx.Op("divide", {root(accum_update, "rms_update"), root(new_accum, "rms_grad")}, {}, "ratio");
+  NodeEntry update = ctx.Op("multiply", {ratio, grad}, {}, "update");
+  NodeEntry new_accum_update = decay(accum_update, update, "new_accum_update");
+  NodeEntry accum_out = AssignAfter(ctx, accum, new_accum, {}, "assign_accum");
+  NodeEntry update_out = AssignAfter(ctx, accum_update, new_accum_update, {}, "assign_accum_update");
+  NodeEntry step = ctx.Op("multiply", {lr, update}, {}, "step");
+  return {AssignAfter(ctx, var, ctx.Op("subtract", {var, step}, {}, "new_var"), {accum_out, update_out}, "")};
+}
+
+/*!
+ * \brief AdaMax: m = beta1 * m + (1 - beta1) * grad; v = max(beta2 * v, |grad|); var -= lr /
+ * (1 - beta1_power) * m / (v + epsilon). Inputs: var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad.
+ */
+Outputs ConvertAdaMax(ImportContext& ctx) {
+  ctx.ExpectInputs(9);
+  NodeEntry var = ctx.VariableInput(0), m = ctx.VariableInput(1), v = ctx.VariableInput(2);
+  NodeEntry beta1_power = ctx.input(3), lr = ctx.input(4), beta1 = ctx.input(5), beta2 = ctx.input(6);
+  NodeEntry eps = ctx.input(7), grad = ctx.input(8);
+  NodeEntry one_minus_beta1 = ctx.Op("rsubtract_scalar", {beta1}, {{"scalar", "1"}}, "one_minus_beta1");
+  NodeEntry new_m = ctx.Op(
+      "add",
+      {ctx.Op("multiply", {beta1, m}, {}, "decayed_m"), ctx.Op("multiply", {one_minus_beta1, grad}, {}, "m_step")}, {},
+      "new_m");
+  NodeEntry new_v = ctx.Op(
+      "maximum", {ctx.Op("multiply", {beta2, v}, {}, "decayed_v"), ctx.Op("abs", {grad}, {}, "abs_grad")}, {}, "new_v");
+  NodeEntry lr_t =
+      ctx.Op("divide", {lr, ctx.Op("rsubtract_scalar", {beta1_power}, {{"scalar", "1"}}, "one_minus_beta1_power")}, {},
+             "lr_t");
+  NodeEntry step =
+      ctx.Op("divide", {ctx.Op("multiply", {lr_t, new_m}, {}, "scaled_m"), ctx.Op("add", {new_v, eps}, {}, "den")}, {},
+             "step");
+  NodeEntry m_out = AssignAfter(ctx, m, new_m, {}, "assign_m");
+  NodeEntry v_out = AssignAfter(ctx, v, new_v, {}, "assign_v");
+  return {AssignAfter(ctx, var, ctx.Op("subtract", {var, step}, {}, "new_var"), {m_out, v_out}, "")};
+}
+
 }  // namespace
 
 IR_TF_CONVERTER({"ApplyRMSProp", "ResourceApplyRMSProp"}, ConvertRMSProp);
+IR_TF_CONVERTER({"ResourceApplyKerasMomentum"}, ConvertKerasMomentum);
+IR_TF_CONVERTER({"ApplyAdadelta", "ResourceApplyAdadelta"}, ConvertAdadelta);
+IR_TF_CONVERTER({"ApplyAdaMax", "ResourceApplyAdaMax"}, ConvertAdaMax);
 IR_TF_CONVERTER({"ApplyAdagrad", "ResourceApplyAdagrad", "ApplyAdagradV2", "ResourceApplyAdagradV2"}, ConvertAdagrad);
 
 }  // namespace tf

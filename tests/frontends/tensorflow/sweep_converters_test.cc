@@ -176,6 +176,47 @@ TEST(TFSweepConvertersTest, RMSPropAndAdagradUpdatesFollowTheirFormulas) {
   ExpectClose(out[4], acc, "AdagradV2 accum");
 }
 
+TEST(TFSweepConvertersTest, KerasMomentumAdadeltaAndAdaMaxFollowTheirFormulas) {
+  for (bool nesterov : {false, true}) {
+    std::string graph = InitializedVariable("w", {1, -2}) + InitializedVariable("acc", {0.5, 0}) +
+                        InitializedVariable("ad", {1, 2}) + InitializedVariable("au", {0.2, 0.1}) +
+                        InitializedVariable("ad_w", {3, 4}) + InitializedVariable("m", {0.1, 0.2}) +
+                        InitializedVariable("v", {0.5, 0.1}) + InitializedVariable("mx_w", {-1, 1}) +
+                        Const("lr", {}, {0.1}) + Const("mu", {}, {0.9}) + Const("rho", {}, {0.95}) +
+                        Const("eps", {}, {1e-3}) + Const("b1p", {}, {0.81}) + Const("b1", {}, {0.9}) +
+                        Const("b2", {}, {0.999}) + Const("g", {2}, {2, -3}) +
+                        Node("sgd", "ResourceApplyKerasMomentum", {"w", "acc", "lr", "g", "mu"},
+                             Type() + Attr("use_nesterov", nesterov ? "b: true" : "b: false")) +
+                        Node("adadelta", "ApplyAdadelta", {"ad_w", "ad", "au", "lr", "rho", "eps", "g"}, Type()) +
+                        Node("adamax", "ApplyAdaMax", {"mx_w", "m", "v", "b1p", "lr", "b1", "b2", "eps", "g"}, Type());
+    TFSession s(test::TextModel(graph), SessionOptions());
+    s.Run({}, {}, {"w/init", "acc/init", "ad/init", "au/init", "ad_w/init", "m/init", "v/init", "mx_w/init"});
+    s.Run({}, {}, {"sgd", "adadelta", "adamax"});
+    std::vector<NDArray> out = s.Run({}, {"w", "acc", "ad_w", "ad", "au", "mx_w", "m", "v"});
+    std::vector<double> w{1, -2}, acc{0.5, 0}, ad{1, 2}, au{0.2, 0.1}, ad_w{3, 4}, m{0.1, 0.2}, v{0.5, 0.1};
+    std::vector<double> mx_w{-1, 1}, g{2, -3};
+    for (int i = 0; i < 2; ++i) {
+      acc[i] = acc[i] * 0.9 - 0.1 * g[i];
+      w[i] += nesterov ? acc[i] * 0.9 - 0.1 * g[i] : acc[i];
+      ad[i] = 0.95 * ad[i] + 0.05 * g[i] * g[i];
+      double update = std::sqrt(au[i] + 1e-3) / std::sqrt(ad[i] + 1e-3) * g[i];
+      au[i] = 0.95 * au[i] + 0.05 * update * update;
+      ad_w[i] -= 0.1 * update;
+      m[i] = 0.9 * m[i] + 0.1 * g[i];
+      v[i] = std::max(0.999 * v[i], std::fabs(g[i]));
+      mx_w[i] -= 0.1 / (1 - 0.81) * m[i] / (v[i] + 1e-3);
+    }
+    ExpectClose(out[0], w, nesterov ? "Keras Nesterov var" : "Keras momentum var");
+    ExpectClose(out[1], acc, "Keras momentum accum");
+    ExpectClose(out[2], ad_w, "Adadelta var");
+    ExpectClose(out[3], ad, "Adadelta accum");
+    ExpectClose(out[4], au, "Adadelta accum_update");
+    ExpectClose(out[5], mx_w, "AdaMax var");
+    ExpectClose(out[6], m, "AdaMax m");
+    ExpectClose(out[7], v, "AdaMax v");
+  }
+}
+
 TEST(TFSweepConvertersTest, ResourceGatherAndResourceAdagradOnAVarHandle) {
   std::string graph = Node("h", "VarHandleOp", {}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({3, 2}))) +
                       Const("h/value", {3, 2}, {1, 2, 3, 4, 5, 6}) +
