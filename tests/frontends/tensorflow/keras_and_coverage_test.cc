@@ -147,6 +147,19 @@ TEST(TFImportErrorTest, UnknownOpNamesTheOpTheNodeAndListUnsupported) {
   auto missing = ListUnsupported(test::TextModel(graph).graph_def);
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].first, "warp");
+  // Nodes of the bodies an If reaches are listed too, prefixed by their function.
+  std::string body =
+      "library { function { signature { name: 'then_fn' input_arg { name: 'x' type: DT_FLOAT } "
+      "output_arg { name: 'y' type: DT_FLOAT } } node_def { name: 'odd' op: 'Bogus' input: 'x' } "
+      "ret { key: 'y' value: 'odd:output:0' } } }";
+  std::string branch =
+      Attr("then_branch", "func { name: 'then_fn' }") + Attr("else_branch", "func { name: 'then_fn' }");
+  missing = ListUnsupported(test::TextModel(Placeholder("p", {}, "DT_BOOL") + Placeholder("x", {2}) +
+                                            Node("if", "If", {"p", "x"}, branch) + body)
+                                .graph_def);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].first, "then_fn/odd");
+  EXPECT_EQ(missing[0].second, "Bogus");
 }
 
 }  // namespace
