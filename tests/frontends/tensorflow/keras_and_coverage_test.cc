@@ -1,8 +1,8 @@
 /*!
  * \file keras_and_coverage_test.cc
- * \brief A Keras-style TF2 SavedModel (signature wrapper -> wrapped model function, resource
- * variables keyed through the object graph), the README's op-coverage table, and the importer's
- * error texts for common mistakes.
+ * \brief Keras-style TF2 SavedModels (signature wrapper -> wrapped model function, resource
+ * variables keyed through the object graph and restored from variables/), the README's op-coverage table, and the
+ * importer's error texts for common mistakes.
  */
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include "ir/runtime.h"
 #include "ir_tf/import.h"
 #include "ir_tf/model.h"
+#include "ir_tf/npy.h"
 #include "ir_tf/session.h"
 #include "test_util.h"
 #include "tf_test_util.h"
@@ -117,6 +118,20 @@ TEST(TFKerasSavedModelTest, SequentialRunsThroughServingDefault) {
   TFModel by_file = LoadModel(kKerasDir + "/saved_model.pbtxt");
   EXPECT_EQ(by_file.format, "saved_model");
   EXPECT_EQ(by_file.signature_outputs, model.signature_outputs);
+}
+
+TEST(TFKerasSavedModelTest, FunctionalCnnRestoresItsVariablesAndMatchesNumPy) {
+  const std::string dir = std::string(IR_TF_TEST_DATA_DIR) + "/graphs/keras_cnn";
+  TFModel model = LoadModel(dir);
+  ASSERT_EQ(model.checkpoint_prefix, dir + "/variables/variables");
+  EXPECT_EQ(model.checkpoint_keys.at("batch_normalization/moving_variance"),
+            "layer_with_weights-1/moving_variance/.ATTRIBUTES/VARIABLE_VALUE");
+  TFSession session(model);
+  EXPECT_EQ(session.RestoreCheckpoint(model.checkpoint_prefix).size(), 8u);
+  NDArray expected = ReadNpy(dir + "/expected.npy");
+  NDArray y = session.Run({{"image", ReadNpy(dir + "/image.npy")}}, {"dense"})[0];
+  EXPECT_EQ(y.shape(), expected.shape());
+  ExpectClose(y, test::ToDoubles(expected), "Conv2D-BatchNorm-MaxPool-Flatten-Dense vs NumPy", 1e-5, 1e-4);
 }
 
 TEST(TFImportErrorTest, SavedModelPbFileLoadsItsDirectory) {
