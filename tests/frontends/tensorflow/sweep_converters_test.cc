@@ -25,12 +25,13 @@ using Fn = std::function<double(double)>;
 
 const double kScale = 1.0507009873554804934193349852946, kAlpha = 1.6732632423543772848170429916717;
 
-/*! \brief Runs `op` on a float placeholder fed `xs`; returns the outputs as doubles. */
-NDArray RunUnary(const std::string& op, const std::vector<double>& xs, const std::string& dtype = "DT_FLOAT") {
+/*! \brief Runs `op` on a float placeholder fed `xs`, unfused or fused into generated kernels. */
+NDArray RunUnary(const std::string& op, const std::vector<double>& xs, const std::string& dtype = "DT_FLOAT",
+                 bool fusion = false) {
   int64_t n = static_cast<int64_t>(xs.size());
   std::string graph = Placeholder("x", {n}, dtype) + Node("y", op, {"x"}, Type(dtype));
   DType t = dtype == "DT_DOUBLE" ? DType::kFloat64 : DType::kFloat32;
-  return test::RunText(graph, {{"x", test::MakeArray(Shape{n}, t, xs)}}, {"y"})[0];
+  return test::RunText(graph, {{"x", test::MakeArray(Shape{n}, t, xs)}}, {"y"}, fusion)[0];
 }
 
 std::vector<double> Map(const std::vector<double>& xs, const Fn& f) {
@@ -60,6 +61,7 @@ TEST(TFSweepConvertersTest, UnaryCompositionsMatchCMath) {
   };
   for (const Case& c : cases) {
     ExpectClose(RunUnary(c.op, c.in), Map(c.in, c.f), c.op, 1e-5, 1e-5);
+    ExpectClose(RunUnary(c.op, c.in, "DT_FLOAT", true), Map(c.in, c.f), std::string(c.op) + " fused", 1e-5, 1e-5);
     if (std::string(c.op) != "Erf") ExpectClose(RunUnary(c.op, c.in, "DT_DOUBLE"), Map(c.in, c.f), c.op, 1e-12, 1e-12);
   }
   EXPECT_ERROR(RunUnary("Erf", xs, "DT_DOUBLE"), "Erf of float64 is not supported");

@@ -198,14 +198,16 @@ wrapped = function(WRAPPED, [arg("image", "DT_FLOAT")] + [arg(r, "DT_RESOURCE") 
 unknown = ["unknown"] + ["unknown_%d" % i for i in range(7)]
 signature = function(SIGNATURE, [arg("image", "DT_FLOAT")] + [arg(u, "DT_RESOURCE") for u in unknown],
                      [call("StatefulPartitionedCall", ["image"] + unknown, WRAPPED),
-                      node("Identity", "Identity", ["StatefulPartitionedCall:output:0", "^StatefulPartitionedCall"], F)],
+                      node("Identity", "Identity", ["StatefulPartitionedCall:output:0",
+                                                    "^StatefulPartitionedCall"], F)],
                      "Identity:output:0", "StatefulPartitionedCall")
 top = [node(n, "VarHandleOp", [], attr("_output_shapes", "list { shape { } }"), attr("allowed_devices", "list { }"),
             attr("container", 's: ""'), attr("dtype", "type: DT_FLOAT"), attr("shape", shape(v.shape)),
             attr("shared_name", 's: "%s"' % n), key="node") for n, _, v in VARIABLES]
 top.append(node("serving_default_image", "Placeholder", [], attr("dtype", "type: DT_FLOAT"),
                 attr("shape", shape([-1, 4, 4, 1])), key="node"))
-top.append(call("StatefulPartitionedCall", ["serving_default_image"] + [n for n, _, _ in VARIABLES], SIGNATURE, "node"))
+top.append(call("StatefulPartitionedCall", ["serving_default_image"] + [n for n, _, _ in VARIABLES], SIGNATURE,
+                "node"))
 top.append(node("saver_filename", "Placeholder", [], attr("dtype", "type: DT_STRING"), attr("shape", "shape { }"),
                 key="node"))
 
@@ -222,23 +224,26 @@ layer = user("_tf_keras_layer")
 objects = [
     " ".join([child(1, "layer-0"), child(2, "layer_with_weights-0"), child(2, "layer-1"),
               child(3, "layer_with_weights-1"), child(3, "layer-2"), child(4, "layer-3"), child(5, "layer-4"),
-              child(6, "layer_with_weights-2"), child(6, "layer-5"), child(7, "signatures"), user("_tf_keras_network")]),
+              child(6, "layer_with_weights-2"), child(6, "layer-5"), child(7, "signatures"),
+              user("_tf_keras_network")]),
     user("_tf_keras_input_layer"),
     " ".join([child(8, "kernel"), child(9, "bias"), layer]),
     " ".join([child(10, "gamma"), child(11, "beta"), child(12, "moving_mean"), child(13, "moving_variance"), layer]),
     layer, layer,
     " ".join([child(14, "kernel"), child(15, "bias"), layer]),
     " ".join([child(16, "serving_default"), user("signature_map")]),
-] + ['variable { dtype: DT_FLOAT %s trainable: %s name: "%s" }' % (shape(v.shape), "false" if "moving" in n else "true", n)
-     for n, _, v in VARIABLES] + ['function { concrete_functions: "%s" }' % SIGNATURE]
+] + ['variable { dtype: DT_FLOAT %s trainable: %s name: "%s" }' %
+     (shape(v.shape), "false" if "moving" in n else "true", n) for n, _, v in VARIABLES]
+objects.append('function { concrete_functions: "%s" }' % SIGNATURE)
 object_graph = ("object_graph_def { %s concrete_functions { key: \"%s\" value { %s } } }" %
                 (" ".join("nodes { %s }" % o for o in objects), SIGNATURE,
                  " ".join("bound_inputs: %d" % i for i in range(8, 16))))
 signature_def = ('signature_def { key: "serving_default" value { inputs { key: "image" value { name: '
-                 '"serving_default_image:0" dtype: DT_FLOAT tensor_shape { dim { size: -1 } dim { size: 4 } dim { size: 4 } '
-                 'dim { size: 1 } } } } outputs { key: "dense" value { name: "StatefulPartitionedCall:0" dtype: DT_FLOAT '
-                 'tensor_shape { dim { size: -1 } dim { size: 3 } } } } method_name: "tensorflow/serving/predict" } }')
+                 '"serving_default_image:0" dtype: DT_FLOAT tensor_shape { dim { size: -1 } dim { size: 4 } '
+                 'dim { size: 4 } dim { size: 1 } } } } outputs { key: "dense" value { name: '
+                 '"StatefulPartitionedCall:0" dtype: DT_FLOAT tensor_shape { dim { size: -1 } dim { size: 3 } } } } '
+                 'method_name: "tensorflow/serving/predict" } }')
 with open("saved_model.pbtxt", "w") as f:
-    f.write('saved_model_schema_version: 1\nmeta_graphs { meta_info_def { tags: "serve" tensorflow_version: "2.8.0" '
-            'stripped_default_attrs: true } graph_def { %s library { %s %s } versions { producer: 987 min_consumer: 12 } '
-            '} %s %s }\n' % (" ".join(top), wrapped, signature, signature_def, object_graph))
+    f.write('saved_model_schema_version: 1\nmeta_graphs { meta_info_def { tags: "serve" tensorflow_version: '
+            '"2.8.0" stripped_default_attrs: true } graph_def { %s library { %s %s } versions { producer: 987 '
+            'min_consumer: 12 } } %s %s }\n' % (" ".join(top), wrapped, signature, signature_def, object_graph))
