@@ -6,6 +6,8 @@
  * attributes (see ir_tf/import.h), so it is applied, checked, timed and dumped like any pass.
  */
 #include <algorithm>
+#include <functional>
+#include <set>
 
 #include "convert_functional.h"
 #include "converter.h"
@@ -103,10 +105,30 @@ Graph ImportGraphDef(const std::string& graph_def, const ImportOptions& options)
 }
 
 std::vector<std::pair<std::string, std::string>> ListUnsupported(const std::string& graph_def) {
+  tensorflow::GraphDef graph = ParseGraphDef(graph_def);
   std::vector<std::pair<std::string, std::string>> missing;
-  for (const tensorflow::NodeDef& node : InlineFunctions(ParseGraphDef(graph_def))) {
-    if (FindConverter(node.op()) == nullptr) missing.emplace_back(node.name(), node.op());
-  }
+  std::set<std::string> visited;
+  // Top-level nodes, then the bodies of the functional ops (If, While, Case) they reach, each once.
+  std::function<void(const std::vector<tensorflow::NodeDef>&, const std::string&)> walk =
+      [&](const std::vector<tensorflow::NodeDef>& nodes, const std::string& prefix) {
+        for (const tensorflow::NodeDef& node : nodes) {
+          if (FindConverter(node.op()) == nullptr) missing.emplace_back(prefix + node.name(), node.op());
+          for (const auto& attr : node.attr()) {
+            std::vector<std::string> functions;
+            if (attr.second.has_func()) functions.push_back(attr.second.func().name());
+            for (const auto& f : attr.second.list().func()) functions.push_back(f.name());
+            for (const std::string& name : functions) {
+              if (!visited.insert(name).second) continue;
+              for (const tensorflow::FunctionDef& fn : graph.library().function()) {
+                if (fn.signature().name() != name) continue;
+                std::vector<tensorflow::NodeDef> body(fn.node_def().begin(), fn.node_def().end());
+                walk(InlineFunctions(body, graph.library()), name + "/");
+              }
+            }
+          }
+        }
+      };
+  walk(InlineFunctions(graph), "");
   return missing;
 }
 

@@ -141,6 +141,11 @@ TFModel LoadMetaGraph(const std::string& path, const std::string& signature) {
 
 }  // namespace
 
+bool IsSavedModelFile(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') + 1);
+  return base == "saved_model.pb" || base == "saved_model.pbtxt";
+}
+
 std::string TFModel::ResolveName(const std::string& name) const {
   auto in = signature_inputs.find(name);
   if (in != signature_inputs.end()) return in->second;
@@ -200,6 +205,10 @@ TFModel ModelFromText(const std::string& text, const std::string& origin) {
 TFModel LoadModel(const std::string& path, const std::string& signature) {
   if (IsDirectory(path)) return LoadSavedModel(path, signature);
   IR_CHECK(PathExists(path)) << "'" << path << "' does not exist";  // ReadFile rejects FIFOs, devices...
+  if (IsSavedModelFile(path)) {  // the SavedModel's own file: load the SavedModel it belongs to
+    size_t slash = path.rfind('/');
+    return LoadSavedModel(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash), signature);
+  }
   if (EndsWith(path, ".meta")) return LoadMetaGraph(path, signature);
   IR_CHECK(signature.empty()) << "'" << path << "' is a GraphDef: it has no signatures (a SavedModel or .meta has)";
   std::string bytes = ReadFile(path);

@@ -58,6 +58,8 @@ DType ToDType(int tf_dtype) {
       return DType::kInt64;
     case tensorflow::DT_BOOL:
       return DType::kBool;
+    case tensorflow::DT_STRING:
+      throw Error("unsupported dtype DT_STRING: string tensors are not supported (feed and fetch numeric tensors)");
     default:
       throw Error(StrCat("unsupported dtype ", TFTypeName(tf_dtype),
                          " (supported: float, double, half, bfloat16, int8/16/32/64, uint8/16/32, bool)"));

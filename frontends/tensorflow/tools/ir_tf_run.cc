@@ -45,7 +45,8 @@ const char kUsage[] =
     "  --fmax K              at most K array inputs per fused kernel\n"
     "  --out DIR             write each fetch to DIR/<name>.npy ('/' and ':' become '_')\n"
     "  --dump DIR            write the IR after every pass into DIR\n"
-    "  --list-unsupported    list every node whose op has no converter, and exit\n";
+    "  --list-unsupported    list every node whose op has no converter, and exit\n"
+    "  --list-supported      list every TensorFlow op the importer converts (no --graph needed), and exit\n";
 
 struct Options {
   std::string graph, signature, run, target = "cpu", out, dump, checkpoint;
@@ -112,7 +113,10 @@ Options ParseArgs(int argc, char** argv) {
       o.dump = value();
     else if (flag == "--list-unsupported")
       o.list_unsupported = true;
-    else if (flag == "--help" || flag == "-h") {
+    else if (flag == "--list-supported") {
+      for (const std::string& op : ir::tf::SupportedOps()) std::cout << op << "\n";
+      std::exit(0);
+    } else if (flag == "--help" || flag == "-h") {
       std::cout << kUsage;
       std::exit(0);
     } else
@@ -207,6 +211,10 @@ void PrintTimings(const char* what, const ir::tf::TFRunTimings& t, double total)
 
 int Main(const Options& o) {
   auto start = Clock::now();
+  if (ir::tf::IsSavedModelFile(o.graph)) {
+    std::printf("note: '%s' is the saved_model.pb of a SavedModel: pass its directory; loading that directory\n",
+                o.graph.c_str());
+  }
   ir::tf::TFModel model = ir::tf::LoadModel(o.graph, o.signature);
   std::printf("loaded '%s' (%s, %zu nodes) in %.2f ms\n", o.graph.c_str(), model.format.c_str(),
               ir::tf::NodeNames(model).size(), Ms(start));

@@ -39,9 +39,12 @@ struct TFModel {
  * \brief Reads a model: a SavedModel directory (with `signature`, default "serving_default"),
  * a `.meta` MetaGraphDef, a text GraphDef (`.pbtxt`, `.txt`, or any file that does not parse as
  * binary), or a binary GraphDef. A `.meta` file next to `<prefix>.index` gets that checkpoint.
+ * A SavedModel's own `saved_model.pb` (or `.pbtxt`) loads the SavedModel of its directory.
  * \throws ir::Error naming the file and what is wrong with it.
  */
 TFModel LoadModel(const std::string& path, const std::string& signature = "");
+/*! \brief `path` names a SavedModel's `saved_model.pb` or `saved_model.pbtxt` file (not its directory). */
+bool IsSavedModelFile(const std::string& path);
 
 /*! \brief What a graph input expects, from its node's attributes (shape may be partial). */
 struct InputSpec {
