@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/nn_common.h"
+#include "ops/nn_device.h"
 
 namespace ir {
 namespace op {
@@ -560,6 +561,346 @@ FGradient SpaceBatchGradient(const char* inverse) {
   };
 }
 
+// ---------------------------------------------------------------- device kernels
+
+/*! \brief The rank-generic geometry of mirror_pad and space/batch kernels (at most kMaxRank dimensions). */
+constexpr int kMaxRank = 8;
+struct DeviceDims {
+  int64_t nd = 0, offset = 0, rest = 1, nb = 0, m = 0;
+  int64_t xs[kMaxRank] = {}, ys[kMaxRank] = {}, before[kMaxRank] = {}, after[kMaxRank] = {}, block[kMaxRank] = {};
+};
+
+const char kNNExtraC[] = R"(
+typedef struct {
+  long nd, offset, rest, nb, m;
+  long xs[8], ys[8], before[8], after[8], block[8];
+} nx_dims;
+
+/* depthwise_conv2d: y[n, c*m+j, oy, ox] = sum over taps of x[n, c, iy, ix] * w[ky, kx, c, j]. */
+IR_KERNEL void depthwise_forward(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, w), IR_ARRAY(T, y), const nn_window g,
+                                 const long m) {
+  IR_OFFSET(x);
+  IR_OFFSET(w);
+  IR_OFFSET(y);
+  IR_THREAD_LOOP(e, g.n * g.oc * g.oh * g.ow) {
+    long n, oc, oy, ox;
+    nn_coords(e, g.oc, g.oh, g.ow, g.nhwc, &n, &oc, &oy, &ox);
+    const long c = oc / m, j = oc % m;
+    T acc = (T)0;
+    for (long ky = 0; ky < g.kh; ++ky) {
+      const long iy = oy * g.sh - g.pad_top + ky * g.dh;
+      if (iy < 0 || iy >= g.h) continue;
+      for (long kx = 0; kx < g.kw; ++kx) {
+        const long ix = ox * g.sw - g.pad_left + kx * g.dw;
+        if (ix >= 0 && ix < g.w) acc += x[nn_at(g, 1, n, c, iy, ix)] * w[((ky * g.kw + kx) * g.c + c) * m + j];
+      }
+    }
+    y[nn_at(g, 0, n, oc, oy, ox)] = acc;
+  }
+}
+
+/* dx[n, c, iy, ix]: the taps of every output cell whose window covers (iy, ix). */
+IR_KERNEL void depthwise_backward_data(IR_CONST_ARRAY(T, dy), IR_CONST_ARRAY(T, w), IR_ARRAY(T, dx), const nn_window g,
+                                       const long m) {
+  IR_OFFSET(dy);
+  IR_OFFSET(w);
+  IR_OFFSET(dx);
+  IR_THREAD_LOOP(e, g.n * g.c * g.h * g.w) {
+    long n, c, iy, ix;
+    nn_coords(e, g.c, g.h, g.w, g.nhwc, &n, &c, &iy, &ix);
+    T acc = (T)0;
+    for (long ky = 0; ky < g.kh; ++ky) {
+      const long ty = iy + g.pad_top - ky * g.dh;
+      if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.oh) continue;
+      for (long kx = 0; kx < g.kw; ++kx) {
+        const long tx = ix + g.pad_left - kx * g.dw;
+        if (tx < 0 || tx % g.sw != 0 || tx / g.sw >= g.ow) continue;
+        for (long j = 0; j < m; ++j) {
+          acc += dy[nn_at(g, 0, n, c * m + j, ty / g.sh, tx / g.sw)] * w[((ky * g.kw + kx) * g.c + c) * m + j];
+        }
+      }
+    }
+    dx[nn_at(g, 1, n, c, iy, ix)] = acc;
+  }
+}
+
+/* dw[ky, kx, c, j] = sum over batch and output cells of x at the tap times dy. */
+IR_KERNEL void depthwise_backward_filter(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, dy), IR_ARRAY(T, dw),
+                                         const nn_window g, const long m) {
+  IR_OFFSET(x);
+  IR_OFFSET(dy);
+  IR_OFFSET(dw);
+  IR_THREAD_LOOP(e, g.kh * g.kw * g.c * m) {
+    const long j = e % m, c = e / m % g.c, kx = e / (m * g.c) % g.kw, ky = e / (m * g.c * g.kw);
+    T acc = (T)0;
+    for (long n = 0; n < g.n; ++n) {
+      for (long oy = 0; oy < g.oh; ++oy) {
+        const long iy = oy * g.sh - g.pad_top + ky * g.dh;
+        if (iy < 0 || iy >= g.h) continue;
+        for (long ox = 0; ox < g.ow; ++ox) {
+          const long ix = ox * g.sw - g.pad_left + kx * g.dw;
+          if (ix >= 0 && ix < g.w) acc += x[nn_at(g, 1, n, c, iy, ix)] * dy[nn_at(g, 0, n, c * m + j, oy, ox)];
+        }
+      }
+    }
+    dw[e] = acc;
+  }
+}
+
+/* bias + alpha * the sum of squares of row[k] for |k - i| <= r. */
+IR_FUNC T nx_lrn_scale(IR_GLOBAL const T* row, const long i, const long depth, const long r, const T bias,
+                       const T alpha) {
+  T sum = (T)0;
+  for (long k = i - r < 0 ? 0 : i - r; k <= i + r && k < depth; ++k) sum += row[k] * row[k];
+  return bias + alpha * sum;
+}
+
+/* lrn (grad 0; dy unread) or lrn_grad over rows of `depth`, as the CPU kernel. */
+IR_KERNEL void lrn(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, dy), IR_ARRAY(T, out), const long n, const long depth,
+                   const long r, const T bias, const T alpha, const T beta, const long grad) {
+  IR_OFFSET(x);
+  IR_OFFSET(dy);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(e, n) {
+    const long base = e - e % depth, j = e % depth;
+    IR_GLOBAL const T* row = x + base;
+    const T s = nx_lrn_scale(row, j, depth, r, bias, alpha);
+    if (!grad) {
+      out[e] = row[j] * ir_pow(s, -beta);
+    } else {
+      T sum = (T)0;
+      for (long i = j - r < 0 ? 0 : j - r; i <= j + r && i < depth; ++i) {
+        sum += dy[base + i] * row[i] * ir_pow(nx_lrn_scale(row, i, depth, r, bias, alpha), -beta - (T)1);
+      }
+      out[e] = dy[e] * ir_pow(s, -beta) - (T)2 * alpha * beta * row[j] * sum;
+    }
+  }
+}
+
+/* top_k: element i of a row goes to slot (its rank) when that is below k. */
+IR_KERNEL void top_k(IR_CONST_ARRAY(T, x), IR_ARRAY(T, values), IR_ARRAY(int, indices), const long n, const long cols,
+                     const long k) {
+  IR_OFFSET(x);
+  IR_OFFSET(values);
+  IR_OFFSET(indices);
+  IR_THREAD_LOOP(e, n) {
+    const long i = e % cols, row = e / cols;
+    IR_GLOBAL const T* p = x + row * cols;
+    long rank = 0;
+    for (long j = 0; j < cols && rank < k; ++j) rank += p[j] > p[i] || (!(p[i] > p[j]) && j < i);
+    if (rank < k) {
+      values[row * k + rank] = p[i];
+      indices[row * k + rank] = (int)i;
+    }
+  }
+}
+
+/* top_k_grad: dx[row, i] = the dy entries of the row whose index is i. */
+IR_KERNEL void top_k_grad(IR_CONST_ARRAY(T, dy), IR_CONST_ARRAY(int, indices), IR_ARRAY(T, dx), const long n,
+                          const long cols, const long k) {
+  IR_OFFSET(dy);
+  IR_OFFSET(indices);
+  IR_OFFSET(dx);
+  IR_THREAD_LOOP(e, n) {
+    const long i = e % cols, row = e / cols;
+    T acc = (T)0;
+    for (long j = 0; j < k; ++j) acc += indices[row * k + j] == i ? dy[row * k + j] : (T)0;
+    dx[e] = acc;
+  }
+}
+
+/* mirror_pad: y[i] = x at the position y's element i mirrors (xs input dims, ys padded dims). */
+IR_KERNEL void mirror_pad(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const nx_dims p, const long n) {
+  IR_OFFSET(x);
+  IR_OFFSET(y);
+  IR_THREAD_LOOP(e, n) {
+    long rest = e, src = 0, stride = 1;
+    for (long d = p.nd - 1; d >= 0; --d) {
+      long c = rest % p.ys[d] - p.before[d];
+      rest /= p.ys[d];
+      if (c < 0) c = -c - p.offset;
+      if (c >= p.xs[d]) c = 2 * p.xs[d] - 2 + p.offset - c;
+      src += c * stride;
+      stride *= p.xs[d];
+    }
+    y[e] = x[src];
+  }
+}
+
+/* mirror_pad_grad: dx[i] sums dy over the padded positions mirroring i, per dimension up to three
+   (the position itself, its mirror in the padding before, its mirror in the padding after). */
+IR_KERNEL void mirror_pad_grad(IR_CONST_ARRAY(T, dy), IR_ARRAY(T, dx), const nx_dims p, const long n) {
+  IR_OFFSET(dy);
+  IR_OFFSET(dx);
+  IR_THREAD_LOOP(e, n) {
+    long cand[8][3], count[8], pick[8];
+    long rest = e;
+    for (long d = p.nd - 1; d >= 0; --d) {
+      const long c = rest % p.xs[d], lo = p.before[d] - c - p.offset, hi = 2 * p.xs[d] - 2 + p.offset - c;
+      rest /= p.xs[d];
+      count[d] = 0;
+      cand[d][count[d]++] = c + p.before[d];
+      if (lo >= 0 && lo < p.before[d]) cand[d][count[d]++] = lo;
+      if (hi >= p.xs[d] && hi < p.xs[d] + p.after[d]) cand[d][count[d]++] = hi + p.before[d];
+      pick[d] = 0;
+    }
+    T acc = (T)0;
+    for (;;) {
+      long at = 0;
+      for (long d = 0; d < p.nd; ++d) at = at * p.ys[d] + cand[d][pick[d]];
+      acc += dy[at];
+      long d = p.nd - 1;
+      while (d >= 0 && ++pick[d] == count[d]) pick[d--] = 0;
+      if (d < 0) break;
+    }
+    dx[e] = acc;
+  }
+}
+
+/* The batch side [nb * prod(block), blocked (bs)..., rest] against the space side [nb, spatial (xs)..., rest]:
+   to_space 0 fills batch (space_to_batch_nd, zero in the padding), 1 fills space (batch_to_space_nd). */
+IR_KERNEL void space_batch(IR_ARRAY(T, space), IR_ARRAY(T, batch), const nx_dims p, const long n, const long to_space) {
+  IR_OFFSET(space);
+  IR_OFFSET(batch);
+  IR_THREAD_LOOP(e, n) {
+    const long r = e % p.rest;
+    long rest = e / p.rest, pos[8], off = 0, inside = 1, at = 0;
+    if (!to_space) {
+      long o[8];
+      for (long d = p.m - 1; d >= 0; --d) {
+        o[d] = rest % p.ys[d];
+        rest /= p.ys[d];
+      }
+      long blk = rest / p.nb;
+      at = rest % p.nb;
+      for (long d = p.m - 1; d >= 0; --d) {
+        pos[d] = o[d] * p.block[d] + blk % p.block[d] - p.before[d];
+        blk /= p.block[d];
+        inside = inside && pos[d] >= 0 && pos[d] < p.xs[d];
+      }
+      for (long d = 0; d < p.m; ++d) at = at * p.xs[d] + pos[d];
+      batch[e] = inside ? space[at * p.rest + r] : (T)0;
+    } else {
+      for (long d = p.m - 1; d >= 0; --d) {
+        pos[d] = rest % p.xs[d] + p.before[d];
+        rest /= p.xs[d];
+      }
+      for (long d = 0; d < p.m; ++d) off = off * p.block[d] + pos[d] % p.block[d];
+      at = off * p.nb + rest;
+      for (long d = 0; d < p.m; ++d) at = at * p.ys[d] + pos[d] / p.block[d];
+      space[e] = batch[at * p.rest + r];
+    }
+  }
+}
+)";
+
+const DeviceKernelSource& kNNExtraSource = RegisterDeviceKernelSource(
+    {"nn_extra", std::string(nn::kDeviceWindowC) + kNNExtraC, {DType::kFloat32, DType::kFloat64}});
+
+/*! \brief The device kernels handle float types and at most kMaxRank dimensions; the rest runs on the host. */
+bool OnDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+              const std::vector<NDArray>& out, DType dtype, int ndim) {
+  bool ok = (dtype == DType::kFloat32 || (dtype == DType::kFloat64 && dev.SupportsFloat64())) && ndim <= kMaxRank;
+  if (!ok) dev.RunOnHost(attrs, in, out);
+  return ok;
+}
+
+template <DepthwisePass kPass>
+void DepthwiseDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                     const std::vector<NDArray>& out) {
+  if (!OnDevice(dev, attrs, in, out, out[0].dtype(), 4)) return;
+  const NDArray& data = kPass == kForward || kPass == kBackwardWeights ? in[0] : out[0];
+  const NDArray& weight = kPass == kBackwardWeights ? out[0] : in[1];
+  const Shape& k = weight.shape();
+  Geometry g = nn::MakeGeometry(attrs, dmlc::get<DepthwiseParam>(attrs.parsed).ToWindow(attrs), data.shape(), k[0],
+                                k[1], k[2] * k[3]);
+  static const char* kNames[] = {"depthwise_forward", "depthwise_backward_data", "depthwise_backward_filter"};
+  DeviceArgs args;
+  args.Array(in[0]).Array(in[1]).Array(out[0]);  // (x or dy, weight or dy, result)
+  args.Value(nn::ToDeviceWindow(g)).Value(int64_t{k[3]});
+  dev.Launch(kNNExtraSource, out[0].dtype(), kNames[kPass], args, DeviceLaunch::Threads(out[0].Size()));
+}
+
+/*! \brief lrn (kGrad false: inputs (x)) or lrn_grad (inputs (dy, x)). */
+template <bool kGrad>
+void LRNDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+               const std::vector<NDArray>& out) {
+  DType dtype = out[0].dtype();
+  if (!OnDevice(dev, attrs, in, out, dtype, 4)) return;
+  const LRNParam& p = dmlc::get<LRNParam>(attrs.parsed);
+  DeviceArgs args;
+  args.Array(in[kGrad ? 1 : 0]);
+  if (kGrad) {
+    args.Array(in[0]);
+  } else {
+    args.NullArray();
+  }
+  args.Array(out[0]).Value(out[0].Size()).Value(out[0].shape()[3]).Value(int64_t{p.depth_radius});
+  args.Scalar(dtype, p.bias).Scalar(dtype, p.alpha).Scalar(dtype, p.beta).Value(int64_t{kGrad});
+  dev.Launch(kNNExtraSource, dtype, "lrn", args, DeviceLaunch::Threads(out[0].Size()));
+}
+
+/*! \brief top_k (kGrad false: x -> values, indices) or top_k_grad ((dy, indices, like) -> dx). */
+template <bool kGrad>
+void TopKDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                const std::vector<NDArray>& out) {
+  const NDArray& wide = kGrad ? out[0] : in[0];
+  if (!OnDevice(dev, attrs, in, out, wide.dtype(), wide.shape().ndim())) return;
+  int64_t cols = wide.shape()[wide.shape().ndim() - 1];
+  int64_t k = (kGrad ? in[0] : out[0]).shape()[wide.shape().ndim() - 1];
+  DeviceArgs args;
+  args.Array(in[0]).Array(kGrad ? in[1] : out[0]).Array(kGrad ? out[0] : out[1]);
+  args.Value(wide.Size()).Value(cols).Value(k);
+  dev.Launch(kNNExtraSource, wide.dtype(), kGrad ? "top_k_grad" : "top_k", args, DeviceLaunch::Threads(wide.Size()));
+}
+
+/*! \brief mirror_pad (kGrad false: x -> y) or mirror_pad_grad (dy -> dx). */
+template <bool kGrad>
+void MirrorPadDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                     const std::vector<NDArray>& out) {
+  const Shape& xs = (kGrad ? out : in)[0].shape();
+  if (!OnDevice(dev, attrs, in, out, out[0].dtype(), xs.ndim())) return;
+  const MirrorPadParam& p = dmlc::get<MirrorPadParam>(attrs.parsed);
+  const Shape& ys = (kGrad ? in : out)[0].shape();
+  DeviceDims d;
+  d.nd = xs.ndim();
+  d.offset = p.mode == "REFLECT" ? 0 : 1;
+  for (int i = 0; i < xs.ndim(); ++i) {
+    d.xs[i] = xs[i];
+    d.ys[i] = ys[i];
+    d.before[i] = p.paddings[2 * i];
+    d.after[i] = p.paddings[2 * i + 1];
+  }
+  DeviceArgs args;
+  args.Array(in[0]).Array(out[0]).Value(d).Value(out[0].Size());
+  dev.Launch(kNNExtraSource, out[0].dtype(), kGrad ? "mirror_pad_grad" : "mirror_pad", args,
+             DeviceLaunch::Threads(out[0].Size()));
+}
+
+/*! \brief space_to_batch_nd (kToSpace false) or batch_to_space_nd. */
+template <bool kToSpace>
+void SpaceBatchDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  const NDArray& space = kToSpace ? out[0] : in[0];
+  const NDArray& batch = kToSpace ? in[0] : out[0];
+  const SpaceBatchParam& p = dmlc::get<SpaceBatchParam>(attrs.parsed);
+  int m = static_cast<int>(p.block_shape.size());
+  if (!OnDevice(dev, attrs, in, out, out[0].dtype(), m)) return;
+  DeviceDims d;
+  d.m = m;
+  d.nb = space.shape()[0];
+  d.rest = space.shape().ProdDims(m + 1, space.shape().ndim());
+  for (int i = 0; i < m; ++i) {
+    d.xs[i] = space.shape()[i + 1];
+    d.ys[i] = batch.shape()[i + 1];
+    d.block[i] = p.block_shape[i];
+    d.before[i] = p.paddings[2 * i];
+  }
+  DeviceArgs args;
+  args.Array(space).Array(batch).Value(d).Value(out[0].Size()).Value(int64_t{kToSpace});
+  dev.Launch(kNNExtraSource, out[0].dtype(), "space_batch", args, DeviceLaunch::Threads(out[0].Size()));
+}
+
 }  // namespace
 
 IR_REGISTER_OP(depthwise_conv2d)
@@ -572,6 +913,7 @@ IR_REGISTER_OP(depthwise_conv2d)
     .set_attr<FInferType>("FInferType", nn::WindowType<2>)
     .set_attr<FCompute>("FCompute", DepthwiseCompute<kForward>)
     .set_attr<FGradient>("FGradient", DepthwiseGradient)
+    .set_attr<FDeviceKernel>("FDeviceKernel", DepthwiseDevice<kForward>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(depthwise_conv2d_backprop_input)
@@ -584,6 +926,7 @@ IR_REGISTER_OP(depthwise_conv2d_backprop_input)
     .set_attr<FInferType>("FInferType", nn::WindowType<2>)
     .set_attr<FCompute>("FCompute", DepthwiseCompute<kBackwardData>)
     .set_attr<FGradient>("FGradient", DepthwiseBackpropInputGradient)
+    .set_attr<FDeviceKernel>("FDeviceKernel", DepthwiseDevice<kBackwardData>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(depthwise_conv2d_backprop_filter)
@@ -596,6 +939,7 @@ IR_REGISTER_OP(depthwise_conv2d_backprop_filter)
     .set_attr<FInferType>("FInferType", nn::WindowType<2>)
     .set_attr<FCompute>("FCompute", DepthwiseCompute<kBackwardWeights>)
     .set_attr<FGradient>("FGradient", DepthwiseBackpropFilterGradient)
+    .set_attr<FDeviceKernel>("FDeviceKernel", DepthwiseDevice<kBackwardWeights>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(lrn)
@@ -615,6 +959,7 @@ IR_REGISTER_OP(lrn)
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            return std::vector<NodeEntry>{Apply(n, "lrn_grad", {og[0], In(n, 0)}, n->attrs.dict)};
                          })
+    .set_attr<FDeviceKernel>("FDeviceKernel", LRNDevice<false>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(lrn_grad)
@@ -630,6 +975,7 @@ IR_REGISTER_OP(lrn_grad)
                           IR_FLOAT_SWITCH(in[0].dtype(), T,
                                           LRNKernel<T>(dmlc::get<LRNParam>(attrs.parsed), in[1], &in[0], out[0]));
                         })
+    .set_attr<FDeviceKernel>("FDeviceKernel", LRNDevice<true>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(top_k)
@@ -662,6 +1008,7 @@ IR_REGISTER_OP(top_k)
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            return std::vector<NodeEntry>{Apply(n, "top_k_grad", {og[0], Out(n, 1), In(n, 0)})};
                          })
+    .set_attr<FDeviceKernel>("FDeviceKernel", TopKDevice<false>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(top_k_grad)
@@ -681,6 +1028,7 @@ IR_REGISTER_OP(top_k_grad)
                            const std::vector<NDArray>& out) {
                           IR_NUMERIC_SWITCH(in[0].dtype(), T, TopKGradKernel<T>(in[0], in[1], out[0]));
                         })
+    .set_attr<FDeviceKernel>("FDeviceKernel", TopKDevice<true>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(in_top_k)
@@ -719,6 +1067,7 @@ IR_REGISTER_OP(mirror_pad)
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            return std::vector<NodeEntry>{Apply(n, "mirror_pad_grad", {og[0]}, n->attrs.dict)};
                          })
+    .set_attr<FDeviceKernel>("FDeviceKernel", MirrorPadDevice<false>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(mirror_pad_grad)
@@ -740,6 +1089,7 @@ IR_REGISTER_OP(mirror_pad_grad)
                          [](const NodePtr& n, const std::vector<NodeEntry>& og) {
                            return std::vector<NodeEntry>{Apply(n, "mirror_pad", {og[0]}, n->attrs.dict)};
                          })
+    .set_attr<FDeviceKernel>("FDeviceKernel", MirrorPadDevice<true>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(space_to_batch_nd)
@@ -758,6 +1108,7 @@ IR_REGISTER_OP(space_to_batch_nd)
                               (SpaceBatchKernel<T, false>(dmlc::get<SpaceBatchParam>(attrs.parsed), in[0], out[0])));
                         })
     .set_attr<FGradient>("FGradient", SpaceBatchGradient("batch_to_space_nd"))
+    .set_attr<FDeviceKernel>("FDeviceKernel", SpaceBatchDevice<false>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(batch_to_space_nd)
@@ -776,6 +1127,7 @@ IR_REGISTER_OP(batch_to_space_nd)
                               (SpaceBatchKernel<T, true>(dmlc::get<SpaceBatchParam>(attrs.parsed), out[0], in[0])));
                         })
     .set_attr<FGradient>("FGradient", SpaceBatchGradient("space_to_batch_nd"))
+    .set_attr<FDeviceKernel>("FDeviceKernel", SpaceBatchDevice<true>)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace op
