@@ -709,6 +709,23 @@ IR_KERNEL void top_k_grad(IR_CONST_ARRAY(T, dy), IR_CONST_ARRAY(int, indices), I
   }
 }
 
+/* in_top_k: fewer than k predictions of the row exceed the target's (false out of range or not finite). */
+IR_KERNEL void in_top_k(IR_CONST_ARRAY(T, p), IR_CONST_ARRAY(int, t32), IR_CONST_ARRAY(long, t64), IR_ARRAY(uchar, out),
+                        const long rows, const long cols, const long k, const long wide) {
+  IR_OFFSET(p);
+  IR_OFFSET(t32);
+  IR_OFFSET(t64);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(r, rows) {
+    const long target = wide ? t64[r] : (long)t32[r];
+    IR_GLOBAL const T* row = p + r * cols;
+    long more = 0;
+    const int ok = target >= 0 && target < cols && row[target] - row[target] == (T)0;
+    for (long c = 0; ok && c < cols && more < k; ++c) more += row[c] > row[target];
+    out[r] = (uchar)(ok && more < k);
+  }
+}
+
 /* mirror_pad: y[i] = x at the position y's element i mirrors (xs input dims, ys padded dims). */
 IR_KERNEL void mirror_pad(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const nx_dims p, const long n) {
   IR_OFFSET(x);
@@ -852,6 +869,21 @@ void TopKDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vec
   args.Array(in[0]).Array(kGrad ? in[1] : out[0]).Array(kGrad ? out[0] : out[1]);
   args.Value(wide.Size()).Value(cols).Value(k);
   dev.Launch(kNNExtraSource, wide.dtype(), kGrad ? "top_k_grad" : "top_k", args, DeviceLaunch::Threads(wide.Size()));
+}
+
+void InTopKDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                  const std::vector<NDArray>& out) {
+  bool wide = in[1].dtype() == DType::kInt64;
+  DeviceArgs args;
+  args.Array(in[0]);
+  if (wide) {
+    args.NullArray().Array(in[1]);
+  } else {
+    args.Array(in[1]).NullArray();
+  }
+  args.Array(out[0]).Value(in[0].shape()[0]).Value(in[0].shape()[1]);
+  args.Value(int64_t{dmlc::get<TopKParam>(attrs.parsed).k}).Value(int64_t{wide});
+  dev.Launch(kNNExtraSource, DType::kFloat32, "in_top_k", args, DeviceLaunch::Threads(out[0].Size()));
 }
 
 /*! \brief mirror_pad (kGrad false: x -> y) or mirror_pad_grad (dy -> dx). */
@@ -1046,6 +1078,7 @@ IR_REGISTER_OP(in_top_k)
                           InTopKKernel<int64_t>(k, in[0], in[1], out[0]);
                         })
     .set_attr<FGradient>("FGradient", ZeroGradient)
+    .set_attr<FDeviceKernel>("FDeviceKernel", InTopKDevice)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(mirror_pad)

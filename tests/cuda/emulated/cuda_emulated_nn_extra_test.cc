@@ -2,6 +2,7 @@
 // run as CUDA C by the emulator against the CPU kernels, with no host fallback.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -66,8 +67,9 @@ TEST_F(CUDAEmulatedNNExtraTest, DepthwiseConvolutionPasses) {
   }
 }
 
-TEST_F(CUDAEmulatedNNExtraTest, LRNTopKMirrorPadSpaceBatch) {
+TEST_F(CUDAEmulatedNNExtraTest, LRNTopKInTopKMirrorPadSpaceBatch) {
   NodeEntry x = Var("x"), dy = Var("dy"), v = Var("v");
+  float nan = std::numeric_limits<float>::quiet_NaN();
   std::map<std::string, std::string> lrn = {{"depth_radius", "2"}, {"alpha", "0.3"}, {"beta", "0.75"}};
   NodeEntry top = Apply("top_k", "top", {v}, {{"k", "3"}});
   NodeEntry ties = Apply("top_k", "ties", {Var("t")}, {{"k", "4"}});
@@ -79,13 +81,18 @@ TEST_F(CUDAEmulatedNNExtraTest, LRNTopKMirrorPadSpaceBatch) {
       {Apply("lrn", "lrn", {x}, lrn), Apply("lrn_grad", "lrn_grad", {dy, x}, lrn), top, NodeEntry{top.node, 1},
        Apply("top_k_grad", "top_grad", {Var("g"), NodeEntry{top.node, 1}, v}), ties, NodeEntry{ties.node, 1},
        Apply("mirror_pad", "mp", {x}, pad), Apply("mirror_pad", "mr", {x}, reflect),
-       Apply("mirror_pad_grad", "mpg", {Var("py")}, pad), s2b, Apply("batch_to_space_nd", "b2s", {s2b}, sb)},
+       Apply("mirror_pad_grad", "mpg", {Var("py")}, pad), s2b, Apply("batch_to_space_nd", "b2s", {s2b}, sb),
+       Apply("in_top_k", "in32", {Var("p"), Var("t32")}, {{"k", "2"}}),
+       Apply("in_top_k", "in64", {Var("p"), Var("t64")}, {{"k", "1"}})},
       {{"x", test::RandomArray({2, 3, 5, 9}, DType::kFloat64, 1)},
        {"dy", test::RandomArray({2, 3, 5, 9}, DType::kFloat64, 2)},
        {"v", test::RandomArray({4, 7}, DType::kFloat64, 3)},
        {"g", test::RandomArray({4, 3}, DType::kFloat64, 4)},
        {"t", NDArray::FromVector<double>({2, 5}, {1, 3, 3, -1, 3, 5, 4, 5, 5, 0})},
-       {"py", test::RandomArray({5, 3, 10, 10}, DType::kFloat64, 5)}});
+       {"py", test::RandomArray({5, 3, 10, 10}, DType::kFloat64, 5)},
+       {"p", NDArray::FromVector<float>({4, 3}, {0.1f, 0.8f, 0.1f, 0.3f, 0.3f, 0.4f, 1, nan, 0, 2, 2, 1})},
+       {"t32", NDArray::FromVector<int32_t>({4}, {1, 0, 1, 2})},
+       {"t64", NDArray::FromVector<int64_t>({4}, {1, 2, 0, 7})}});
 }
 
 }  // namespace

@@ -186,6 +186,23 @@ IR_KERNEL void top_k_grad(IR_CONST_ARRAY(T, dy), IR_CONST_ARRAY(int, indices), I
   }
 }
 
+/* in_top_k: fewer than k predictions of the row exceed the target's (false out of range or not finite). */
+IR_KERNEL void in_top_k(IR_CONST_ARRAY(T, p), IR_CONST_ARRAY(int, t32), IR_CONST_ARRAY(long, t64), IR_ARRAY(uchar, out),
+                        const long rows, const long cols, const long k, const long wide) {
+  IR_OFFSET(p);
+  IR_OFFSET(t32);
+  IR_OFFSET(t64);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(r, rows) {
+    const long target = wide ? t64[r] : (long)t32[r];
+    IR_GLOBAL const T* row = p + r * cols;
+    long more = 0;
+    const int ok = target >= 0 && target < cols && row[target] - row[target] == (T)0;
+    for (long c = 0; ok && c < cols && more < k; ++c) more += row[c] > row[target];
+    out[r] = (uchar)(ok && more < k);
+  }
+}
+
 /* mirror_pad: y[i] = x at the position y's element i mirrors (xs input dims, ys padded dims). */
 IR_KERNEL void mirror_pad(IR_CONST_ARRAY(T, x), IR_ARRAY(T, y), const nx_dims p, const long n) {
   IR_OFFSET(x);
