@@ -66,6 +66,19 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
 from . import layers, losses  # noqa: E402,F401
 
 
+# --- nn ops extra (tf-nnops) ---
+from . import nn_ops_extra as _nn_extra  # noqa: E402
+for _name in ("elu", "selu", "softsign", "depthwise_conv2d", "separable_conv2d", "lrn", "local_response_normalization",
+              "top_k", "in_top_k"):
+    setattr(nn, _name, getattr(_nn_extra, _name))
+for _name in ("is_nan", "is_inf", "is_finite", "space_to_batch_nd", "batch_to_space_nd", "space_to_batch",
+              "batch_to_space"):
+    globals()[_name] = getattr(_nn_extra, _name)
+nn.space_to_batch, nn.batch_to_space = _nn_extra.space_to_batch, _nn_extra.batch_to_space
+del _name
+# --- end nn ops extra ---
+
+
 def load_op_library(path):
     """dlopens an op library (IRLoadOpLibrary); its ops can then be used through tinyflow.ir or apply_op."""
     import os

@@ -226,8 +226,11 @@ def slice(input_, begin, size, name=None):  # noqa: A001
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
+    if mode.upper() in ("REFLECT", "SYMMETRIC"):
+        from .nn_ops_extra import mirror_pad
+        return mirror_pad(tensor, paddings, mode, name=name)
     if mode.upper() != "CONSTANT":
-        raise NotImplementedError("tinyflow.pad supports mode='CONSTANT' only")
+        raise ValueError("Unknown padding mode: %s" % mode)
     flat = tuple(int(v) for pair in np.asarray(paddings).reshape(-1, 2) for v in pair)
     return apply_op("pad", [tensor], {"paddings": flat, "constant_value": float(constant_values)}, name=name)
 
