@@ -56,16 +56,6 @@ Converter Binary(std::function<NodeEntry(Build&, const NodeEntry&, const NodeEnt
   };
 }
 
-constexpr double kSeluScale = 1.0507009873554804934193349852946;
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-
-/*! \brief selu(x) = scale * (x > 0 ? x : alpha * (exp(x) - 1)). */
-NodeEntry Selu(Build& b, const NodeEntry& x) {
-  NodeEntry negative = b.Scalar("multiply_scalar", b.Op("expm1", {x}, "expm1"), kSeluAlpha, "negative_part");
-  NodeEntry chosen = b.Op("where", {b.Positive(x), x, negative}, "chosen");
-  return b.ctx.Op("multiply_scalar", {chosen}, {{"scalar", NumberAttr(kSeluScale)}});
-}
-
 /*! \brief sinh = (e^x - e^-x) / 2, cosh = (e^x + e^-x) / 2. */
 NodeEntry Hyperbolic(Build& b, const NodeEntry& x, const char* combine) {
   NodeEntry ex = b.Op("exp", {x}, "exp");
@@ -122,24 +112,6 @@ Outputs ConvertErf(ImportContext& ctx) {
 NodeEntry Relu6Grad(Build& b, const NodeEntry& g, const NodeEntry& f) {
   NodeEntry inside = b.Op("logical_and", {b.Positive(f), b.Scalar("less_scalar", f, 6, "below_6")}, "inside");
   return b.ctx.Op("where", {inside, g, b.Zeros(g)});
-}
-
-/*! \brief EluGrad(g, outputs) = outputs > 0 ? g : g * (outputs + 1). */
-NodeEntry EluGrad(Build& b, const NodeEntry& g, const NodeEntry& y) {
-  NodeEntry scaled = b.Op("multiply", {g, b.Scalar("add_scalar", y, 1, "y_plus_1")}, "scaled");
-  return b.ctx.Op("where", {b.Positive(y), g, scaled});
-}
-
-/*! \brief SeluGrad(g, outputs) = outputs > 0 ? g * scale : g * (outputs + scale * alpha). */
-NodeEntry SeluGrad(Build& b, const NodeEntry& g, const NodeEntry& y) {
-  NodeEntry negative = b.Op("multiply", {g, b.Scalar("add_scalar", y, kSeluScale * kSeluAlpha, "y_plus")}, "negative");
-  return b.ctx.Op("where", {b.Positive(y), b.Scalar("multiply_scalar", g, kSeluScale, "positive_grad"), negative});
-}
-
-/*! \brief SoftsignGrad(g, features) = g / (1 + |features|)^2. */
-NodeEntry SoftsignGrad(Build& b, const NodeEntry& g, const NodeEntry& f) {
-  NodeEntry den = b.Op("square", {b.Scalar("add_scalar", b.Op("abs", {f}, "abs"), 1, "one_plus_abs")}, "den");
-  return b.ctx.Op("divide", {g, den});
 }
 
 /*! \brief LeakyReluGrad(g, features) = features > 0 ? g : alpha * g. */
@@ -225,7 +197,6 @@ Outputs ConvertResourceGather(ImportContext& ctx) {
 
 }  // namespace
 
-IR_TF_CONVERTER({"Selu"}, Unary(Selu));
 IR_TF_CONVERTER({"Sinh"}, Unary([](Build& b, const NodeEntry& x) { return Hyperbolic(b, x, "subtract"); }));
 IR_TF_CONVERTER({"Cosh"}, Unary([](Build& b, const NodeEntry& x) { return Hyperbolic(b, x, "add"); }));
 IR_TF_CONVERTER({"Tan"}, Unary([](Build& b, const NodeEntry& x) {
@@ -238,9 +209,6 @@ IR_TF_CONVERTER({"Rint"}, Unary([](Build& b, const NodeEntry& x) { return b.ctx.
 IR_TF_CONVERTER({"Erf"}, ConvertErf);
 
 IR_TF_CONVERTER({"Relu6Grad"}, Binary(Relu6Grad));
-IR_TF_CONVERTER({"EluGrad"}, Binary(EluGrad));
-IR_TF_CONVERTER({"SeluGrad"}, Binary(SeluGrad));
-IR_TF_CONVERTER({"SoftsignGrad"}, Binary(SoftsignGrad));
 IR_TF_CONVERTER({"SoftplusGrad"}, Binary([](Build& b, const NodeEntry& g, const NodeEntry& f) {
                   return b.ctx.Op("multiply", {g, b.Op("sigmoid", {f}, "sigmoid")});
                 }));
