@@ -143,3 +143,37 @@ from . import learning_rate_decay as _lr_decay, moving_averages as _moving_avera
 for _module in (_optimizers_extra, _lr_decay, _moving_averages):
     for _name in _module.__all__:
         setattr(train, _name, getattr(_module, _name))
+
+
+# --- tf-compat: configs, flags, logging, dtypes, py_func / Print, names tinyflow lacks ---
+from . import app, compat as _compat, flags, tf_logging as logging  # noqa: E402
+from .compat import (VERSION, GIT_VERSION, COMPILER_VERSION, ConfigProto, GPUOptions, GraphOptions,  # noqa: E402
+                     OptimizerOptions, RunMetadata, RunOptions, device, disable_v2_behavior, enable_v2_behavior,
+                     disable_eager_execution, test)
+from .dtypes import uint8, int8, int16, uint16, uint32, uint64, string, complex64, complex128  # noqa: E402
+from .py_func import Print, numpy_function, print_v2 as print, py_func  # noqa: E402,A001
+from .variable_scope import get_local_variable  # noqa: E402
+from .init_ops import orthogonal_initializer  # noqa: E402
+half, double = float16, float64
+contrib = _compat._Namespace("tf.contrib", **{k: _compat._Namespace("tf.contrib." + k, **vars(v))
+                                              for k, v in vars(contrib).items()})
+initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initializer, **vars(initializers))
+compat = _compat._Namespace("tf.compat", as_bytes=_compat.as_bytes, as_text=_compat.as_text,
+                            as_str=_compat.as_text)
+compat.v1 = __import__("sys").modules[__name__]
+
+
+def _missing(module_name):
+    def __getattr__(name):  # noqa: N807 (PEP 562)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _compat.not_supported(module_name, name)
+    return __getattr__
+
+
+nn.rnn_cell = _compat._Namespace("tf.nn.rnn_cell", **vars(nn.rnn_cell))
+for _module, _name in ((nn, "tf.nn"), (train, "tf.train"), (app, "tf.app"), (flags, "tf.flags"),
+                       (logging, "tf.logging"), (errors, "tf.errors")):
+    _module.__getattr__ = _missing(_name)
+__getattr__ = _missing("tf")
+NotSupportedYetError = _compat.NotSupportedYetError
