@@ -285,3 +285,45 @@ def test_orthogonal_initializer():
         np.testing.assert_array_equal(sess.run(again), va)
     with pytest.raises(ValueError, match="at least two-dimensional"):
         tf.orthogonal_initializer()([3])
+
+
+def test_py_func_and_print_on_the_opencl_target(capsys):
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.Print(tf.py_func(lambda a: a * 3, [x * 2.0], tf.float32) + 1.0, [x], "x=")
+    try:
+        with tf.Session(target="opencl") as sess:
+            value = sess.run(y, {x: np.ones((2, 3))})
+    except tf.errors.OpError as err:
+        if "host_callback" in str(err) or "opencl" not in str(err).lower():
+            raise
+        pytest.skip("no OpenCL device: %s" % err)
+    np.testing.assert_allclose(value, np.full((2, 3), 7.0))
+    assert capsys.readouterr().err == "x=[[1 1 1]...]\n"
+
+
+def test_py_func_and_print_in_eager_mode():
+    from eager_util import run_program
+    out = run_program("""
+        import sys
+        import numpy as np
+        import tinyflow as tf
+        tf.enable_eager_execution()
+        x = tf.constant([1.0, 2.0])
+        print(tf.py_func(lambda a: a * 3, [x], tf.float32).numpy().tolist())
+        assert tf.print("v", x, output_stream=sys.stdout) is None
+        print(tf.Print(x, [x], "m").numpy().tolist())
+    """)
+    assert out == "[3.0, 6.0]\nv [1 2]\n[1.0, 2.0]\n"
+
+
+def test_identity_initializer_and_initializer_namespace():
+    v = tf.get_variable("eye", [2, 3], initializer=tf.initializers.identity(gain=3.0), dtype=tf.float64)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        value = sess.run(v)
+    assert value.dtype == np.float64
+    np.testing.assert_array_equal(value, 3.0 * np.eye(2, 3))
+    with pytest.raises(ValueError, match="only be used for 2D"):
+        tf.identity_initializer()([2, 2, 2])
+    with pytest.raises(AttributeError, match="tf.initializers.lecun_foo is not part of tinyflow"):
+        tf.initializers.lecun_foo

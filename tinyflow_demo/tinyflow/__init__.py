@@ -153,11 +153,12 @@ from .compat import (VERSION, GIT_VERSION, COMPILER_VERSION, ConfigProto, GPUOpt
 from .dtypes import uint8, int8, int16, uint16, uint32, uint64, string, complex64, complex128  # noqa: E402
 from .py_func import Print, numpy_function, print_v2 as print, py_func  # noqa: E402,A001
 from .variable_scope import get_local_variable  # noqa: E402
-from .init_ops import orthogonal_initializer  # noqa: E402
+from .init_ops import identity_initializer, orthogonal_initializer  # noqa: E402
 half, double = float16, float64
 contrib = _compat._Namespace("tf.contrib", **{k: _compat._Namespace("tf.contrib." + k, **vars(v))
                                               for k, v in vars(contrib).items()})
-initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initializer, **vars(initializers))
+initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initializer, identity=identity_initializer,
+                                  **vars(initializers))
 compat = _compat._Namespace("tf.compat", as_bytes=_compat.as_bytes, as_text=_compat.as_text,
                             as_str=_compat.as_text)
 compat.v1 = __import__("sys").modules[__name__]

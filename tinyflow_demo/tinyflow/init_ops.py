@@ -17,7 +17,7 @@ from .framework import constant
 __all__ = ["Initializer", "zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer", "truncated_normal_initializer",
            "variance_scaling_initializer", "glorot_uniform_initializer", "glorot_normal_initializer",
-           "orthogonal_initializer"]
+           "orthogonal_initializer", "identity_initializer"]
 
 
 class Initializer(object):
@@ -138,6 +138,20 @@ class orthogonal_initializer(Initializer):  # noqa: N801
         if rows < cols:
             q = q.T
         return constant((self.gain * q).reshape(shape).astype(dtype.as_numpy_dtype), dtype=dtype)
+
+
+class identity_initializer(Initializer):  # noqa: N801
+    """gain times the identity matrix (2-D shapes only)."""
+
+    def __init__(self, gain=1.0, dtype=_dtypes.float32):
+        Initializer.__init__(self, dtype)
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        if len(shape) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D matrices.")
+        dtype = self._dtype(dtype)
+        return constant(self.gain * np.eye(int(shape[0]), int(shape[1]), dtype=dtype.as_numpy_dtype), dtype=dtype)
 
 
 def _compute_fans(shape):

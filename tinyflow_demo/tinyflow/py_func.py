@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from . import dtypes as _dtypes
+from . import framework as _framework
 from ._lib import LIB, check_call
 from .array_ops import identity
 from .framework import Operation, apply_op, control_dependencies, convert_to_tensor
@@ -144,6 +145,8 @@ def Print(input_, data, message=None, first_n=None, summarize=None, name=None): 
             sys.stderr.flush()
 
     printer = _printer(call, [convert_to_tensor(x) for x in data], (name or "Print") + "_host")
+    if printer is None:  # eager: printed already
+        return input_
     with control_dependencies([printer]):
         return identity(input_, name=name or "Print")
 
@@ -210,7 +213,11 @@ def _printer(write, tensors, name):
     def call(args):
         write(args)
         return [np.int32(0)]
-    return _host_call(call, tensors, [_dtypes.int32], name, shapes=[[]]).op
+    token = _host_call(call, tensors, [_dtypes.int32], name, shapes=[[]])
+    if _framework._EAGER is not None:  # eager: print now, as TF does
+        token.numpy()
+        return None
+    return token.op
 
 
 def _is_tensor_like(x):
