@@ -170,6 +170,9 @@ def test_dtypes_the_core_lacks_build_but_give_clear_errors_when_used():
             sess.run(tf.cast(images, tf.float32), {images: np.zeros((1, 4), np.uint8)})
         with pytest.raises(tf.errors.OpError, match="unknown dtype 'string'"):
             sess.run(tf.identity(names))
+    with pytest.raises(tf.errors.OpError, match=r"op 'zeros' \(node 'zeros'\): invalid parameters: dtype='uint8': "
+                                                r"not a valid value"):
+        tf.zeros([2], tf.uint8)
 
 
 # --- tf.Print / tf.print ---
