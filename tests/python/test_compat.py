@@ -27,7 +27,7 @@ def test_flags_parse_every_form_and_pass_unknown_arguments_through():
     fv = _flag_values()
     assert (fv["steps"].value, fv["layers"].value) == (10, ["64", "32"])
     rest = fv(["prog", "--data_dir=/x", "--steps", "5", "-lr=1e-3", "--fake", "--noverbose", "--layers=1,2",
-               "--mode", "eval", "pos", "--unknown=3", "--", "--steps=7"])
+               "--mode", "eval", "pos", "--unknown=3", "--", "--steps=7"], known_only=True)
     assert rest == ["prog", "pos", "--unknown=3", "--steps=7"]
     assert (fv.data_dir, fv.steps, fv.lr, fv.fake, fv.verbose, fv.layers, fv.mode) == \
         ("/x", 5, 1e-3, True, False, ["1", "2"], "eval")
@@ -47,6 +47,8 @@ def test_flag_errors():
         fv(["prog", "--mode=test"])
     with pytest.raises(tf_flags.IllegalFlagValueError, match="needs a value"):
         fv(["prog", "--steps"])
+    with pytest.raises(tf_flags.UnrecognizedFlagError, match="Unknown command line flag 'bogus'"):
+        fv(["prog", "--bogus=1"])
     with pytest.raises(tf_flags.DuplicateFlagError):
         tf.app.flags.DEFINE_string("steps", "1", "again", flag_values=fv)
     with pytest.raises(AttributeError):
@@ -237,12 +239,15 @@ def test_py_func_errors_name_the_node():
 
     failing = tf.py_func(boom, [x], tf.float32, name="MyFunc")
     wrong_type = tf.py_func(lambda a: a.astype(np.float64), [x], tf.float32, name="Wide")
+    wrong_count = tf.py_func(lambda a: (a, a), [x], [tf.float32], name="Two")
     with tf.Session() as sess:
         with pytest.raises(tf.errors.OpError, match=r"node 'MyFunc' \(op host_callback\).*ValueError: boom at 2"):
             sess.run(failing, {x: [1.0, 2.0]})
         with pytest.raises(tf.errors.OpError, match="0-th value returned by <lambda> is float64, but expects "
                                                     "float32"):
             sess.run(wrong_type, {x: [1.0, 2.0]})
+        with pytest.raises(tf.errors.OpError, match=r"node 'Two'.*<lambda> returned 2 values, expected 1"):
+            sess.run(wrong_count, {x: [1.0, 2.0]})
         # The session still works after a failed callback.
         np.testing.assert_allclose(sess.run(x * 2.0, {x: [1.0, 2.0]}), [2.0, 4.0])
 

@@ -6,7 +6,7 @@ Arguments that name no defined flag are passed through (returned to tf.app.run's
 """
 import sys as _sys
 
-__all__ = ["FLAGS", "FlagValues", "Error", "IllegalFlagValueError", "DuplicateFlagError", "UnparsedFlagAccessError",
+__all__ = ["FLAGS", "FlagValues", "Error", "IllegalFlagValueError", "DuplicateFlagError", "UnrecognizedFlagError",
            "DEFINE_string", "DEFINE_integer", "DEFINE_float", "DEFINE_boolean", "DEFINE_bool", "DEFINE_list",
            "DEFINE_enum", "mark_flag_as_required"]
 
@@ -23,8 +23,8 @@ class DuplicateFlagError(Error):
     """A flag name was defined twice."""
 
 
-class UnparsedFlagAccessError(Error):
-    """A required flag is missing after parsing."""
+class UnrecognizedFlagError(Error):
+    """An argument names no defined flag (when parsing with known_only=False)."""
 
 
 _TRUE, _FALSE = ("true", "t", "1", "yes", "y"), ("false", "f", "0", "no", "n")
@@ -86,8 +86,9 @@ class FlagValues(object):
     def mark_as_parsed(self):
         object.__setattr__(self, "_parsed", True)
 
-    def __call__(self, argv, known_only=True):
-        """Parses argv (argv[0]: the program); returns [argv[0]] + the arguments that are not defined flags."""
+    def __call__(self, argv, known_only=False):
+        """Parses argv (argv[0]: the program); returns [argv[0]] + the positional arguments, and with known_only
+        the arguments naming no defined flag too (else those raise UnrecognizedFlagError, as in absl)."""
         argv = list(argv)
         rest, i = argv[:1], 1
         while i < len(argv):
@@ -106,7 +107,7 @@ class FlagValues(object):
                 flag, value, eq = self._flags[name[2:]], "false", "="
             if flag is None:
                 if not known_only:
-                    raise Error("Unknown command line flag '%s'" % name)
+                    raise UnrecognizedFlagError("Unknown command line flag '%s'" % name)
                 rest.append(arg)
                 continue
             if not eq:
@@ -129,7 +130,7 @@ class FlagValues(object):
         if name not in flags:
             raise AttributeError(name)
         if not self._parsed:
-            self(_sys.argv)
+            self(_sys.argv, known_only=True)
         return flags[name].value
 
     def __setattr__(self, name, value):

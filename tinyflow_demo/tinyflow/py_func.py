@@ -70,6 +70,8 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 (TF's argu
             result = [result]
         elif not isinstance(result, (list, tuple)):
             result = [result] if len(dtypes) == 1 else result
+        if len(result) != len(dtypes):
+            raise ValueError("%s returned %d values, expected %d" % (func_name, len(result), len(dtypes)))
         converted = []
         for i, (value, dtype) in enumerate(zip(result, dtypes)):
             arr = np.asarray(value)
@@ -77,7 +79,7 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 (TF's argu
                 raise TypeError("%d-th value returned by %s is %s, but expects %s"
                                 % (i, func_name, arr.dtype.name, dtype.name))
             converted.append(arr)
-        return converted if len(result) == len(dtypes) else list(result)
+        return converted
 
     inputs = [convert_to_tensor(x) for x in inp]
     op = _host_call(call, inputs, dtypes, name or "PyFunc")
