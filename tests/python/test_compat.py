@@ -122,7 +122,8 @@ def test_config_protos_are_accepted_by_sessions():
 
 
 # --- missing names ---
-@pytest.mark.parametrize("path", ["foo_bar", "nn.foo_bar", "train.foo_bar", "contrib.layers", "contrib.rnn.Foo",
+@pytest.mark.parametrize("path", ["foo_bar", "nn.foo_bar", "train.foo_bar", "contrib.foo_bar", "contrib.layers.foo_bar",
+                                  "contrib.rnn.Foo", "nn.rnn_cell.Foo",
                                   "test.foo_bar", "logging.foo_bar", "app.foo_bar"])
 def test_missing_names_raise_not_supported_yet(path):
     module = tf

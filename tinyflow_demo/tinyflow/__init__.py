@@ -155,8 +155,6 @@ from .py_func import Print, numpy_function, print_v2 as print, py_func  # noqa: 
 from .variable_scope import get_local_variable  # noqa: E402
 from .init_ops import identity_initializer, orthogonal_initializer  # noqa: E402
 half, double = float16, float64
-contrib = _compat._Namespace("tf.contrib", **{k: _compat._Namespace("tf.contrib." + k, **vars(v))
-                                              for k, v in vars(contrib).items()})
 initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initializer, identity=identity_initializer,
                                   **vars(initializers))
 compat = _compat._Namespace("tf.compat", as_bytes=_compat.as_bytes, as_text=_compat.as_text,
@@ -172,9 +170,22 @@ def _missing(module_name):
     return __getattr__
 
 
-nn.rnn_cell = _compat._Namespace("tf.nn.rnn_cell", **vars(nn.rnn_cell))
+def _guarded(name, value):
+    """A namespace whose missing names raise NotSupportedYetError: modules get a PEP 562 __getattr__ (when they
+    have none), SimpleNamespaces become compat namespaces."""
+    if isinstance(value, _types.ModuleType):
+        if "__getattr__" not in vars(value):
+            value.__getattr__ = _missing(name)
+        return value
+    if isinstance(value, _types.SimpleNamespace):
+        return _compat._Namespace(name, **vars(value))
+    return value
+
+
+contrib = _compat._Namespace("tf.contrib", **{k: _guarded("tf.contrib." + k, v) for k, v in vars(contrib).items()})
+nn.rnn_cell = _guarded("tf.nn.rnn_cell", nn.rnn_cell)
 for _module, _name in ((nn, "tf.nn"), (train, "tf.train"), (app, "tf.app"), (flags, "tf.flags"),
                        (logging, "tf.logging"), (errors, "tf.errors")):
-    _module.__getattr__ = _missing(_name)
+    _guarded(_name, _module)
 __getattr__ = _missing("tf")
 NotSupportedYetError = _compat.NotSupportedYetError
