@@ -151,6 +151,17 @@ typedef void* IRNDArrayHandle;
 typedef void* IRSessionHandle;
 
 /*!
+ * \brief A host function host_callback nodes call (tf.py_func): reads the `num_inputs` arrays
+ * (borrowed for the call), stores `num_outputs` new arrays (IRNDArrayCreate; the library frees
+ * them) in `outputs` and returns 0; or writes a message (NUL-terminated, at most `error_size`
+ * bytes) into `error` and returns nonzero, which fails the run naming the node.
+ */
+typedef int (*IRHostCallbackFn)(uint32_t num_inputs, IRNDArrayHandle* inputs, uint32_t num_outputs,
+                                IRNDArrayHandle* outputs, char* error, size_t error_size);
+/*! \brief Registers `fn` for the process's lifetime; *out_id is the host_callback op's `callback` attribute. */
+IR_DLL int IRHostCallbackRegister(IRHostCallbackFn fn, int64_t* out_id);
+
+/*!
  * \brief A CPU array of `dtype` (a DType value: 0 float32, 1 float64, 2 int32, 3 int64, 4 bool)
  * and `shape`; `data_or_null` (row-major, shape-sized) is copied in, else the array is zeroed.
  */

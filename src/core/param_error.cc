@@ -21,7 +21,8 @@ std::string ParamReason(const std::string& message) {
   if (message.rfind("Invalid Parameter format for ", 0) == 0) {
     size_t expect = message.find(" expect "), but = message.find(" but value=");
     if (expect != std::string::npos && but != std::string::npos && but > expect) {
-      return "expected " + message.substr(expect + 8, but - expect - 8);
+      std::string type = message.substr(expect + 8, but - expect - 8);
+      return type.empty() ? "not a valid value" : "expected " + type;  // our own field types have no name
     }
   }
   if (message.rfind("Out of range value for ", 0) == 0) return "out of range";

@@ -34,6 +34,9 @@ class Args {
   std::vector<std::string> names_;
 };
 
+/*! \brief A host callback with nothing to do (IRHostCallbackRegister's valid call). */
+int NoOpHostCallback(uint32_t, IRNDArrayHandle*, uint32_t, IRNDArrayHandle*, char*, size_t) { return 0; }
+
 /*! \brief One C function: a valid call whose pointer arguments go through Args. */
 struct Call {
   Call(std::string name, std::function<int(Args&)> valid_call, std::set<std::string> nullable = {})
@@ -299,6 +302,11 @@ std::vector<Call> CApiNullArgsTest::Table() {
          std::string path = ::testing::TempDir() + "c_api_null_args.rules";
          std::ofstream(path) << "# no rules\n";
          return IRRulesLoadFile(a("path", path.c_str()), a("out_set", &str));
+       }},
+      {"IRHostCallbackRegister",
+       [](Args& a) {
+         int64_t id = 0;
+         return IRHostCallbackRegister(a("fn", &NoOpHostCallback), a("out_id", &id));
        }},
       {"IRSymbolGradient",
        [&](Args& a) {

@@ -53,7 +53,7 @@ TEST(FillTest, ParameterErrorsNameTheParameterAndValue) {
   EXPECT_ERROR(Make("fill", {{"shape", "(2)"}, {"value", "1.5x"}}),
                "op 'fill' (node 'fill'): invalid parameters: value='1.5x': trailing characters could not be parsed");
   EXPECT_ERROR(Make("zeros", {{"shape", "(2)"}, {"dtype", "complex"}}),
-               "op 'zeros' (node 'zeros'): invalid parameters: dtype='complex'");
+               "op 'zeros' (node 'zeros'): invalid parameters: dtype='complex': not a valid value");
 }
 
 TEST(FillTest, ShapeWhoseSizeOverflowsIsAnErrorNamingTheNode) {

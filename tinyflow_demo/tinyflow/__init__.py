@@ -173,3 +173,48 @@ math = globals().get("math") or _types.SimpleNamespace()
 for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "segment_mean",
               "segment_max", "segment_min", "cumsum", "cumprod", "invert_permutation"):
     setattr(math, _name, getattr(_array_ops_extra, _name))
+
+# --- tf-compat: configs, flags, logging, dtypes, py_func / Print, names tinyflow lacks ---
+from . import app, compat as _compat, flags, tf_logging as logging  # noqa: E402
+from .compat import (VERSION, GIT_VERSION, COMPILER_VERSION, ConfigProto, GPUOptions, GraphOptions,  # noqa: E402
+                     OptimizerOptions, RunMetadata, RunOptions, device, disable_v2_behavior, enable_v2_behavior,
+                     disable_eager_execution, test)
+from .dtypes import uint8, int8, int16, uint16, uint32, uint64, string, complex64, complex128  # noqa: E402
+from .py_func import Print, numpy_function, print_v2 as print, py_func  # noqa: E402,A001
+from .variable_scope import get_local_variable  # noqa: E402
+from .init_ops import identity_initializer, orthogonal_initializer  # noqa: E402
+half, double = float16, float64
+initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initializer, identity=identity_initializer,
+                                  **vars(initializers))
+compat = _compat._Namespace("tf.compat", as_bytes=_compat.as_bytes, as_text=_compat.as_text,
+                            as_str=_compat.as_text)
+compat.v1 = __import__("sys").modules[__name__]
+
+
+def _missing(module_name):
+    def __getattr__(name):  # noqa: N807 (PEP 562)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _compat.not_supported(module_name, name)
+    return __getattr__
+
+
+def _guarded(name, value):
+    """A namespace whose missing names raise NotSupportedYetError: modules get a PEP 562 __getattr__ (when they
+    have none), SimpleNamespaces become compat namespaces."""
+    if isinstance(value, _types.ModuleType):
+        if "__getattr__" not in vars(value):
+            value.__getattr__ = _missing(name)
+        return value
+    if isinstance(value, _types.SimpleNamespace):
+        return _compat._Namespace(name, **vars(value))
+    return value
+
+
+contrib = _compat._Namespace("tf.contrib", **{k: _guarded("tf.contrib." + k, v) for k, v in vars(contrib).items()})
+nn.rnn_cell = _guarded("tf.nn.rnn_cell", nn.rnn_cell)
+for _module, _name in ((nn, "tf.nn"), (train, "tf.train"), (app, "tf.app"), (flags, "tf.flags"),
+                       (logging, "tf.logging"), (errors, "tf.errors")):
+    _guarded(_name, _module)
+__getattr__ = _missing("tf")
+NotSupportedYetError = _compat.NotSupportedYetError

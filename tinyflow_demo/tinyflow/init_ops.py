@@ -3,7 +3,8 @@
 An initializer is called as init(shape, dtype=None, partition_info=None) and returns a tensor
 built from the library's fill and random ops, so its values are drawn when the variable's
 initializer runs in a session (seeded by the session seed and the op seed, as TF does).
-Not provided: orthogonal_initializer (it needs a QR decomposition, which the IR has no op for).
+orthogonal_initializer draws its matrix with NumPy when the graph is built (the IR has no QR op), seeded
+from the graph and op seeds when set: each run of the initializer gives that same matrix.
 """
 import math
 
@@ -15,7 +16,8 @@ from .framework import constant
 
 __all__ = ["Initializer", "zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer", "truncated_normal_initializer",
-           "variance_scaling_initializer", "glorot_uniform_initializer", "glorot_normal_initializer"]
+           "variance_scaling_initializer", "glorot_uniform_initializer", "glorot_normal_initializer",
+           "orthogonal_initializer", "identity_initializer"]
 
 
 class Initializer(object):
@@ -108,6 +110,48 @@ class truncated_normal_initializer(Initializer):  # noqa: N801
 
     def __call__(self, shape, dtype=None, partition_info=None):
         return array_ops.truncated_normal(shape, self.mean, self.stddev, self._dtype(dtype), seed=self.seed)
+
+
+class orthogonal_initializer(Initializer):  # noqa: N801
+    """An orthogonal matrix (times gain), as TF draws it: the Q of a normal matrix's QR, signs fixed by R's
+    diagonal; shapes of rank > 2 are (prod(shape[:-1]), shape[-1]) matrices. Drawn with NumPy when the graph is
+    built, from the graph-level and op seeds (tf.set_random_seed) when either is set."""
+
+    def __init__(self, gain=1.0, seed=None, dtype=_dtypes.float32):
+        Initializer.__init__(self, dtype)
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        from .framework import get_default_graph
+        dtype = self._dtype(dtype)
+        if not dtype.is_floating:
+            raise ValueError("Expected floating point type, got %s." % dtype)
+        shape = [int(d) for d in shape]
+        if len(shape) < 2:
+            raise ValueError("The tensor to initialize must be at least two-dimensional")
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        graph_seed = get_default_graph().seed
+        seeded = graph_seed is not None or self.seed is not None
+        rng = np.random.RandomState([graph_seed or 0, self.seed or 0] if seeded else None)
+        q, r = np.linalg.qr(rng.standard_normal((max(rows, cols), min(rows, cols))))
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return constant((self.gain * q).reshape(shape).astype(dtype.as_numpy_dtype), dtype=dtype)
+
+
+class identity_initializer(Initializer):  # noqa: N801
+    """gain times the identity matrix (2-D shapes only)."""
+
+    def __init__(self, gain=1.0, dtype=_dtypes.float32):
+        Initializer.__init__(self, dtype)
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        if len(shape) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D matrices.")
+        dtype = self._dtype(dtype)
+        return constant(self.gain * np.eye(int(shape[0]), int(shape[1]), dtype=dtype.as_numpy_dtype), dtype=dtype)
 
 
 def _compute_fans(shape):

@@ -31,22 +31,27 @@ class _Loader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        try:
-            module = importlib.import_module(self.target)
-            self.original_spec = getattr(module, "__spec__", None)
-            return module
-        except ImportError:
-            pass
-        parent, _, attr = self.target.rpartition(".")  # a namespace attribute (tf.contrib.rnn): wrap it
-        value = getattr(sys.modules.get(parent), attr, None)
-        if value is not None and not isinstance(value, types.ModuleType):
-            module = types.ModuleType(spec.name)
-            module.__dict__.update({k: v for k, v in vars(value).items() if not k.startswith("__")})
-            self.original_spec = None
-            return module
-        raise ImportError("tinyflow.run: '%s' has no tinyflow counterpart ('%s'): tinyflow implements a subset "
-                              "of TensorFlow 1.x (see tinyflow_demo/README.md)" % (spec.name, self.target),
-                              name=spec.name)
+        self.original_spec = None
+        # tf.a.b as an attribute path of tinyflow first (tf.compat.v1, tf.contrib.rnn, tf.nn...), so the
+        # import binds the very object `tf.a.b` gives; then a tinyflow submodule (tf.examples...).
+        value = importlib.import_module("tinyflow")
+        for part in spec.name.split(".")[1:]:
+            value = getattr(value, part, None)
+            if value is None:
+                break
+        if value is None:
+            try:
+                value = importlib.import_module(self.target)
+            except ImportError:
+                raise ImportError("tinyflow.run: '%s' has no tinyflow counterpart ('%s'): tinyflow implements a "
+                                  "subset of TensorFlow 1.x (see tinyflow_demo/README.md)" % (spec.name, self.target),
+                                  name=spec.name)
+        if isinstance(value, types.ModuleType):
+            self.original_spec = getattr(value, "__spec__", None)
+            return value
+        module = types.ModuleType(spec.name)  # a namespace object: a module holding its names
+        module.__dict__.update({k: v for k, v in vars(value).items() if not k.startswith("__")})
+        return module
 
     def exec_module(self, module):
         if self.original_spec is not None:  # the import system set __spec__ to the alias's spec

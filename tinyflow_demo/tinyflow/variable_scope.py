@@ -8,6 +8,7 @@ active; a string variable_scope also opens a (uniquified) name scope for the ops
 import contextlib
 import enum
 import inspect
+import warnings
 
 import numpy as np
 
@@ -15,7 +16,8 @@ from . import dtypes as _dtypes
 from .framework import Tensor, TensorShape, Variable, convert_to_tensor, get_default_graph
 from .init_ops import glorot_uniform_initializer, zeros_initializer
 
-__all__ = ["VariableScope", "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE"]
+__all__ = ["VariableScope", "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE",
+           "get_local_variable"]
 
 
 class _ReuseMode(enum.Enum):
@@ -82,8 +84,11 @@ def _scoped(variables, scope_name):
 
 
 def _check_unsupported(kwargs):
-    used = sorted(k for k, v in kwargs.items() if v is not None and k not in ("caching_device", "use_resource",
-                                                                               "synchronization", "aggregation"))
+    if kwargs.get("partitioner") is not None:
+        warnings.warn("tinyflow ignores variable partitioners: each variable is one unpartitioned tensor",
+                      stacklevel=3)
+    used = sorted(k for k, v in kwargs.items() if v is not None and k not in (
+        "caching_device", "use_resource", "synchronization", "aggregation", "partitioner"))
     if used:
         raise NotImplementedError("tinyflow variable scopes do not support %s" % ", ".join(used))
 
@@ -218,6 +223,15 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     """
     return get_variable_scope().get_variable(name, shape, dtype, initializer, regularizer, None, trainable,
                                              collections, validate_shape, **unsupported)
+
+
+def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=False,
+                       collections=None, validate_shape=True, **unsupported):
+    """get_variable for a local variable: not trainable, in the LOCAL_VARIABLES collection (not in
+    GLOBAL_VARIABLES), initialized by tf.local_variables_initializer()."""
+    collections = list(collections or []) + ["local_variables"]
+    return get_variable(name, shape, dtype, initializer, regularizer, False, collections, validate_shape,
+                        **unsupported)
 
 
 class variable_scope(object):  # noqa: N801 (TF's name)
