@@ -62,7 +62,6 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
                                  implicit_gradients=_eager_tape.implicit_gradients,
                                  implicit_value_and_gradients=_eager_tape.implicit_value_and_gradients))
 
-
 def load_op_library(path):
     """dlopens an op library (IRLoadOpLibrary); its ops can then be used through tinyflow.ir or apply_op."""
     import os
@@ -87,3 +86,7 @@ def apply_op(op_name, inputs, attrs=None, name=None):
     """Any registered op by name (e.g. one from a loaded op library): op_name(inputs, **attrs)."""
     from .framework import apply_op as _apply
     return _apply(op_name, inputs, attrs, name=name)
+
+
+# --- tf-session: tf.data ---
+from . import data  # noqa: E402,F401

@@ -130,12 +130,38 @@ class TensorShape(object):
             return "TensorShape(None)"
         return "TensorShape([%s])" % ", ".join("?" if d is None else str(d) for d in self.dims)
 
+    def __str__(self):  # as TF 1.x prints a shape: (?, 4), (3,), (), <unknown>
+        if self.dims is None:
+            return "<unknown>"
+        if len(self.dims) == 1:
+            return "(%s,)" % ("?" if self.dims[0] is None else self.dims[0])
+        return "(%s)" % ", ".join("?" if d is None else str(d) for d in self.dims)
+
+    def is_compatible_with(self, other):
+        other = other if isinstance(other, TensorShape) else TensorShape(_as_shape_list(other))
+        if self.dims is None or other.dims is None:
+            return True
+        return len(self.dims) == len(other.dims) and all(
+            a is None or b is None or a == b for a, b in zip(self.dims, other.dims))
+
+    def merge_with(self, other):
+        """The most specific shape compatible with both; ValueError when they are incompatible."""
+        other = other if isinstance(other, TensorShape) else TensorShape(_as_shape_list(other))
+        if not self.is_compatible_with(other):
+            raise ValueError("Shapes %s and %s are not compatible" % (self, other))
+        if self.dims is None:
+            return other
+        if other.dims is None:
+            return self
+        return TensorShape([a if a is not None else b for a, b in zip(self.dims, other.dims)])
+
 
 class Graph(object):
     """Holds what TF keeps per graph: unique names, collections, control-dependency scopes, seed."""
 
     def __init__(self):
         self._names = {}
+        self._ops = {}  # every Operation by name (fetches and feeds given by name)
         self._inputs = {}  # placeholders and variables by name (feeds given by name)
         self.collections = {}
         self._control_stack = []
@@ -148,6 +174,8 @@ class Graph(object):
         self._rewrite = {"simplify": True, "fast_math": False, "rule_sets": None}
         self._gradients_with_rules = False
         self._warned_gradient_rules = False
+        self._shape_epoch = 0  # counts set_shape calls that refine what inference sees
+        self._iterator_feeds = {}  # tf.data: placeholder name -> the Iterator whose get_next() it is (data.py)
 
     def unique_name(self, base):
         base = re.sub(r"[^A-Za-z0-9_./-]", "_", base)
@@ -161,10 +189,47 @@ class Graph(object):
         self.collections.setdefault(key, []).append(value)
 
     def get_tensor_by_name(self, name):
-        base = name.split(":")[0]
-        if base not in self._inputs:
-            raise KeyError("The name '%s' refers to no placeholder or variable of this graph" % name)
-        return self._inputs[base]
+        """The tensor "op:index" (as TF: a name without ":index" is an operation's, a ValueError)."""
+        if not isinstance(name, str):
+            raise TypeError("Can not convert a %s into a Tensor." % type(name).__name__)
+        if ":" not in name:
+            raise ValueError("The name '%s' refers to an Operation, not a Tensor. Tensor names must be of the form "
+                             "\"<op_name>:<output_index>\"." % name)
+        base, index = name.rsplit(":", 1)
+        op = self._ops.get(base)
+        if op is None or not index.isdigit() or int(index) >= len(op.outputs):
+            raise KeyError("The name '%s' refers to a Tensor which does not exist. The operation, '%s', %s."
+                           % (name, base, "does not exist in the graph" if op is None
+                              else "exists but only has %d outputs" % len(op.outputs)))
+        return op.outputs[int(index)]
+
+    def get_operation_by_name(self, name):
+        if ":" in name:
+            raise ValueError("The name '%s' appears to refer to a Tensor, not an Operation." % name)
+        if name not in self._ops:
+            raise KeyError("The name '%s' refers to an Operation not in the graph." % name)
+        return self._ops[name]
+
+    def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
+        """The Tensor or Operation `obj` names (or is) in this graph; ValueError when it is another graph's."""
+        if isinstance(obj, str):
+            if ":" in obj and allow_tensor:
+                return self.get_tensor_by_name(obj)
+            if ":" not in obj and allow_operation:
+                return self.get_operation_by_name(obj)
+            raise ValueError("Can not convert a name '%s' into a %s." % (obj, "Tensor" if allow_tensor else
+                                                                           "Operation"))
+        if hasattr(obj, "_as_tensor") and not isinstance(obj, Tensor):
+            obj = obj._as_tensor()
+        if isinstance(obj, (Tensor, Operation)):
+            if obj.graph is not self:
+                raise ValueError("%s %s is not an element of this graph." % (
+                    "Tensor" if isinstance(obj, Tensor) else "Operation", obj))
+            return obj
+        raise TypeError("Can not convert a %s into a Tensor or Operation." % type(obj).__name__)
+
+    def get_operations(self):
+        return list(self._ops.values())
 
     def get_collection(self, key, scope=None):
         values = list(self.collections.get(key, []))
@@ -299,6 +364,7 @@ class Operation(object):
         self.name = name
         self.inputs = list(inputs)
         self.graph = graph
+        graph._ops[name] = self
         self._body = graph._body_stack[-1] if graph._body_stack else None  # the body it was built in
         if graph._op_log is not None:
             graph._op_log.append(self)
@@ -325,6 +391,7 @@ class Tensor(object):
         self.value_index = value_index
         self._symbol = symbol
         self._inferred = None
+        self._inferred_epoch = 0
         self._static_shape = None  # what the user declared (placeholder, constant)
 
     @property
@@ -340,9 +407,12 @@ class Tensor(object):
         return self.op.graph
 
     def _infer(self):
-        if self._inferred is None:
+        # Cached until a set_shape in the graph (a placeholder's refined shape changes what follows it).
+        epoch = self.op.graph._shape_epoch
+        if self._inferred is None or (self._inferred_epoch != epoch and self.op.type != "Placeholder"):
             from . import ir
             self._inferred = ir.infer_shape_dtype(self)
+            self._inferred_epoch = epoch
         return self._inferred
 
     @property
@@ -359,7 +429,14 @@ class Tensor(object):
         return self.shape
 
     def set_shape(self, shape):
-        self._static_shape = TensorShape(shape)
+        """Refines the static shape (ValueError when `shape` is incompatible with it). On a placeholder
+        the refined shape also reaches the library's shape inference of the ops that use it."""
+        merged = self.shape.merge_with(shape)
+        if self.op.type == "Placeholder" and merged.dims is not None:
+            self._symbol.set_attrs({"__shape__": _shape_text(merged.dims)})
+            self._inferred = (merged, self._inferred[1])
+            self.op.graph._shape_epoch += 1
+        self._static_shape = merged
 
     def eval(self, feed_dict=None, session=None):
         from .session import _get_session
