@@ -145,13 +145,8 @@ def _node_names(symbols):
     n = ctypes.c_uint32()
     names = ctypes.POINTER(ctypes.c_char_p)()
     check_call(LIB.IRSymbolListOutputNames(internals.handle, ctypes.byref(n), ctypes.byref(names)))
-    out = set()
-    for name in py_str_list(n, names):  # an op's outputs are "<node>_output", "<node>_<output name>"...
-        out.add(name)
-        out.add(name.rsplit("_", 1)[0])
-        if "_output" in name:
-            out.add(name[:name.rindex("_output")])
-    return out
+    # A single-output node's output is named as the node (only those, placeholders and variables can be fed).
+    return set(py_str_list(n, names))
 
 
 def _feed_tensor(graph, key):
