@@ -140,3 +140,21 @@ def test_batch_dimension_none_end_to_end():
         wv = sess.run(w)
     expect = np.mean(np.argmax(xs @ wv, 1) == ys)
     assert abs(acc - expect) < 1e-6 and acc > 0.9
+
+
+def test_static_shape_mismatches_raise_value_error_at_graph_construction():
+    with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 3 and 4 for 'MatMul' \(op: 'matmul'\) "
+                                         r"with input shapes: \[2,3\], \[4,5\]\."):
+        tf.matmul(tf.zeros([2, 3]), tf.zeros([4, 5]), name="MatMul")
+    with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 3 and 4 .* input shapes: \[2,3\], \[4\]"):
+        tf.zeros([2, 3]) + tf.zeros([4])
+    x = tf.placeholder(tf.float32, [None, None])
+    h = tf.tanh(x)
+    tf.matmul(h, tf.zeros([3, 5]))  # unknown: allowed
+    x.set_shape([None, 784])
+    with pytest.raises(ValueError, match=r"784 and 3 .* \[\?,784\], \[3,5\]"):
+        tf.matmul(tf.tanh(x), tf.zeros([3, 5]))
+    y = tf.placeholder(tf.float32, [None, 4])
+    z = tf.nn.relu(tf.matmul(y, tf.ones([4, 2])))  # a deeper chain: shapes known op by op
+    with pytest.raises(ValueError, match=r"but are 2 and 3"):
+        tf.matmul(z, tf.ones([3, 1]))
