@@ -177,7 +177,7 @@ class _RunPlan(object):
         self.fetch_handle = fetch_plan.fetch_symbol.handle if fetch_plan.fetch_symbol else None
         self.target_handle = fetch_plan.target_symbol.handle if fetch_plan.target_symbol else None
         used = _node_names([fetch_plan.fetch_symbol, fetch_plan.target_symbol])
-        names, self.dtypes, self.used, self.shapes, self.tensors = [], [], [], [], []
+        names, self.dtypes, self.used, self.shapes, self.tensors, self.np_dtypes = [], [], [], [], [], []
         fed = set()
         for i, key in enumerate(feed_keys):
             tensor = _feed_tensor(graph, key)
@@ -193,6 +193,7 @@ class _RunPlan(object):
             self.dtypes.append(tensor.dtype)
             dims = tensor.shape.dims
             self.shapes.append(None if dims is None else tuple(dims))
+            self.np_dtypes.append(np.dtype(tensor.dtype.as_numpy_dtype))
         # tf.data iterators whose get_next() tensors the fetches use and the run does not feed
         self.iterators = []
         for name, iterator in graph._iterator_feeds.items():
@@ -202,14 +203,21 @@ class _RunPlan(object):
         self.names = c_str_array(self.all_names)
         self.all_dtypes = self.dtypes + [d for it in self.iterators for d in it._feed_dtypes()]
         self.enums = (ctypes.c_int * len(self.all_dtypes))(*[d.enum for d in self.all_dtypes])
-        self.check_shapes = any(s is not None for s in self.shapes)
+        self.last_arrays = [None] * len(self.used)  # per feed: (array, shape, data pointer) of the last run
+        self.checks = []
+        for dims in self.shapes:
+            start = max([i + 1 for i, d in enumerate(dims or ()) if d is None] or [0])
+            fast = dims is not None and all(d is None for d in dims[:start])
+            self.checks.append((len(dims), start, tuple(dims[start:])) if fast else None)
 
-    def check_shape(self, k, arr):
+    def shape_matches(self, k, shape):
+        """Whether a fed shape fits feed k's static shape (None dims take any size)."""
         dims = self.shapes[k]
-        if dims is not None and (len(dims) != arr.ndim or any(d is not None and d != s for d, s in
-                                                                zip(dims, arr.shape))):
-            raise ValueError("Cannot feed value of shape %r for Tensor %r, which has shape %r"
-                             % (arr.shape, self.tensors[k].name, str(TensorShape(list(dims)))))
+        return len(dims) == len(shape) and all(d is None or d == n for d, n in zip(dims, shape))
+
+    def shape_error(self, k, arr):
+        raise ValueError("Cannot feed value of shape %r for Tensor %r, which has shape %r"
+                         % (arr.shape, self.tensors[k].name, str(TensorShape(list(self.shapes[k])))))
 
 
 def _warn_gradients_with_rules(graph):
@@ -257,6 +265,7 @@ class Session(object):
         self.handle = ctypes.c_void_p()
         check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
         self._plans = {}
+        self._last_plan = None  # (fetches, feed keys, _RunPlan) of the last run
         self._iterator_state = {}  # tf.data: Iterator -> the generator of its elements in this session
         self._default_ctx = []
 
@@ -268,19 +277,38 @@ class Session(object):
         if self.handle is None:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_dict = feed_dict or {}
-        plan = self._run_plan(fetches, feed_dict)
+        keys = tuple(feed_dict)
+        last = self._last_plan  # the loop's common case: the same fetches and feed keys as the last run
+        plan = last[2] if last is not None and last[0] is fetches and last[1] == keys else \
+            self._run_plan(fetches, feed_dict, keys)
         for op in plan.fetches.py_targets:
             op._run_in_python(self)
-        values = list(feed_dict.values()) if feed_dict else ()
+        values = list(feed_dict.values()) if keys else ()
         arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
         for k, i in enumerate(plan.used):
-            arr = _host_array(values[i], plan.dtypes[k])
-            if plan.check_shapes:
-                plan.check_shape(k, arr)
+            value = values[i]
+            np_dtype = plan.np_dtypes[k]
+            if type(value) is np.ndarray and value.dtype == np_dtype and value.flags.c_contiguous and \
+                    value.flags.aligned:
+                arr = value  # (the common case, without _host_array's conversions)
+            else:
+                arr = _host_array(value, plan.dtypes[k])
+            check = plan.checks[k]  # (rank, start, dims from start): the None dims all come before start
+            if check is not None:
+                if arr.ndim != check[0] or arr.shape[check[1]:] != check[2]:
+                    plan.shape_error(k, arr)
+            elif plan.shapes[k] is not None and not plan.shape_matches(k, arr.shape):
+                plan.shape_error(k, arr)
             arrays.append(arr)
             ndims.append(arr.ndim)
             dims.extend(arr.shape)
-            data.append(arr.ctypes.data)
+            last = plan.last_arrays[k]  # (arr.ctypes.data costs more than the rest of this loop)
+            if last is not None and last[0] is arr and last[1] == arr.shape:
+                data.append(last[2])
+            else:
+                pointer = arr.ctypes.data
+                plan.last_arrays[k] = (arr, arr.shape, pointer)
+                data.append(pointer)
         for iterator in plan.iterators:
             for arr in iterator._next_arrays(self):
                 arrays.append(arr)
@@ -301,16 +329,16 @@ class Session(object):
             return plan.fetches.build(())
         return plan.fetches.build([from_ndarray(ctypes.c_void_p(outs[i])) for i in range(num_out.value)])
 
-    def _run_plan(self, fetches, feed_dict):
+    def _run_plan(self, fetches, feed_dict, keys):
         """The _RunPlan of these fetches and feed keys (cached: keys are object identities or names)."""
-        key = (_fetch_key(fetches), tuple(k if isinstance(k, str) else id(k) for k in feed_dict))
+        key = (_fetch_key(fetches), tuple(k if isinstance(k, str) else id(k) for k in keys))
         entry = self._plans.get(key)
-        if entry is not None:
-            return entry[0]
-        plan = _RunPlan(self.graph, _FetchPlan(self.graph, fetches), feed_dict)
-        if key[0] is not None:
-            self._plans[key] = (plan, fetches, tuple(feed_dict))  # keeps the keyed objects alive: ids stay unique
-        return plan
+        if entry is None:
+            entry = (_RunPlan(self.graph, _FetchPlan(self.graph, fetches), keys), fetches, keys)
+            if key[0] is not None:
+                self._plans[key] = entry  # keeps the keyed objects alive: ids stay unique
+        self._last_plan = (fetches, keys, entry[0])
+        return entry[0]
 
     def partial_run(self, *args, **kwargs):
         raise NotImplementedError("partial_run is not supported")
@@ -377,6 +405,7 @@ class Session(object):
             LIB.IRSessionFree(self.handle)
             self.handle = None
             self._plans.clear()
+            self._last_plan = None
 
     def __del__(self):
         try:
