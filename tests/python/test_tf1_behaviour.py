@@ -158,3 +158,19 @@ def test_static_shape_mismatches_raise_value_error_at_graph_construction():
     z = tf.nn.relu(tf.matmul(y, tf.ones([4, 2])))  # a deeper chain: shapes known op by op
     with pytest.raises(ValueError, match=r"but are 2 and 3"):
         tf.matmul(z, tf.ones([3, 1]))
+
+
+def test_stop_gradients_treat_tensors_as_constants():
+    a = tf.placeholder(tf.float32, [])
+    b = 2.0 * a
+    stopped = tf.gradients(a + b, [a, b], stop_gradients=[a, b])  # TF's documented example: [1, 1]
+    full = tf.gradients(a + b, [a, b])
+    x = tf.placeholder(tf.float32, [3])
+    h = tf.sin(x)
+    gx = tf.gradients(tf.reduce_sum(h * x), x, stop_gradients=h)[0]  # d/dx of c * x with c = sin(x) held: c
+    assert tf.gradients(h * 2.0, x, stop_gradients=[h]) == [None]
+    xv = np.array([0.1, 0.5, 1.0], np.float32)
+    with tf.Session() as sess:
+        assert sess.run(stopped, {a: 0.5}) == [1.0, 1.0]
+        assert sess.run(full, {a: 0.5}) == [3.0, 1.0]
+        np.testing.assert_allclose(sess.run(gx, {x: xv}), np.sin(xv), rtol=1e-6)

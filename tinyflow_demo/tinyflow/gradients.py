@@ -19,15 +19,12 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     forward graph is first simplified by the rewrite rules the default graph's rewrite_options
     select (default: the exact and real rules), so the gradient is taken of the simplified graph.
     As TF, an x that no y depends on, and an integer x, get None (unconnected_gradients="zero":
-    zeros like x). stop_gradients is not supported (use tf.stop_gradient in the forward graph)."""
+    zeros like x); stop_gradients: tensors the gradient treats as constants (not flowing through them)."""
     if _framework._EAGER is not None:
         raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
                            "instead.")
     if unconnected_gradients not in ("none", "zero"):
         raise ValueError("Unknown value for unconnected_gradients: %r" % (unconnected_gradients,))
-    if stop_gradients:
-        raise NotImplementedError("tinyflow: tf.gradients(stop_gradients=...) is not supported; apply "
-                                  "tf.stop_gradient to those tensors where the forward graph is built")
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs = [convert_to_tensor(x) for x in _as_list(xs)]
     if grad_ys is not None and len(_as_list(grad_ys)) != len(ys):
@@ -39,7 +36,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     differentiable = [x.dtype is None or not x.dtype.is_integer for x in xs]
     results = [None] * len(xs)
     wanted = [x for x, d in zip(xs, differentiable) if d]
-    grads = _gradient_tensors(graph, ys, wanted, grad_ys, name) if wanted else []
+    stops = [convert_to_tensor(t) for t in _as_list(stop_gradients)] if stop_gradients is not None else []
+    grads = _gradient_tensors(graph, ys, wanted, grad_ys, name, stops) if wanted else []
     for i, grad in zip([i for i, d in enumerate(differentiable) if d], grads):
         results[i] = grad
     if unconnected_gradients == "zero":
@@ -48,7 +46,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     return results
 
 
-def _gradient_tensors(graph, ys, xs, grad_ys, name):
+def _gradient_tensors(graph, ys, xs, grad_ys, name, stops):
     """The gradient tensors of xs (None where no y depends on the x: the pass gave it zeros)."""
     head = None
     if grad_ys is not None:
@@ -65,7 +63,10 @@ def _gradient_tensors(graph, ys, xs, grad_ys, name):
     out = ctypes.c_void_p()
     y_group = _Symbol.group([y._symbol for y in ys])  # named: the handles must outlive the call
     x_group = _Symbol.group([x._symbol for x in xs])
-    options = c_str(json.dumps(graph._gradient_options()))
+    options = graph._gradient_options()
+    if stops:
+        options["stop_nodes"] = [t.op.name for t in stops]
+    options = c_str(json.dumps(options))
     check_call(LIB.IRSymbolGradientEx(y_group.handle, x_group.handle, head.handle if head is not None else None,
                                       options, ctypes.byref(out)))
     grads = _Symbol(out)
@@ -73,7 +74,7 @@ def _gradient_tensors(graph, ys, xs, grad_ys, name):
     for i, x in enumerate(xs):
         symbol = grads.output(i)
         if _is_zero_gradient(symbol):  # the pass's zeros: None when no y depends on x (not just simplified away)
-            reached = _reached_ops(ys) if reached is None else reached
+            reached = _reached_ops(ys, stops) if reached is None else reached
             if reached is not True and x.op not in reached:
                 results.append(None)
                 continue
@@ -88,8 +89,9 @@ _NO_GRADIENT = frozenset(["stop_gradient", "shape", "size", "rank", "zeros_like"
                           "logical_or", "logical_not", "one_hot"])
 
 
-def _reached_ops(ys):
+def _reached_ops(ys, stops=()):
     """The operations a gradient of ys can flow back to (True when some op hides its inputs: assume all)."""
+    stopped = set(t.op for t in stops)
     seen, stack = set(), [y.op for y in ys]
     while stack:
         op = stack.pop()
@@ -100,7 +102,8 @@ def _reached_ops(ys):
             continue
         if op.type in ("pfor",) or (op.type == "Gradient" and not op.inputs):
             return True
-        stack.extend(t.op for t in op.inputs)
+        if op not in stopped:  # a stop is reached, what computes it is not
+            stack.extend(t.op for t in op.inputs)
     return seen
 
 
