@@ -62,6 +62,7 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
                                  implicit_gradients=_eager_tape.implicit_gradients,
                                  implicit_value_and_gradients=_eager_tape.implicit_value_and_gradients))
 
+
 def load_op_library(path):
     """dlopens an op library (IRLoadOpLibrary); its ops can then be used through tinyflow.ir or apply_op."""
     import os
