@@ -131,7 +131,8 @@ IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle
  * {"simplify":true,"fast_math":false,"rule_sets":[]}, the rewrite rules the forward graph is
  * simplified with before it is differentiated (simplify: apply them, e.g. the fused cross-entropy's
  * stable gradient; fast_math: also the rules that change IEEE results; rule_sets: [] = all), like
- * the session options of the same names, which reach only the graph a session runs.
+ * the session options of the same names, which reach only the graph a session runs; and
+ * "stop_nodes":["name",..], nodes whose outputs the gradient treats as constants (stop_gradients).
  */
 IR_DLL int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, const char* options_json,
                               IRSymbolHandle* out);

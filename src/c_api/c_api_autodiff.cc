@@ -18,14 +18,14 @@ namespace {
 
 /*!
  * \brief The Gradient pass's input graph for `ys`, with the rewrite-rule options of `json`
- * ({"simplify": bool, "fast_math": bool, "rule_sets": [..]}, each optional) as the graph
+ * ({"simplify": bool, "fast_math": bool, "rule_sets": [..], "stop_nodes": [..]}, each optional) as the graph
  * attributes the pass reads: the rules it simplifies the forward graph with before differentiating.
  */
 ir::Graph GradientGraph(const std::vector<ir::NodeEntry>& ys, const char* json) {
   ir::Graph graph(ys);
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return graph;
   int simplify = 1, fast_math = 0;
-  std::vector<std::string> rule_sets;
+  std::vector<std::string> rule_sets, stop_nodes;
   ir::detail::WithJSONContext("gradient options", [&] {
     std::istringstream is(ir::capi::NumericBooleans(json));
     dmlc::JSONReader reader(&is);
@@ -33,8 +33,10 @@ ir::Graph GradientGraph(const std::vector<ir::NodeEntry>& ys, const char* json) 
     helper.DeclareOptionalField("simplify", &simplify);
     helper.DeclareOptionalField("fast_math", &fast_math);
     helper.DeclareOptionalField("rule_sets", &rule_sets);
+    helper.DeclareOptionalField("stop_nodes", &stop_nodes);
     helper.ReadAllFields(&reader);
   });
+  if (!stop_nodes.empty()) graph.SetAttr("grad.stop_nodes", stop_nodes);
   graph.SetAttr("grad.simplify", simplify != 0 ? 1 : 0);
   if (fast_math != 0) graph.SetAttr("simplify.fast_math", 1);
   if (!rule_sets.empty()) graph.SetAttr("simplify.sets", rule_sets);

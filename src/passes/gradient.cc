@@ -9,6 +9,7 @@
  */
 #include "ir/autodiff.h"
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,7 @@ constexpr const char* kAggregateKey = "grad.aggregate_op";
 constexpr const char* kZeroKey = "grad.zero_op";
 constexpr const char* kOnesKey = "grad.ones_op";
 constexpr const char* kSimplifyKey = "grad.simplify";
+constexpr const char* kStopKey = "grad.stop_nodes";
 
 GradientOptions ReadOptions(const Graph& graph) {
   GradientOptions options;
@@ -69,13 +71,14 @@ void CheckEntries(const std::vector<NodeEntry>& entries, const char* key) {
  */
 class ReverseAccumulator {
  public:
-  ReverseAccumulator(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs, GradientOptions options)
+  ReverseAccumulator(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs, GradientOptions options,
+                     const std::vector<NodeEntry>& stops = {})
       : forward_(ys),
         idx_(forward_.indexed_graph()),
         options_(std::move(options)),
         depends_(idx_.num_node_entries(), false),
         grads_(idx_.num_node_entries()) {
-    MarkEntriesDependingOn(xs);
+    MarkEntriesDependingOn(xs, stops);
   }
 
   /*! \brief Gives each y that depends on some x its head gradient (ones like y when `heads` is empty). */
@@ -94,6 +97,7 @@ class ReverseAccumulator {
     for (uint32_t nid = static_cast<uint32_t>(idx_.num_nodes()); nid-- > 0;) {
       const NodeAttrs& attrs = idx_[nid].source->attrs;
       if (attrs.op == nullptr || !InputsDepend(nid) || !ReceivesGradient(nid)) continue;
+      if (idx_.num_outputs(nid) > 0 && stopped_[idx_.entry_id(nid, 0)]) continue;  // a stop: no gradient through
       IR_CHECK(fgradient != nullptr && fgradient->count(attrs.op))
           << "cannot differentiate through " << NodeDesc(attrs) << ": the op registers no gradient (FGradient)";
       NodePtr node = idx_[nid].weak_ref.lock();
@@ -119,13 +123,22 @@ class ReverseAccumulator {
   }
 
  private:
-  void MarkEntriesDependingOn(const std::vector<NodeEntry>& xs) {
+  /*! \brief Marks the xs and what is computed from them, except through `stops` (constants to the gradient). */
+  void MarkEntriesDependingOn(const std::vector<NodeEntry>& xs, const std::vector<NodeEntry>& stops) {
+    std::vector<bool>& stopped = stopped_;
+    stopped.assign(idx_.num_node_entries(), false);
+    for (const NodeEntry& s : stops) {
+      if (idx_.has_node(s.node.get())) stopped[idx_.entry_id(s)] = true;
+    }
     for (const NodeEntry& x : xs) {
       if (idx_.has_node(x.node.get())) depends_[idx_.entry_id(x)] = true;
     }
     for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) {
       if (idx_[nid].source->is_variable() || !InputsDepend(nid)) continue;
-      for (uint32_t i = 0; i < idx_.num_outputs(nid); ++i) depends_[idx_.entry_id(nid, i)] = true;
+      for (uint32_t i = 0; i < idx_.num_outputs(nid); ++i) {
+        uint32_t eid = idx_.entry_id(nid, i);
+        depends_[eid] = depends_[eid] || !stopped[eid];
+      }
     }
   }
 
@@ -185,6 +198,8 @@ class ReverseAccumulator {
   GradientOptions options_;
   /*! \brief Per entry: is it an x or computed from one. */
   std::vector<bool> depends_;
+  /*! \brief Per entry: a stop node's output (the gradient does not flow through it). */
+  std::vector<bool> stopped_;
   /*! \brief Per entry: the gradient contributions received so far. */
   std::vector<std::vector<NodeEntry>> grads_;
 };
@@ -216,9 +231,21 @@ Graph GradientPass(Graph src) {
   CheckEntries(ys, kYsKey);
   CheckEntries(xs, kXsKey);
   CheckEntries(heads, kHeadsKey);
-  if (src.GetAttrOr<int>(kSimplifyKey, 1) != 0) ys = SimplifiedForward(src, ys, xs, heads);
+  // Stop nodes (tf.gradients' stop_gradients, by name): every output is a constant to the gradient.
+  std::vector<NodeEntry> stops;
+  std::vector<std::string> stop_names = src.GetAttrOr<std::vector<std::string>>(kStopKey, {});
+  if (!stop_names.empty()) {
+    std::set<std::string> wanted(stop_names.begin(), stop_names.end());
+    PostOrderDFSVisit(ys, [&](const NodePtr& node) {
+      if (!wanted.count(node->attrs.name)) return;
+      for (uint32_t i = 0; i < node->num_outputs(); ++i) stops.push_back(NodeEntry{node, i});
+    });
+  }
+  std::vector<NodeEntry> kept = heads;  // (kept as they are by the simplification, like the heads)
+  kept.insert(kept.end(), stops.begin(), stops.end());
+  if (src.GetAttrOr<int>(kSimplifyKey, 1) != 0) ys = SimplifiedForward(src, ys, xs, kept);
 
-  ReverseAccumulator accumulator(ys, xs, ReadOptions(src));
+  ReverseAccumulator accumulator(ys, xs, ReadOptions(src), stops);
   accumulator.SeedHeads(ys, heads);
   accumulator.Backward();
   std::vector<NodeEntry> grads;
@@ -252,6 +279,10 @@ IR_REGISTER_GRAPH_ATTR("grad.zero_op")
 IR_REGISTER_GRAPH_ATTR("grad.ones_op")
     .describe("Option of Gradient: op giving ones like its input, the default head gradient (default ones_like).")
     .set_type<std::string>();
+
+IR_REGISTER_GRAPH_ATTR("grad.stop_nodes")
+    .describe("Option of Gradient: names of nodes whose outputs the gradient treats as constants (stop_gradients).")
+    .set_type<std::vector<std::string>>();
 
 IR_REGISTER_GRAPH_ATTR("grad.simplify")
     .describe(

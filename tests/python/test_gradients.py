@@ -59,7 +59,7 @@ def test_grad_ys_scale_the_head_gradient():
 
 def test_gradients_of_several_ys_are_summed_and_unreached_xs_get_zeros():
     x, z = tf.placeholder(tf.float32, [2]), tf.placeholder(tf.float32, [2])
-    gx, gz = tf.gradients([x * 3.0, tf.square(x)], [x, z])
+    gx, gz = tf.gradients([x * 3.0, tf.square(x)], [x, z], unconnected_gradients="zero")  # (TF's default: None)
     with tf.Session() as sess:
         a, b = sess.run([gx, gz], {x: np.array([1, 2], np.float32), z: np.zeros(2, np.float32)})
     np.testing.assert_allclose(a, [5, 7])

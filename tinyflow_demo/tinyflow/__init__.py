@@ -218,3 +218,6 @@ for _module, _name in ((nn, "tf.nn"), (train, "tf.train"), (app, "tf.app"), (fla
     _guarded(_name, _module)
 __getattr__ = _missing("tf")
 NotSupportedYetError = _compat.NotSupportedYetError
+
+# --- tf-session: tf.data ---
+from . import data  # noqa: E402,F401

@@ -115,7 +115,22 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
                    maxval=1.0 if maxval is None else maxval)
 
 
+def _dims_tensor(dims, dtype=_dtypes.int32):
+    """An int vector tensor of a shape given as a tensor or a list mixing ints and scalar tensors."""
+    if isinstance(dims, Tensor):
+        return dims
+    return stack([d if isinstance(d, Tensor) else convert_to_tensor(int(d), dtype=dtype) for d in dims])
+
+
 def reshape(tensor, shape, name=None):
+    """tensor's elements in `shape` (a list with at most one -1; a tensor or a list holding scalar tensors
+    when the shape is computed by the graph, as tf.reshape(x, [tf.shape(x)[0], -1]))."""
+    if _is_dynamic(shape):
+        out = apply_op("reshape_dims", [tensor, _dims_tensor(shape)], name=name or "Reshape")
+        if isinstance(shape, (list, tuple)):  # what TF infers statically: the constant entries
+            out._static_shape = _framework.TensorShape([d if isinstance(d, (int, np.integer)) and d >= 0 else None
+                                                        for d in shape])
+        return out
     return apply_op("reshape", [tensor], {"shape": tuple(-1 if d is None else int(d) for d in
                                                         _static_shape_allow_neg(shape))}, name=name)
 
@@ -172,7 +187,24 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
 
 
 def tile(input, multiples, name=None):  # noqa: A002
-    return apply_op("tile", [input], {"reps": _static_shape(multiples)}, name=name)
+    """`input` repeated multiples[i] times along axis i. With multiples computed by the graph (a tensor, or
+    a list holding scalar tensors) it is input, with a size-1 axis before each axis, times ones of
+    [m0, 1, m1, 1, ...], reshaped to [m0 * d0, m1 * d1, ...] (differentiable like the static tile)."""
+    if not _is_dynamic(multiples):
+        return apply_op("tile", [input], {"reps": _static_shape(multiples)}, name=name)
+    input = convert_to_tensor(input)  # noqa: A001
+    ndim = input.shape.ndims
+    if ndim is None:
+        raise ValueError("tile: with multiples computed by the graph, the input's rank must be known")
+    reps = [multiples[i] for i in builtins.range(ndim)]
+    expanded = input
+    for i in builtins.range(ndim):
+        expanded = expand_dims(expanded, 2 * i)
+    ones = _filled_dynamic([r for i in builtins.range(ndim) for r in (reps[i], 1)], 1, input.dtype, None)
+    dims = shape(input)
+    out_dims = [reps[i] * dims[i] if isinstance(reps[i], Tensor) else int(reps[i]) * dims[i]
+                for i in builtins.range(ndim)]
+    return reshape(expanded * ones, out_dims, name=name or "Tile")
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=0):
@@ -238,6 +270,13 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     if limit is None:
         start, limit = 0, start
+    if any(isinstance(v, Tensor) for v in (start, limit, delta)):  # bounds computed by the graph
+        kind = next(v for v in (start, limit, delta) if isinstance(v, Tensor)).dtype
+        dtype = _dtypes.as_dtype(dtype or kind)
+        if not dtype.is_integer:
+            raise TypeError("tinyflow: tf.range with tensor bounds supports integer dtypes, got %s" % dtype.name)
+        args = [v if isinstance(v, Tensor) else convert_to_tensor(int(v), dtype=dtype) for v in (start, limit, delta)]
+        return apply_op("range_dims", args, name=name)
     if dtype is None:
         dtype = _dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in (start, limit, delta)) \
             else _dtypes.float32

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from . import dtypes as _dtypes
-from ._lib import LIB, c_handle_array, c_str, c_str_array, check_call
+from ._lib import LIB, TinyflowError, c_handle_array, c_str, c_str_array, check_call
 
 __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "reset_default_graph",
            "apply_op", "convert_to_tensor", "placeholder", "placeholder_with_default", "constant", "control_dependencies",
@@ -130,12 +130,38 @@ class TensorShape(object):
             return "TensorShape(None)"
         return "TensorShape([%s])" % ", ".join("?" if d is None else str(d) for d in self.dims)
 
+    def __str__(self):  # as TF 1.x prints a shape: (?, 4), (3,), (), <unknown>
+        if self.dims is None:
+            return "<unknown>"
+        if len(self.dims) == 1:
+            return "(%s,)" % ("?" if self.dims[0] is None else self.dims[0])
+        return "(%s)" % ", ".join("?" if d is None else str(d) for d in self.dims)
+
+    def is_compatible_with(self, other):
+        other = other if isinstance(other, TensorShape) else TensorShape(_as_shape_list(other))
+        if self.dims is None or other.dims is None:
+            return True
+        return len(self.dims) == len(other.dims) and all(
+            a is None or b is None or a == b for a, b in zip(self.dims, other.dims))
+
+    def merge_with(self, other):
+        """The most specific shape compatible with both; ValueError when they are incompatible."""
+        other = other if isinstance(other, TensorShape) else TensorShape(_as_shape_list(other))
+        if not self.is_compatible_with(other):
+            raise ValueError("Shapes %s and %s are not compatible" % (self, other))
+        if self.dims is None:
+            return other
+        if other.dims is None:
+            return self
+        return TensorShape([a if a is not None else b for a, b in zip(self.dims, other.dims)])
+
 
 class Graph(object):
     """Holds what TF keeps per graph: unique names, collections, control-dependency scopes, seed."""
 
     def __init__(self):
         self._names = {}
+        self._ops = {}  # every Operation by name (fetches and feeds given by name)
         self._inputs = {}  # placeholders and variables by name (feeds given by name)
         self.collections = {}
         self._control_stack = []
@@ -148,6 +174,8 @@ class Graph(object):
         self._rewrite = {"simplify": True, "fast_math": False, "rule_sets": None}
         self._gradients_with_rules = False
         self._warned_gradient_rules = False
+        self._shape_epoch = 0  # counts set_shape calls that refine what inference sees
+        self._iterator_feeds = {}  # tf.data: placeholder name -> the Iterator whose get_next() it is (data.py)
 
     def unique_name(self, base):
         base = re.sub(r"[^A-Za-z0-9_./-]", "_", base)
@@ -161,10 +189,47 @@ class Graph(object):
         self.collections.setdefault(key, []).append(value)
 
     def get_tensor_by_name(self, name):
-        base = name.split(":")[0]
-        if base not in self._inputs:
-            raise KeyError("The name '%s' refers to no placeholder or variable of this graph" % name)
-        return self._inputs[base]
+        """The tensor "op:index" (as TF: a name without ":index" is an operation's, a ValueError)."""
+        if not isinstance(name, str):
+            raise TypeError("Can not convert a %s into a Tensor." % type(name).__name__)
+        if ":" not in name:
+            raise ValueError("The name '%s' refers to an Operation, not a Tensor. Tensor names must be of the form "
+                             "\"<op_name>:<output_index>\"." % name)
+        base, index = name.rsplit(":", 1)
+        op = self._ops.get(base)
+        if op is None or not index.isdigit() or int(index) >= len(op.outputs):
+            raise KeyError("The name '%s' refers to a Tensor which does not exist. The operation, '%s', %s."
+                           % (name, base, "does not exist in the graph" if op is None
+                              else "exists but only has %d outputs" % len(op.outputs)))
+        return op.outputs[int(index)]
+
+    def get_operation_by_name(self, name):
+        if ":" in name:
+            raise ValueError("The name '%s' appears to refer to a Tensor, not an Operation." % name)
+        if name not in self._ops:
+            raise KeyError("The name '%s' refers to an Operation not in the graph." % name)
+        return self._ops[name]
+
+    def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
+        """The Tensor or Operation `obj` names (or is) in this graph; ValueError when it is another graph's."""
+        if isinstance(obj, str):
+            if ":" in obj and allow_tensor:
+                return self.get_tensor_by_name(obj)
+            if ":" not in obj and allow_operation:
+                return self.get_operation_by_name(obj)
+            raise ValueError("Can not convert a name '%s' into a %s." % (obj, "Tensor" if allow_tensor else
+                                                                           "Operation"))
+        if hasattr(obj, "_as_tensor") and not isinstance(obj, Tensor):
+            obj = obj._as_tensor()
+        if isinstance(obj, (Tensor, Operation)):
+            if obj.graph is not self:
+                raise ValueError("%s %s is not an element of this graph." % (
+                    "Tensor" if isinstance(obj, Tensor) else "Operation", obj))
+            return obj
+        raise TypeError("Can not convert a %s into a Tensor or Operation." % type(obj).__name__)
+
+    def get_operations(self):
+        return list(self._ops.values())
 
     def get_collection(self, key, scope=None):
         values = list(self.collections.get(key, []))
@@ -299,6 +364,7 @@ class Operation(object):
         self.name = name
         self.inputs = list(inputs)
         self.graph = graph
+        graph._ops[name] = self
         self._body = graph._body_stack[-1] if graph._body_stack else None  # the body it was built in
         if graph._op_log is not None:
             graph._op_log.append(self)
@@ -325,6 +391,8 @@ class Tensor(object):
         self.value_index = value_index
         self._symbol = symbol
         self._inferred = None
+        self._construct = None  # (TensorShape, DType) from the construction-time check (_check_static_shapes)
+        self._inferred_epoch = 0
         self._static_shape = None  # what the user declared (placeholder, constant)
 
     @property
@@ -340,9 +408,12 @@ class Tensor(object):
         return self.op.graph
 
     def _infer(self):
-        if self._inferred is None:
+        # Cached until a set_shape in the graph (a placeholder's refined shape changes what follows it).
+        epoch = self.op.graph._shape_epoch
+        if self._inferred is None or (self._inferred_epoch != epoch and self.op.type != "Placeholder"):
             from . import ir
             self._inferred = ir.infer_shape_dtype(self)
+            self._inferred_epoch = epoch
         return self._inferred
 
     @property
@@ -359,7 +430,16 @@ class Tensor(object):
         return self.shape
 
     def set_shape(self, shape):
-        self._static_shape = TensorShape(shape)
+        """Refines the static shape (ValueError when `shape` is incompatible with it). On a placeholder
+        the refined shape also reaches the library's shape inference of the ops that use it."""
+        merged = self.shape.merge_with(shape)
+        if self.op.type == "Placeholder" and merged.dims is not None:
+            self._symbol.set_attrs({"__shape__": _shape_text(merged.dims)})
+            self._inferred = (merged, self._inferred[1])
+            self.op.graph._shape_epoch += 1
+        known = self._inferred or self._construct
+        self._construct = (merged, known[1] if known else None)
+        self._static_shape = merged
 
     def eval(self, feed_dict=None, session=None):
         from .session import _get_session
@@ -456,7 +536,71 @@ def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
         deps = _Symbol.group([op._symbol for op in graph._control_stack])
         check_call(LIB.IRSymbolAddControlDeps(symbol.handle, deps.handle))
     op = cls(symbol, op_type, node_name, inputs, graph)
+    _check_static_shapes(op, op_type, keys, attrs, inputs)
     return op.outputs[0] if len(op.outputs) == 1 and cls is Operation else op
+
+
+_SHAPE_ERROR = [(re.compile(r"inner dimensions (\d+) and (\d+) do not match"),
+                 "Dimensions must be equal, but are %s and %s"),
+                (re.compile(r"cannot be broadcast together \(dimension \d+: (\d+) vs (\d+)\)"),
+                 "Dimensions must be equal, but are %s and %s")]
+
+
+def _check_static_shapes(op, op_type, keys, attrs, inputs):
+    """Graph-construction shape check, as TF's: the op's inference run on a graph of the op alone, its
+    inputs placeholders of their construction-time shapes (so each op costs the same, however big the
+    graph). Those shapes are kept per tensor (_construct), and a failure is confirmed on the whole graph
+    (inference there sees more, e.g. values) before it raises ValueError naming the op and input shapes."""
+    known = [x._inferred if x._inferred is not None else x._construct for x in inputs]
+    if op.graph._body_stack or (inputs and all(k is None for k in known)) or op_type == "constant":
+        return  # (a constant's shape is set from its value; its attributes may be large)
+    args = []
+    for i, k in enumerate(known):
+        hints = {"__kind__": "placeholder"}
+        if k is not None and k[0].dims is not None:
+            hints["__shape__"] = _shape_text(k[0].dims)
+        if k is not None and k[1] is not None:
+            hints["__dtype__"] = k[1].name
+        args.append(_variable_symbol("in%d" % i, hints))
+    handle = ctypes.c_void_p()
+    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle(op_type), len(keys),
+                                              c_str_array(keys), c_str_array([attrs[k] for k in keys]),
+                                              ctypes.byref(handle)))
+    probe = _Symbol(handle)
+    check_call(LIB.IRSymbolCompose(probe.handle, c_str(op.name), len(args), None,
+                                   c_handle_array([a.handle for a in args])))
+    from . import ir
+    try:
+        g = ir.Graph(probe).apply_passes(["InferShape", "InferType"])
+    except TinyflowError as err:
+        try:
+            op.outputs[0]._infer()
+        except TinyflowError:
+            raise ValueError(_shape_error_text(str(err), op, known))
+        return
+    shapes, dtypes = g.attr("shape"), g.attr("dtype")
+    n = len(op.outputs)
+    for t, shape, dtype in zip(op.outputs, shapes[-n:], dtypes[-n:]):
+        t._construct = (ir.parse_shape(shape), None if dtype in (None, "unknown", -1) else _dtypes.as_dtype(dtype))
+
+
+def _shape_error_text(message, op, known):
+    message = re.sub(r"^pass '\w+': ", "", message)
+    for pattern, text in _SHAPE_ERROR:
+        match = pattern.search(message)
+        if match:
+            message = text % match.groups()
+            break
+    shapes = ", ".join("?" if k is None or k[0].dims is None else _shape_text(k[0].dims) for k in known)
+    return "%s for '%s' (op: '%s') with input shapes: %s." % (message, op.name, op.type, shapes)
+
+
+def _variable_symbol(name, attrs):
+    handle = ctypes.c_void_p()
+    check_call(LIB.IRSymbolCreateVariable(c_str(name), ctypes.byref(handle)))
+    symbol = _Symbol(handle)
+    symbol.set_attrs(attrs)
+    return symbol
 
 
 def _variable_node(name, attrs):

@@ -112,7 +112,8 @@ def jacobian(output, inputs, use_pfor=True, parallel_iterations=None):
     flat_inputs = [convert_to_tensor(x) for x in nest.flatten(inputs)]
     size = int(TensorShape(out_dims).num_elements())
     flat_output = reshape(output, [-1])
-    stacked = _pfor(lambda i: gradients(gather(flat_output, i), flat_inputs), size, vectorize=use_pfor,
+    stacked = _pfor(lambda i: gradients(gather(flat_output, i), flat_inputs, unconnected_gradients="zero"), size,
+                    vectorize=use_pfor,
                     parallel_iterations=parallel_iterations, name="jacobian")
     results = [_reshape_known(j, out_dims + _static_dims(x, "jacobian")) for j, x in zip(stacked, flat_inputs)]
     return nest.pack_sequence_as(inputs, results)
@@ -131,7 +132,8 @@ def batch_jacobian(output, inp, use_pfor=True, parallel_iterations=None):
                          % (output.name, output.shape))
     row = int(TensorShape(out_dims[1:]).num_elements())
     rows = reshape(output, [-1, row])
-    stacked = _pfor(lambda j: gradients(gather(rows, j, axis=1), [inp])[0], row, vectorize=use_pfor,
+    stacked = _pfor(lambda j: gradients(gather(rows, j, axis=1), [inp], unconnected_gradients="zero")[0], row,
+                    vectorize=use_pfor,
                     parallel_iterations=parallel_iterations, name="batch_jacobian")
     batch_major = transpose(stacked, [1, 0] + list(range(2, len(in_dims) + 1)))
     batch = out_dims[0] if out_dims[0] is not None else in_dims[0]
@@ -154,4 +156,4 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gr
     """For each x in xs: the hessian of sum(ys) with respect to x, shape x.shape + x.shape (a
     jacobian of the gradient, vectorized)."""
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
-    return [jacobian(g, x) for g, x in zip(gradients(ys, xs), xs)]
+    return [jacobian(g, x) for g, x in zip(gradients(ys, xs, unconnected_gradients="zero"), xs)]

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from ._lib import LIB, TinyflowError, c_str, c_str_array, check_call, py_str_list
-from .framework import Operation, Tensor, _Symbol, get_default_graph
+from .framework import Operation, Tensor, TensorShape, _Symbol, get_default_graph
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -66,35 +66,61 @@ def from_ndarray(handle, free=True):
             LIB.IRNDArrayFree(handle)
 
 
-class _FetchPlan(object):
-    """How one run's (nested) fetches map to fetched tensors and target operations."""
+def _fetch_error(fetch, why):
+    return ValueError("Fetch argument %r cannot be interpreted as a Tensor. (%s)" % (fetch, why))
 
-    def __init__(self, fetches):
-        self.tensors, self.targets = [], []
+
+class _FetchPlan(object):
+    """How one run's (nested) fetches map to fetched tensors, target operations and Python-side
+    targets (tf.data iterator initializers): lists, tuples, namedtuples and dicts, nested, as TF."""
+
+    def __init__(self, graph, fetches):
+        self.graph = graph
+        self.tensors, self.targets, self.py_targets = [], [], []
         self.structure = self._flatten(fetches)
         self.fetch_symbol = _Symbol.group([t._symbol for t in self.tensors]) if self.tensors else None
         self.target_symbol = _Symbol.group([op._symbol for op in self.targets]) if self.targets else None
 
+    def _element(self, fetch):
+        """The graph's Tensor or Operation `fetch` is or names (errors as TF's Session.run)."""
+        if isinstance(fetch, str):
+            try:
+                return self.graph.as_graph_element(fetch)
+            except KeyError as err:
+                raise _fetch_error(fetch, err.args[0])
+        if fetch is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        if not isinstance(fetch, (Tensor, Operation)) and hasattr(fetch, "_as_tensor"):
+            fetch = fetch._as_tensor()
+        if isinstance(fetch, (Tensor, Operation)):
+            if fetch.graph is not self.graph:
+                raise _fetch_error(fetch, "%s %s is not an element of this graph." % (
+                    "Tensor" if isinstance(fetch, Tensor) else "Operation", fetch))
+            return fetch
+        return None
+
     def _flatten(self, fetch):
-        if isinstance(fetch, Operation):
-            if fetch not in self.targets:
-                self.targets.append(fetch)
-            return None
-        if isinstance(fetch, Tensor):
-            if fetch not in self.tensors:
-                self.tensors.append(fetch)
-            return ("t", self.tensors.index(fetch))
         if isinstance(fetch, dict):
             return ("d", type(fetch), [(k, self._flatten(v)) for k, v in fetch.items()])
         if isinstance(fetch, (list, tuple)):
             return ("l", type(fetch), [self._flatten(v) for v in fetch])
-        if hasattr(fetch, "_as_tensor"):
-            return self._flatten(fetch._as_tensor())
         if hasattr(fetch, "_fetch_expand"):  # computed from tensors (a summary): fetch them, then post-process
             inputs, post = fetch._fetch_expand()
             return ("x", post, [self._flatten(t) for t in inputs])
-        raise TypeError("Fetch argument %r has invalid type %s; expected a Tensor, an Operation, or a "
-                        "list, tuple or dict of them" % (fetch, type(fetch).__name__))
+        element = self._element(fetch)
+        if isinstance(element, Operation):
+            if getattr(element, "_run_in_python", None) is not None:
+                if element not in self.py_targets:
+                    self.py_targets.append(element)
+            elif element not in self.targets:
+                self.targets.append(element)
+            return None
+        if isinstance(element, Tensor):
+            if element not in self.tensors:
+                self.tensors.append(element)
+            return ("t", self.tensors.index(element))
+        raise TypeError("Fetch argument %r has invalid type %s, must be a string or Tensor. (Can not convert a %s "
+                        "into a Tensor or Operation.)" % (fetch, type(fetch), type(fetch).__name__))
 
     def build(self, values, node=()):
         node = self.structure if node == () else node
@@ -112,23 +138,91 @@ class _FetchPlan(object):
         return node[1](*items) if hasattr(node[1], "_fields") else node[1](items)  # a namedtuple takes fields
 
 
+def _node_names(symbols):
+    """The names of every node the graph of `symbols` holds (its placeholders, variables and ops)."""
+    symbols = [s for s in symbols if s is not None]
+    if not symbols:
+        return set()
+    group = _Symbol.group(symbols) if len(symbols) > 1 else symbols[0]
+    internals = ctypes.c_void_p()
+    check_call(LIB.IRSymbolGetInternals(group.handle, ctypes.byref(internals)))
+    internals = _Symbol(internals)
+    n = ctypes.c_uint32()
+    names = ctypes.POINTER(ctypes.c_char_p)()
+    check_call(LIB.IRSymbolListOutputNames(internals.handle, ctypes.byref(n), ctypes.byref(names)))
+    # A single-output node's output is named as the node (only those, placeholders and variables can be fed).
+    return set(py_str_list(n, names))
+
+
+def _feed_tensor(graph, key):
+    """The graph's Tensor a feed_dict key is or names (TypeError as TF for what is not one)."""
+    if isinstance(key, str):
+        try:
+            key = graph.as_graph_element(key if ":" in key else key + ":0", allow_operation=False)
+        except (KeyError, ValueError) as err:
+            raise TypeError("Cannot interpret feed_dict key as Tensor: " + str(err.args[0]))
+    if not isinstance(key, Tensor) and hasattr(key, "_as_tensor"):
+        key = key._as_tensor()
+    if not isinstance(key, Tensor):
+        raise TypeError("Cannot interpret feed_dict key as Tensor: Can not convert a %s into a Tensor."
+                        % type(key).__name__)
+    if key.graph is not graph:
+        raise TypeError("Cannot interpret feed_dict key as Tensor: Tensor %s is not an element of this graph."
+                        % key)
+    return key
+
+
 class _RunPlan(object):
-    """What runs with the same fetches and feed keys share: fetch plan, handles, feed names and dtypes."""
+    """What runs with the same fetches and feed keys share: fetch plan, handles, which feeds the
+    fetched graph uses (TF allows feeding others: they are left out), their names, dtypes and shapes,
+    and the tf.data iterators whose next element the run feeds."""
 
     def __init__(self, graph, fetch_plan, feed_keys):
         self.fetches = fetch_plan
         self.fetch_handle = fetch_plan.fetch_symbol.handle if fetch_plan.fetch_symbol else None
         self.target_handle = fetch_plan.target_symbol.handle if fetch_plan.target_symbol else None
-        names, self.dtypes = [], []
-        for placeholder in feed_keys:
-            if isinstance(placeholder, str) and placeholder.split(":")[0] in graph._inputs:
-                placeholder = graph._inputs[placeholder.split(":")[0]]
-            names.append(_feed_name(placeholder))
-            self.dtypes.append(placeholder.dtype if isinstance(placeholder, Tensor) else None)
-        self.names = c_str_array(names)
-        # The feeds' dtype enums when every key fixes its dtype (else each run takes the values').
-        typed = all(d is not None for d in self.dtypes)
-        self.enums = (ctypes.c_int * len(names))(*[d.enum for d in self.dtypes]) if typed else None
+        used = _node_names([fetch_plan.fetch_symbol, fetch_plan.target_symbol])
+        names, self.dtypes, self.used, self.shapes, self.tensors, self.np_dtypes = [], [], [], [], [], []
+        fed = set()
+        for i, key in enumerate(feed_keys):
+            tensor = _feed_tensor(graph, key)
+            name = _feed_name(tensor)
+            if name in fed:
+                raise TinyflowError("feed '%s' is given twice (as a tensor and by name)" % name)
+            fed.add(name)
+            if name not in used:
+                continue  # TF: feeding a tensor the fetches do not need is allowed
+            self.used.append(i)
+            names.append(name)
+            self.tensors.append(tensor)
+            self.dtypes.append(tensor.dtype)
+            dims = tensor.shape.dims
+            self.shapes.append(None if dims is None else tuple(dims))
+            self.np_dtypes.append(np.dtype(tensor.dtype.as_numpy_dtype))
+        # tf.data iterators whose get_next() tensors the fetches use and the run does not feed
+        self.iterators = []
+        for name, iterator in graph._iterator_feeds.items():
+            if name in used and name not in fed and iterator not in self.iterators:
+                self.iterators.append(iterator)
+        self.all_names = names + [n for it in self.iterators for n in it._feed_names()]
+        self.names = c_str_array(self.all_names)
+        self.all_dtypes = self.dtypes + [d for it in self.iterators for d in it._feed_dtypes()]
+        self.enums = (ctypes.c_int * len(self.all_dtypes))(*[d.enum for d in self.all_dtypes])
+        self.last_arrays = [None] * len(self.used)  # per feed: (array, shape, data pointer) of the last run
+        self.checks = []
+        for dims in self.shapes:
+            start = max([i + 1 for i, d in enumerate(dims or ()) if d is None] or [0])
+            fast = dims is not None and all(d is None for d in dims[:start])
+            self.checks.append((len(dims), start, tuple(dims[start:])) if fast else None)
+
+    def shape_matches(self, k, shape):
+        """Whether a fed shape fits feed k's static shape (None dims take any size)."""
+        dims = self.shapes[k]
+        return len(dims) == len(shape) and all(d is None or d == n for d, n in zip(dims, shape))
+
+    def shape_error(self, k, arr):
+        raise ValueError("Cannot feed value of shape %r for Tensor %r, which has shape %r"
+                         % (arr.shape, self.tensors[k].name, str(TensorShape(list(self.shapes[k])))))
 
 
 def _warn_gradients_with_rules(graph):
@@ -176,45 +270,80 @@ class Session(object):
         self.handle = ctypes.c_void_p()
         check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
         self._plans = {}
+        self._last_plan = None  # (fetches, feed keys, _RunPlan) of the last run
+        self._iterator_state = {}  # tf.data: Iterator -> the generator of its elements in this session
         self._default_ctx = []
 
     # -- running --
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs `fetches` (a Tensor, Operation, name, or nested list/tuple/namedtuple/dict of them) with
+        feed_dict's values replacing its keys' tensors (placeholders, or any tensor: what computes it
+        does not run); returns their values in the structure of `fetches`."""
         if self.handle is None:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_dict = feed_dict or {}
-        plan = self._run_plan(fetches, feed_dict)
+        keys = tuple(feed_dict)
+        last = self._last_plan  # the loop's common case: the same fetches and feed keys as the last run
+        plan = last[2] if last is not None and last[0] is fetches and last[1] == keys else \
+            self._run_plan(fetches, feed_dict, keys)
+        for op in plan.fetches.py_targets:
+            op._run_in_python(self)
+        values = list(feed_dict.values()) if keys else ()
         arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
-        for value, dtype in zip(feed_dict.values(), plan.dtypes):
-            arr = _host_array(value, dtype)
+        for k, i in enumerate(plan.used):
+            value = values[i]
+            np_dtype = plan.np_dtypes[k]
+            if type(value) is np.ndarray and value.dtype == np_dtype and value.flags.c_contiguous and \
+                    value.flags.aligned:
+                arr = value  # (the common case, without _host_array's conversions)
+            else:
+                arr = _host_array(value, plan.dtypes[k])
+            check = plan.checks[k]  # (rank, start, dims from start): the None dims all come before start
+            if check is not None:
+                if arr.ndim != check[0] or arr.shape[check[1]:] != check[2]:
+                    plan.shape_error(k, arr)
+            elif plan.shapes[k] is not None and not plan.shape_matches(k, arr.shape):
+                plan.shape_error(k, arr)
             arrays.append(arr)
             ndims.append(arr.ndim)
             dims.extend(arr.shape)
-            data.append(arr.ctypes.data)
+            last = plan.last_arrays[k]  # (arr.ctypes.data costs more than the rest of this loop)
+            if last is not None and last[0] is arr and last[1] == arr.shape:
+                data.append(last[2])
+            else:
+                pointer = arr.ctypes.data
+                plan.last_arrays[k] = (arr, arr.shape, pointer)
+                data.append(pointer)
+        for iterator in plan.iterators:
+            for arr in iterator._next_arrays(self):
+                arrays.append(arr)
+                ndims.append(arr.ndim)
+                dims.extend(arr.shape)
+                data.append(arr.ctypes.data)
+        if plan.fetch_handle is None and plan.target_handle is None:
+            return plan.fetches.build(())
         n = len(arrays)
-        enums = plan.enums if plan.enums is not None else (ctypes.c_int * n)(*[_dtypes.as_dtype(a.dtype).enum
-                                                                                for a in arrays])
         num_out = ctypes.c_uint32()
         outs = ctypes.POINTER(ctypes.c_void_p)()
         # The arrays stay referenced (and so alive) until the call returns: the run borrows them.
-        check_call(LIB.IRSessionRunBorrowed(self.handle, plan.fetch_handle, plan.target_handle, n, plan.names, enums,
-                                            (ctypes.c_int * n)(*ndims), (ctypes.c_int64 * len(dims))(*dims),
+        check_call(LIB.IRSessionRunBorrowed(self.handle, plan.fetch_handle, plan.target_handle, n, plan.names,
+                                            plan.enums, (ctypes.c_int * n)(*ndims), (ctypes.c_int64 * len(dims))(*dims),
                                             (ctypes.c_void_p * n)(*data),
                                             ctypes.byref(num_out), ctypes.byref(outs)))
         if num_out.value == 0:
             return plan.fetches.build(())
         return plan.fetches.build([from_ndarray(ctypes.c_void_p(outs[i])) for i in range(num_out.value)])
 
-    def _run_plan(self, fetches, feed_dict):
-        """The _RunPlan of these fetches and feed keys, cached while every key is an object (not a name)."""
-        key = (_fetch_key(fetches), tuple(map(id, feed_dict)))
+    def _run_plan(self, fetches, feed_dict, keys):
+        """The _RunPlan of these fetches and feed keys (cached: keys are object identities or names)."""
+        key = (_fetch_key(fetches), tuple(k if isinstance(k, str) else id(k) for k in keys))
         entry = self._plans.get(key)
-        if entry is not None:
-            return entry[0]
-        plan = _RunPlan(self.graph, _FetchPlan(fetches), feed_dict)
-        if key[0] is not None and not any(isinstance(k, str) for k in feed_dict):
-            self._plans[key] = (plan, fetches, tuple(feed_dict))  # keeps the keyed objects alive: ids stay unique
-        return plan
+        if entry is None:
+            entry = (_RunPlan(self.graph, _FetchPlan(self.graph, fetches), keys), fetches, keys)
+            if key[0] is not None:
+                self._plans[key] = entry  # keeps the keyed objects alive: ids stay unique
+        self._last_plan = (fetches, keys, entry[0])
+        return entry[0]
 
     def partial_run(self, *args, **kwargs):
         raise NotImplementedError("partial_run is not supported")
@@ -281,6 +410,7 @@ class Session(object):
             LIB.IRSessionFree(self.handle)
             self.handle = None
             self._plans.clear()
+            self._last_plan = None
 
     def __del__(self):
         try:
@@ -346,13 +476,15 @@ def _feed_name(key):
 
 
 def _fetch_key(fetches):
-    """A hashable key of the fetch structure (object identities), or None when it has none."""
+    """A hashable key of the fetch structure (object identities, names), or None when it has none."""
     if isinstance(fetches, (Tensor, Operation)) or hasattr(fetches, "_fetch_expand"):
         return id(fetches)
+    if isinstance(fetches, str):
+        return "name:" + fetches
     if isinstance(fetches, (list, tuple)):
         parts = [_fetch_key(f) for f in fetches]
-        return None if None in parts else (type(fetches).__name__, tuple(parts))
+        return None if None in parts else (type(fetches), tuple(parts))
     if isinstance(fetches, dict):
         parts = [(k, _fetch_key(v)) for k, v in fetches.items()]
-        return None if any(p[1] is None for p in parts) else ("dict", tuple(parts))
+        return None if any(p[1] is None for p in parts) else (type(fetches), tuple(parts))
     return None
