@@ -98,7 +98,7 @@ def test_depthwise_errors():
         tf.nn.depthwise_conv2d(x, np.zeros((2, 2, 2, 1), np.float32), [1, 2, 2, 1], "SAME", rate=[2, 2])
     with pytest.raises(ValueError):
         tf.nn.depthwise_conv2d(x, np.zeros((2, 2, 2, 1), np.float32), [1, 1], "SAME")
-    with pytest.raises(tf.errors.OpError, match="channels"):
+    with pytest.raises(ValueError, match="channels"):
         run(tf.nn.depthwise_conv2d(x, np.zeros((2, 2, 3, 1), np.float32), [1, 1, 1, 1], "SAME"))
 
 
@@ -143,7 +143,7 @@ def test_mirror_pad():
         check_grad(lambda x: tf.pad(x, [[2, 1], [0, 3]], mode=mode), rng.randn(3, 4))
     with pytest.raises(ValueError):
         tf.pad(t, paddings, mode="EDGE")
-    with pytest.raises(tf.errors.OpError, match="must be at most"):
+    with pytest.raises(ValueError, match="must be at most"):
         run(tf.pad(t, [[2, 0], [0, 0]], mode="REFLECT"))
 
 
@@ -162,5 +162,5 @@ def test_top_k_and_in_top_k():
     np.testing.assert_array_equal(k2, [True, True, False])
     with pytest.raises(TypeError):
         tf.nn.in_top_k(preds, np.array([1.0, 0.0, 1.0], np.float32), 1)
-    with pytest.raises(tf.errors.OpError, match="at least k = 9"):
+    with pytest.raises(ValueError, match="at least k = 9"):
         run(tf.nn.top_k(x, 9).values)

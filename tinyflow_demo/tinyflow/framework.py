@@ -554,6 +554,8 @@ def _check_static_shapes(op, op_type, keys, attrs, inputs):
     known = [x._inferred if x._inferred is not None else x._construct for x in inputs]
     if op.graph._body_stack or (inputs and all(k is None for k in known)) or op_type == "constant":
         return  # (a constant's shape is set from its value; its attributes may be large)
+    if any(k is not None and k[1] is not None and not k[1].is_supported for k in known):
+        return  # a dtype the core lacks (uint8, string): the run names it (dtypes.DType.enum)
     args = []
     for i, k in enumerate(known):
         hints = {"__kind__": "placeholder"}

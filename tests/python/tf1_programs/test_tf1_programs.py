@@ -13,6 +13,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 def run_program(name, *args, timeout=600):
     env = dict(os.environ)
+    if env.get("TINYFLOW_LIB"):  # the programs run in this directory: a relative path would break
+        env["TINYFLOW_LIB"] = os.path.abspath(env["TINYFLOW_LIB"])
     env["PYTHONPATH"] = os.path.join(REPO, "tinyflow_demo") + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-m", "tinyflow.run", os.path.join(HERE, name)] + list(args),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=timeout, cwd=HERE)
