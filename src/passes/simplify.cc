@@ -399,7 +399,9 @@ class Simplifier {
         return false;
       }
       case Term::Kind::kLiteral:
-        if (IsSplat(e, t.literal)) return true;
+        // A protected node (an x the gradient is taken with respect to) is a value to vary, not a
+        // constant: `0 + y -> y` on x = 0 would drop x's own path (d(x + 2x)/dx would come out 2).
+        if (!protected_.count(e.node.get()) && IsSplat(e, t.literal)) return true;
         *why = StrCat("node '", e.node->attrs.name, "' is not the constant ", t.literal);
         return false;
       default:

@@ -64,3 +64,13 @@ def test_gradients_of_several_ys_are_summed_and_unreached_xs_get_zeros():
         a, b = sess.run([gx, gz], {x: np.array([1, 2], np.float32), z: np.zeros(2, np.float32)})
     np.testing.assert_allclose(a, [5, 7])
     np.testing.assert_allclose(b, [0, 0])
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0, 2.5])
+def test_gradient_with_respect_to_a_constant_keeps_its_paths(value):
+    # The rewrite rules simplify the forward graph first; an x that happens to be a constant 0 or 1
+    # must not be taken for the literal (0 + y -> y dropped x's own path: d(a + 2a)/da came out 2).
+    a = tf.constant(value)
+    with tf.Session() as sess:
+        got = sess.run(tf.gradients(a + 2.0 * a, a) + tf.gradients(a * 1.0 + a * a, a) + tf.gradients(a * 0.0 + a, a))
+    np.testing.assert_allclose(got, [3.0, 1.0 + 2 * value, 1.0])
