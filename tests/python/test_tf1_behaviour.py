@@ -174,3 +174,22 @@ def test_stop_gradients_treat_tensors_as_constants():
         assert sess.run(stopped, {a: 0.5}) == [1.0, 1.0]
         assert sess.run(full, {a: 0.5}) == [3.0, 1.0]
         np.testing.assert_allclose(sess.run(gx, {x: xv}), np.sin(xv), rtol=1e-6)
+
+
+def test_integer_division_by_zero_raises_when_the_graph_runs():
+    a = tf.constant([7, -7, 9])
+    b = tf.placeholder(tf.int32, [3])
+    outs = [a // b, a % b, tf.floordiv(a, b), tf.div(a, b), a // 2]
+    with tf.Session() as sess:
+        got = sess.run(outs[:4], {b: [2, 2, 4]})
+        np.testing.assert_array_equal(got[0], [3, -4, 2])
+        np.testing.assert_array_equal(got[1], [1, 1, 1])
+        np.testing.assert_array_equal(sess.run(outs[4]), [3, -4, 4])
+        for out in outs[:4]:
+            with pytest.raises(tf.errors.OpError, match="Integer division by zero"):
+                sess.run(out, {b: [2, 0, 4]})
+        with pytest.raises(tf.errors.OpError, match="Integer division by zero"):
+            sess.run(a // 0)
+    x = tf.constant([1.0, 2.0])
+    with tf.Session() as sess:  # floats divide by zero as IEEE does
+        assert np.isinf(sess.run(x / 0.0)).all()

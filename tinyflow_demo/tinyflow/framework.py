@@ -468,13 +468,19 @@ class Tensor(object):
         raise TypeError("'Tensor' object is not iterable.")
 
 
+_CHECKED_DIVISIONS = {"divide": "divide", "floor_divide": "floordiv", "floor_mod": "mod"}
+
+
 def _binary(op, scalar_op, rscalar_op, reverse=False):
     def method(self, other):
         if _EAGER is not None:  # (the fast path of eager recording: no import, no scalar folding)
             return _EAGER.binary(op, other, self) if reverse else _EAGER.binary(op, self, other)
-        from .math_ops import binary_op
-        return binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
-            binary_op(op, scalar_op, rscalar_op, self, other)
+        from . import math_ops
+        if op in _CHECKED_DIVISIONS:  # integer division by zero raises, as in TF
+            fn = getattr(math_ops, _CHECKED_DIVISIONS[op])
+            return fn(other, self) if reverse else fn(self, other)
+        return math_ops.binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
+            math_ops.binary_op(op, scalar_op, rscalar_op, self, other)
     return method
 
 

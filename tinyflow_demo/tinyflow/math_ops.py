@@ -47,9 +47,32 @@ def _binary(op, scalar_op, rscalar_op):
 add = _binary("add", "add_scalar", "add_scalar")
 subtract = sub = _binary("subtract", "subtract_scalar", "rsubtract_scalar")
 multiply = mul = _binary("multiply", "multiply_scalar", "multiply_scalar")
-divide = truediv = div = _binary("divide", "divide_scalar", "rdivide_scalar")
-floordiv = _binary("floor_divide", "floor_divide_scalar", "rfloor_divide_scalar")
-mod = _binary("floor_mod", "floor_mod_scalar", "rfloor_mod_scalar")
+def _is_int_tensor(x):
+    return isinstance(x, Tensor) and x.dtype is not None and x.dtype.is_integer
+
+
+def _integer_division(op, scalar_op, rscalar_op):
+    """op(x, y) where, as in TensorFlow, an integer division by zero raises InvalidArgumentError
+    "Integer division by zero" when the graph runs (the library's own integer division is total: it
+    gives 0), through a check_int_operand on the divisor."""
+    def fn(x, y, name=None):
+        if _framework._EAGER is None and (_is_int_tensor(x) or _is_int_tensor(y)):
+            if not isinstance(y, Tensor) and _is_scalar(y) and y != 0:
+                return binary_op(op, scalar_op, rscalar_op, x, y, name=name)  # a nonzero constant divisor
+            if not isinstance(x, Tensor):
+                x = convert_to_tensor(x, dtype=y.dtype)
+            y = convert_to_tensor(y, dtype=x.dtype)
+            if y.dtype.is_integer:
+                y = apply_op("check_int_operand", [y], {"require": "nonzero", "message": "Integer division by zero"},
+                             name="divisor")
+        return binary_op(op, scalar_op, rscalar_op, x, y, name=name)
+    fn.__name__ = op
+    return fn
+
+
+divide = truediv = div = _integer_division("divide", "divide_scalar", "rdivide_scalar")
+floordiv = _integer_division("floor_divide", "floor_divide_scalar", "rfloor_divide_scalar")
+mod = _integer_division("floor_mod", "floor_mod_scalar", "rfloor_mod_scalar")
 pow = _binary("power", "power_scalar", "rpower_scalar")  # noqa: A001
 maximum = _binary("maximum", "maximum_scalar", "maximum_scalar")
 minimum = _binary("minimum", "minimum_scalar", "minimum_scalar")
