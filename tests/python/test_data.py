@@ -98,3 +98,30 @@ def test_training_from_a_dataset_then_evaluating_with_a_feed():
         full = sess.run(loss, {x: xs, y: ys})
         np.testing.assert_allclose(sess.run(w), true_w, atol=1e-2)
     assert full < 1e-3
+
+
+def test_placeholders_as_the_source_fed_when_the_initializer_runs():
+    # TF's "consuming NumPy arrays" pattern: the arrays are fed once, to the iterator's initializer.
+    features = tf.placeholder(tf.float32, [None, 2])
+    labels = tf.placeholder(tf.int64, [None])
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(10, seed=1).batch(2)
+    it = dataset.make_initializable_iterator()
+    x, y = it.get_next()
+    assert x.shape.as_list() == [None, 2]
+    data = np.arange(10, dtype=np.float32).reshape(5, 2)
+    with tf.Session() as sess:
+        for _ in range(2):  # re-initialized with other values
+            sess.run(it.initializer, feed_dict={features: data, labels: np.arange(5)})
+            rows, seen = [], []
+            while True:
+                try:
+                    bx, by = sess.run([x, y])
+                except tf.errors.OutOfRangeError:
+                    break
+                rows.append(bx)
+                seen.extend(by.tolist())
+            assert sorted(seen) == [0, 1, 2, 3, 4]
+            np.testing.assert_array_equal(np.concatenate(rows)[np.argsort(seen)], data)
+            data = data * 2
+        one = tf.data.Dataset.from_tensors(tf.constant([1.0, 2.0])).make_one_shot_iterator().get_next()
+        np.testing.assert_array_equal(sess.run(one), [1.0, 2.0])

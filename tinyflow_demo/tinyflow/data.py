@@ -33,8 +33,7 @@ def _normalize(value):
         items = [_normalize(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, Tensor):
-        raise TypeError("tinyflow.data: elements must be NumPy arrays or Python values, not the tensor %s "
-                        "(evaluate it first)" % value.name)
+        return value  # a graph tensor (a placeholder fed at the initializer's run): evaluated then
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fiub":
         arr = np.asarray(value)
         return arr if arr.dtype != np.float16 else arr.astype(np.float32)
@@ -80,6 +79,8 @@ class Dataset(object):
         """One element per row of the arrays (all of the same first dimension)."""
         value = _normalize(tensors)
         flat = _flatten(value)
+        if any(isinstance(a, Tensor) for a in flat):
+            return _TensorSource(value, flat, slices=True)
         if any(a.ndim == 0 for a in flat):
             raise ValueError("Unbatching a tensor is only supported for rank >= 1")
         if len(set(a.shape[0] for a in flat)) > 1:
@@ -92,6 +93,8 @@ class Dataset(object):
         """A dataset of one element: `tensors`."""
         value = _normalize(tensors)
         flat = _flatten(value)
+        if any(isinstance(a, Tensor) for a in flat):
+            return _TensorSource(value, flat, slices=False)
         return _Generated(value, [_dtypes.as_dtype(a.dtype) for a in flat], [a.shape for a in flat], lambda: [flat])
 
     @staticmethod
@@ -164,6 +167,33 @@ class _Slices(Dataset):
     def _elements(self, context):
         for i in range(self._flat[0].shape[0]):
             yield [a[i] for a in self._flat]
+
+
+class _TensorSource(Dataset):
+    """from_tensor_slices / from_tensors of graph tensors (TF's pattern for large NumPy arrays:
+    placeholders fed when the iterator's initializer runs): evaluated once per initialization."""
+
+    def __init__(self, value, flat, slices):
+        self._tensors = [a if isinstance(a, Tensor) else convert_to_tensor(a) for a in flat]
+        shapes = [t.shape.dims for t in self._tensors]
+        if slices and any(s is not None and len(s) == 0 for s in shapes):
+            raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+        Dataset.__init__(self, value, [t.dtype for t in self._tensors],
+                         [None if s is None else (s[1:] if slices else s) for s in shapes])
+        self._slices = slices
+
+    def _elements(self, context):
+        session = context["session"]
+        arrays = [np.asarray(a) for a in session.run(self._tensors, feed_dict=context.get("feed_dict"))]
+        if not self._slices:
+            yield arrays
+            return
+        if len(set(a.shape[0] for a in arrays)) > 1:
+            raise _errors.InvalidArgumentError(
+                None, None, "from_tensor_slices: the components' first dimensions differ: %s" % [a.shape[0]
+                                                                                              for a in arrays])
+        for i in range(arrays[0].shape[0]):
+            yield [a[i] for a in arrays]
 
 
 class _Generated(Dataset):
@@ -329,8 +359,8 @@ class Iterator(object):
         """The next element's tensors (a run that needs them takes one element)."""
         return self._next
 
-    def _initialize(self, session):
-        context = {"session": session}
+    def _initialize(self, session, feed_dict=None):
+        context = {"session": session, "feed_dict": feed_dict}
         session._iterator_state[self] = self._dataset._elements(context)
 
     def _feed_names(self):

@@ -287,7 +287,7 @@ class Session(object):
         plan = last[2] if last is not None and last[0] is fetches and last[1] == keys else \
             self._run_plan(fetches, feed_dict, keys)
         for op in plan.fetches.py_targets:
-            op._run_in_python(self)
+            op._run_in_python(self, feed_dict)
         values = list(feed_dict.values()) if keys else ()
         arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
         for k, i in enumerate(plan.used):
