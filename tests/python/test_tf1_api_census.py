@@ -602,7 +602,8 @@ def c_nn_conv2d_transpose():
 
 # Checks that belong to one API entry of the census (the key's check runs inside the value's entry).
 _PART_OF = {"pow_abs": "square_sqrt_exp_log", "maximum_minimum": "clip_by_value", "fill": "zeros_ones_like",
-            "reset_default_graph": "graph_as_default", "nn_avg_pool": "nn_max_pool", "collections": "trainable_variables",
+            "reset_default_graph": "graph_as_default", "nn_avg_pool": "nn_max_pool",
+            "collections": "trainable_variables",
             "assign": "control_dependencies", "reduce_any_all": "reduce_logsumexp", "split": "stack_unstack"}
 
 

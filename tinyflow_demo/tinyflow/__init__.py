@@ -143,8 +143,9 @@ from . import keras_datasets as _keras_datasets  # noqa: E402
 
 class _OwnNamespace(_Namespace):
     def __getattr__(self, attr):  # no fallback to tf's top level
+        own = ", ".join(sorted(k for k in self.__dict__ if not k.startswith("_")))
         raise AttributeError("tinyflow: tf.%s.%s is not supported (tinyflow has only %s of it)" % (
-            self.__name__.split(".", 1)[-1], attr, ", ".join(sorted(k for k in self.__dict__ if not k.startswith("_")))))
+            self.__name__.split(".", 1)[-1], attr, own))
 
 
 keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
