@@ -222,3 +222,8 @@ NotSupportedYetError = _compat.NotSupportedYetError
 
 # --- tf-session: tf.data ---
 from . import data  # noqa: E402,F401
+
+# --- tf.random (TF 1.13+ names) ---
+random = _OwnNamespace("tinyflow.random", {
+    "normal": random_normal, "uniform": random_uniform, "truncated_normal": truncated_normal,  # noqa: F405
+    "shuffle": random_shuffle, "set_random_seed": set_random_seed, "set_seed": set_random_seed})  # noqa: F405
