@@ -101,6 +101,9 @@ def test_sequence_mask_linspace_meshgrid_and_matrix_helpers():
     np.testing.assert_array_equal(run(tf.sequence_mask(lengths, 4)), np.arange(4)[None, :] < lengths[:, None])
     np.testing.assert_array_equal(run(tf.sequence_mask(tf.constant(lengths), 4, dtype=tf.float32)),
                                   (np.arange(4)[None, :] < lengths[:, None]).astype(np.float32))
+    fed = tf.placeholder(tf.int32, [None])  # maxlen from the values: max(lengths), known at run time
+    np.testing.assert_array_equal(run(tf.sequence_mask(fed), {fed: [1, 3, 2]}),
+                                  np.arange(3)[None, :] < np.array([1, 3, 2])[:, None])
     np.testing.assert_allclose(run(tf.linspace(0.0, 1.0, 5)), np.linspace(0, 1, 5))
     np.testing.assert_allclose(run(tf.linspace(tf.constant(2.0), tf.constant(4.0), 3)), [2, 3, 4])
     gx, gy = run(tf.meshgrid(tf.constant([1., 2., 3.]), tf.constant([4., 5.])))
