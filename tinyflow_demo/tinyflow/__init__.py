@@ -151,6 +151,7 @@ class _OwnNamespace(_Namespace):
 keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
 from . import contrib_layers as _contrib_layers  # noqa: E402
 contrib.layers = _contrib_layers
+contrib.keras = keras  # TF 1.x kept tf.contrib.keras as an alias of tf.keras
 
 # --- tf-train: more optimizers, learning-rate schedules, EMA on tf.train; clipping; tf.metrics ---
 from . import metrics  # noqa: E402,F401
@@ -190,6 +191,17 @@ initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initi
 compat = _compat._Namespace("tf.compat", as_bytes=_compat.as_bytes, as_text=_compat.as_text,
                             as_str=_compat.as_text)
 compat.v1 = __import__("sys").modules[__name__]
+
+
+class _ModeKeys(object):
+    """tf.estimator.ModeKeys: the mode strings model functions compare against (tf.layers' `training=`)."""
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+# tf.estimator: only its ModeKeys constants; Estimator & co raise NotSupportedYetError.
+estimator = _compat._Namespace("tf.estimator", ModeKeys=_ModeKeys)
 
 
 def _missing(module_name):

@@ -269,6 +269,16 @@ class FileWriter(object):
     def add_graph(self, graph, global_step=None, graph_def=None):
         """Accepted and ignored: tinyflow cannot export a GraphDef for TensorBoard's graph tab."""
 
+    def add_run_metadata(self, run_metadata, tag, global_step=None):
+        """Checks its arguments as TF does (a tag used twice is a ValueError); writes nothing: tinyflow's
+        RunMetadata stays empty (per-op timings are Session(profile=True))."""
+        if self._closed:
+            raise RuntimeError("FileWriter %s is closed; call reopen() first" % self._path)
+        tags = self.__dict__.setdefault("_run_metadata_tags", set())
+        if tag in tags:
+            raise ValueError("The provided tag was already used for this event type")
+        tags.add(tag)
+
     def flush(self):
         """Nothing to do: records are written and flushed as they are added."""
 

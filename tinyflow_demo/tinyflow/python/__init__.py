@@ -1,0 +1,1 @@
+"""tensorflow.python: only the public pieces TF1 programs import from it (client.timeline)."""

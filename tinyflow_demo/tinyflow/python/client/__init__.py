@@ -1,0 +1,1 @@
+"""tensorflow.python.client: timeline (Chrome-trace export of a RunMetadata's step_stats)."""
