@@ -1,0 +1,120 @@
+"""What TF's own TF1 tutorials and well-known TF1 training scripts needed beyond the basics: tf.estimator.ModeKeys
+(model functions compare the mode for tf.layers' `training=`), tf.contrib.keras, FileWriter.add_run_metadata,
+tensorflow.python.client.timeline and the Mechanics-101 model library tensorflow.examples.tutorials.mnist.mnist."""
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tinyflow as tf
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_estimator_mode_keys_drive_layers_dropout_and_the_rest_of_estimator_is_not_supported():
+    assert (tf.estimator.ModeKeys.TRAIN, tf.estimator.ModeKeys.EVAL, tf.estimator.ModeKeys.PREDICT) == \
+        ("train", "eval", "infer")
+    x = np.ones((64, 32), np.float32)
+    train = tf.layers.dropout(tf.constant(x), rate=0.5, training=tf.estimator.ModeKeys.TRAIN == "train")
+    infer = tf.layers.dropout(tf.constant(x), rate=0.5, training=tf.estimator.ModeKeys.PREDICT == "train")
+    with tf.Session() as sess:
+        t, i = sess.run([train, infer])
+    np.testing.assert_array_equal(i, x)  # not training: the identity
+    assert set(np.unique(t)) <= {0.0, 2.0} and 0.3 < (t == 0).mean() < 0.7  # training: kept ones scaled by 1/0.5
+    with pytest.raises(tf.NotSupportedYetError, match="tf.estimator.Estimator"):
+        tf.estimator.Estimator
+
+
+def test_contrib_keras_is_tf_keras():
+    assert tf.contrib.keras is tf.keras
+    (x_train, y_train), (x_test, y_test) = tf.contrib.keras.datasets.mnist.load_data()
+    assert x_train.shape[1:] == (28, 28) and x_train.shape[0] == y_train.shape[0] and y_test.max() == 9
+
+
+def test_file_writer_add_run_metadata_accepts_a_traced_step_and_rejects_a_reused_tag(tmp_path):
+    x = tf.placeholder(tf.float32, [None])
+    y = x * 2.0
+    options, metadata = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), tf.RunMetadata()
+    writer = tf.summary.FileWriter(str(tmp_path))
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(y, {x: [1.0, 2.5]}, options=options, run_metadata=metadata), [2.0, 5.0])
+    writer.add_run_metadata(metadata, "step099", global_step=99)
+    with pytest.raises(ValueError, match="already used"):
+        writer.add_run_metadata(metadata, "step099")
+    writer.close()
+    with pytest.raises(RuntimeError):
+        writer.add_run_metadata(metadata, "step100")
+
+
+def test_timeline_chrome_trace_of_empty_and_given_step_stats():
+    from tinyflow.python.client import timeline
+    assert json.loads(timeline.Timeline(tf.RunMetadata().step_stats).generate_chrome_trace_format()) == \
+        {"traceEvents": []}
+    from types import SimpleNamespace as S
+    stats = S(dev_stats=[S(device="/cpu:0", node_stats=[
+        S(node_name="MatMul", all_start_micros=100, op_end_rel_micros=7, timeline_label="MatMul = MatMul(x, w)")])])
+    events = json.loads(timeline.Timeline(stats).generate_chrome_trace_format())["traceEvents"]
+    op = [e for e in events if e["ph"] == "X"]
+    assert op == [{"name": "MatMul", "cat": "Op", "ph": "X", "pid": 0, "tid": 0, "ts": 100, "dur": 7,
+                   "args": {"name": "MatMul", "op": "MatMul = MatMul(x, w)"}}]
+    assert any(e["ph"] == "M" and e["args"] == {"name": "/cpu:0 Compute"} for e in events)
+
+
+def test_mechanics_101_model_library_matches_numpy():
+    from tinyflow.examples.tutorials.mnist import mnist
+    assert (mnist.NUM_CLASSES, mnist.IMAGE_SIZE, mnist.IMAGE_PIXELS) == (10, 28, 784)
+    rng = np.random.RandomState(0)
+    images = rng.rand(6, 784).astype(np.float32)
+    labels = np.array([0, 3, 9, 1, 3, 7], np.int32)
+    images_pl, labels_pl = tf.placeholder(tf.float32, [6, 784]), tf.placeholder(tf.int32, [6])
+    logits = mnist.inference(images_pl, 16, 8)
+    loss = mnist.loss(logits, labels_pl)
+    train_op = mnist.training(loss, 0.1)
+    correct = mnist.evaluation(logits, labels_pl)
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == sorted(["hidden1/weights", "hidden1/biases", "hidden2/weights", "hidden2/biases",
+                            "softmax_linear/weights", "softmax_linear/biases", "global_step"])
+    assert "global_step" not in [v.op.name for v in tf.trainable_variables()]
+    feed = {images_pl: images, labels_pl: labels}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        w = {v.op.name: sess.run(v) for v in tf.trainable_variables()}
+        assert w["hidden1/weights"].std() < 2.0 / math.sqrt(784) and not w["hidden1/biases"].any()
+        got_logits, got_loss, got_correct = sess.run([logits, loss, correct], feed)
+        h1 = np.maximum(images @ w["hidden1/weights"] + w["hidden1/biases"], 0)
+        h2 = np.maximum(h1 @ w["hidden2/weights"] + w["hidden2/biases"], 0)
+        ref = h2 @ w["softmax_linear/weights"] + w["softmax_linear/biases"]
+        np.testing.assert_allclose(got_logits, ref, rtol=1e-4, atol=1e-5)
+        shifted = ref - ref.max(1, keepdims=True)
+        logp = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+        np.testing.assert_allclose(got_loss, -logp[np.arange(6), labels].mean(), rtol=1e-4)
+        assert got_correct == (ref.argmax(1) == labels).sum()
+        for _ in range(3):
+            sess.run(train_op, feed)
+        assert sess.run("global_step:0") == 3
+        assert sess.run(loss, feed) < got_loss
+
+
+def test_tinyflow_run_resolves_the_tutorial_imports(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text(textwrap.dedent("""
+        import tensorflow as tf
+        from tensorflow.examples.tutorials.mnist import mnist
+        from tensorflow.python.client import timeline
+        from tensorflow.contrib import keras
+        print(mnist.IMAGE_PIXELS, timeline.Timeline(None).generate_chrome_trace_format(), keras is tf.keras)
+        try:
+            from tensorflow.python.ops import rnn
+        except ImportError as e:
+            print("ImportError", "tensorflow.python.ops" in str(e))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tinyflow_demo"), TINYFLOW_LIB=tf.LIB_PATH)
+    out = subprocess.run([sys.executable, "-m", "tinyflow.run", str(program)], cwd=str(tmp_path), env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ['784 {"traceEvents":[]} True', "ImportError True"]
