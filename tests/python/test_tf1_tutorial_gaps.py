@@ -118,3 +118,23 @@ def test_tinyflow_run_resolves_the_tutorial_imports(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ['784 {"traceEvents":[]} True', "ImportError True"]
+
+
+def test_tinyflow_run_keeps_not_supported_errors_after_importing_a_contrib_submodule(tmp_path):
+    # `from tensorflow.contrib import rnn` rebinds tf.contrib to the imported module: its missing names must
+    # still raise NotSupportedYetError naming them, not a bare AttributeError.
+    program = tmp_path / "prog.py"
+    program.write_text(textwrap.dedent("""
+        import tensorflow as tf
+        from tensorflow.contrib import rnn
+        print(rnn.BasicLSTMCell is tf.nn.rnn_cell.BasicLSTMCell, tf.contrib.keras is tf.keras)
+        try:
+            tf.contrib.learn
+        except tf.NotSupportedYetError as e:
+            print("NotSupportedYetError", "tf.contrib.learn" in str(e))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tinyflow_demo"), TINYFLOW_LIB=tf.LIB_PATH)
+    out = subprocess.run([sys.executable, "-m", "tinyflow.run", str(program)], cwd=str(tmp_path), env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["True True", "NotSupportedYetError True"]

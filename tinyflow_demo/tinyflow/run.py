@@ -51,6 +51,9 @@ class _Loader(importlib.abc.Loader):
             return value
         module = types.ModuleType(spec.name)  # a namespace object: a module holding its names
         module.__dict__.update({k: v for k, v in vars(value).items() if not k.startswith("__")})
+        # The import binds this module as tf.a.b too: names it lacks go on to the namespace, so they still raise
+        # its NotSupportedYetError (and names added to the namespace later are seen).
+        module.__getattr__ = lambda name, _namespace=value: getattr(_namespace, name)
         return module
 
     def exec_module(self, module):
