@@ -138,3 +138,58 @@ def test_tinyflow_run_keeps_not_supported_errors_after_importing_a_contrib_submo
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["True True", "NotSupportedYetError True"]
+
+
+def _linear_model():
+    x = tf.placeholder(tf.float32, [None, 2])
+    w = tf.Variable(tf.zeros([2, 1]), name="w")
+    step = tf.train.get_or_create_global_step()
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return x, w, step, loss, train_op
+
+
+def test_supervisor_trains_checkpoints_and_restores(tmp_path):
+    import time
+    x, w, step, loss, train_op = _linear_model()
+    tf.summary.scalar("w_sum", tf.reduce_sum(w))
+    logdir = str(tmp_path)
+    sv = tf.train.Supervisor(logdir=logdir, save_model_secs=0.2, save_summaries_secs=0.2)
+    assert sv.global_step is step and sv.save_path == os.path.join(logdir, "model.ckpt") and sv.is_chief
+    feed = {x: np.array([[1.0, 2.0]], np.float32)}
+    with sv.managed_session() as sess:
+        for _ in range(5):
+            sess.run(train_op, feed)
+        time.sleep(0.5)  # the services save a checkpoint and write summaries meanwhile
+        w_trained = sess.run(w)
+    # NumPy reference of 5 gradient-descent steps: grad = 2 * (x.w - 1) * x
+    ref = np.zeros((2, 1), np.float32)
+    for _ in range(5):
+        ref -= 0.1 * 2.0 * ((feed[x] @ ref - 1.0) * feed[x]).T
+    np.testing.assert_allclose(w_trained, ref, rtol=1e-5)
+    files = os.listdir(logdir)
+    assert "checkpoint" in files and "model.ckpt-5.index" in files, files
+    assert any(f.startswith("events.out.tfevents.") for f in files)
+    assert tf.train.latest_checkpoint(logdir).endswith("model.ckpt-5")
+    with tf.train.Supervisor(logdir=logdir, save_model_secs=0).managed_session() as sess:  # restores
+        assert sess.run(step) == 5
+        np.testing.assert_allclose(sess.run(w), ref, rtol=1e-5)
+    sess = tf.train.MonitoredSession(session_creator=tf.train.ChiefSessionCreator(checkpoint_dir=logdir))
+    assert sess.run(step) == 5
+    sess.close()
+
+
+def test_supervisor_managed_session_errors_and_init_feed(tmp_path):
+    x, w, step, loss, train_op = _linear_model()
+    init_value = tf.placeholder(tf.float32, [2, 1])
+    sv = tf.train.Supervisor(logdir=None, init_op=tf.group(tf.assign(w, init_value), tf.assign(step, 0)),
+                             init_feed_dict={init_value: np.array([[3.0], [4.0]], np.float32)})
+    with sv.managed_session() as sess:
+        np.testing.assert_allclose(sess.run(w), [[3.0], [4.0]])
+        raise tf.errors.OutOfRangeError(None, None, "end of data")  # a clean stop
+    assert sv.should_stop()
+    with pytest.raises(ValueError, match="boom"):
+        with sv.managed_session() as sess:
+            raise ValueError("boom")
+    with sv.managed_session() as sess:  # a new session after an error: the error is not raised again
+        np.testing.assert_allclose(sess.run(w), [[3.0], [4.0]])

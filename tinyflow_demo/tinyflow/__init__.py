@@ -138,6 +138,8 @@ io = _types.SimpleNamespace(gfile=gfile)
 from . import monitored_session as _monitored_session  # noqa: E402
 for _name in _monitored_session.__all__:  # tf.train.MonitoredTrainingSession, hooks, Coordinator...
     setattr(train, _name, getattr(_monitored_session, _name))
+from .supervisor import Supervisor as _Supervisor  # noqa: E402
+train.Supervisor = _Supervisor
 from . import keras_datasets as _keras_datasets  # noqa: E402
 
 

@@ -15,7 +15,7 @@ __all__ = ["SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunV
            "LoggingTensorHook", "NanTensorHook", "NanLossDuringTrainingError", "CheckpointSaverHook",
            "SummarySaverHook", "StepCounterHook", "FinalOpsHook", "FeedFnHook", "Scaffold", "MonitoredSession",
            "SingularMonitoredSession", "MonitoredTrainingSession", "Coordinator", "start_queue_runners",
-           "SecondOrStepTimer"]
+           "SecondOrStepTimer", "ChiefSessionCreator"]
 
 
 class SessionRunHook(object):
@@ -358,6 +358,7 @@ class Coordinator(object):
 
     def clear_stop(self):
         self._stop = False
+        self._exc = None  # TF: clear_stop also forgets the exception to re-raise
 
     def wait_for_stop(self, timeout=None):
         return self._stop
@@ -502,9 +503,30 @@ def _session_creator(scaffold, checkpoint_dir, config, master):
     return create
 
 
+class ChiefSessionCreator(object):
+    """tf.train.ChiefSessionCreator: create_session() initializes the scaffold's model or restores it from
+    checkpoint_filename_with_path / the latest checkpoint of checkpoint_dir (MonitoredSession's default)."""
+
+    def __init__(self, scaffold=None, master="", config=None, checkpoint_dir=None,
+                 checkpoint_filename_with_path=None):
+        self._scaffold, self._config = scaffold or Scaffold(), config
+        self._checkpoint_dir, self._checkpoint_file = checkpoint_dir, checkpoint_filename_with_path
+
+    def create_session(self):
+        if self._checkpoint_file:
+            self._scaffold.finalize()
+            sess = Session(config=self._config) if self._config is not None else Session()
+            (self._scaffold.saver or _tf().train.Saver()).restore(sess, self._checkpoint_file)
+            sess.run(self._scaffold.local_init_op)
+            return sess
+        return _session_creator(self._scaffold, self._checkpoint_dir, self._config, None)()
+
+
 class MonitoredSession(_MonitoredSessionBase):
     def __init__(self, session_creator=None, hooks=None, stop_grace_period_secs=120, scaffold=None,
                  checkpoint_dir=None, config=None):
+        if hasattr(session_creator, "create_session"):  # TF's SessionCreator objects
+            session_creator = session_creator.create_session
         creator = session_creator if callable(session_creator) else _session_creator(
             scaffold or Scaffold(), checkpoint_dir, config, None)
         super(MonitoredSession, self).__init__(creator, hooks, stop_grace_period_secs)
