@@ -193,3 +193,61 @@ def test_supervisor_managed_session_errors_and_init_feed(tmp_path):
             raise ValueError("boom")
     with sv.managed_session() as sess:  # a new session after an error: the error is not raised again
         np.testing.assert_allclose(sess.run(w), [[3.0], [4.0]])
+
+
+def _sequence_ce(logits, targets):
+    shifted = logits - logits.max(-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return -np.take_along_axis(logp, targets[..., None], -1)[..., 0]
+
+
+@pytest.mark.parametrize("across_time,across_batch", [(True, True), (True, False), (False, True), (False, False)])
+def test_contrib_seq2seq_sequence_loss_matches_numpy(across_time, across_batch):
+    rng = np.random.RandomState(1)
+    logits = rng.randn(4, 6, 7).astype(np.float32)
+    targets = rng.randint(0, 7, (4, 6)).astype(np.int32)
+    weights = (rng.rand(4, 6) > 0.3).astype(np.float32)
+    ce = _sequence_ce(logits, targets) * weights
+    if across_time and across_batch:
+        ref = ce.sum() / (weights.sum() + 1e-12)
+    elif across_time:
+        ref = ce.sum(1) / (weights.sum(1) + 1e-12)
+    elif across_batch:
+        ref = ce.sum(0) / (weights.sum(0) + 1e-12)
+    else:
+        ref = ce
+    lg = tf.placeholder(tf.float32, [None, 6, 7])
+    loss = tf.contrib.seq2seq.sequence_loss(lg, tf.constant(targets), tf.constant(weights),
+                                            average_across_timesteps=across_time, average_across_batch=across_batch)
+    grad = tf.gradients(tf.reduce_sum(loss), lg)[0]
+    with tf.Session() as sess:
+        got, g = sess.run([loss, grad], {lg: logits})
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    assert np.isfinite(g).all() and np.abs(g).sum() > 0
+
+
+def test_contrib_seq2seq_sequence_loss_custom_loss_function_and_rank_errors():
+    logits = np.zeros((2, 3, 4), np.float32)
+    targets = np.zeros((2, 3), np.int32)
+    weights = np.ones((2, 3), np.float32)
+    calls = []
+
+    def my_loss(labels, logits):
+        calls.append((labels.shape.as_list(), logits.shape.as_list()))
+        return tf.ones_like(tf.cast(labels, tf.float32)) * 2.0
+    loss = tf.contrib.seq2seq.sequence_loss(logits, targets, weights, softmax_loss_function=my_loss)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(loss), 2.0, rtol=1e-6)
+    assert calls and calls[0][0] == [6]
+    with pytest.raises(ValueError, match="Logits must be"):
+        tf.contrib.seq2seq.sequence_loss(np.zeros((2, 4), np.float32), targets, weights)
+    with pytest.raises(tf.NotSupportedYetError):
+        tf.contrib.seq2seq.sequence_loss(logits, targets, weights, average_across_timesteps=False,
+                                         average_across_batch=False, sum_over_timesteps=True)
+
+
+def test_device_lib_lists_the_cpu():
+    from tinyflow.python.client import device_lib
+    devices = device_lib.list_local_devices()
+    assert [d.device_type for d in devices] == ["CPU"] and devices[0].name == "/device:CPU:0"
+    assert [d.name for d in devices if d.device_type == "GPU"] == []

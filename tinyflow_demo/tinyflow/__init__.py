@@ -154,6 +154,8 @@ keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnis
 from . import contrib_layers as _contrib_layers  # noqa: E402
 contrib.layers = _contrib_layers
 contrib.keras = keras  # TF 1.x kept tf.contrib.keras as an alias of tf.keras
+from . import seq2seq as _seq2seq  # noqa: E402
+contrib.seq2seq = _types.SimpleNamespace(sequence_loss=_seq2seq.sequence_loss)
 
 # --- tf-train: more optimizers, learning-rate schedules, EMA on tf.train; clipping; tf.metrics ---
 from . import metrics  # noqa: E402,F401

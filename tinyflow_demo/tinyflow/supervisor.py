@@ -5,7 +5,7 @@ local_init_op = local_variables_initializer(), saver = Saver() (when the graph h
 tf.summary.merge_all(), global_step = the GLOBAL_STEP collection's variable or the tensor "global_step:0", a
 FileWriter on logdir. `managed_session()` / `prepare_or_wait_for_session()` restore the latest checkpoint of
 logdir or run init_op (with init_feed_dict) and init_fn, then local_init_op; on the chief with a logdir they
-start the standard services: threads that save a checkpoint (logdir/model.ckpt-<step>) every save_model_secs
+start the standard services: threads that save a checkpoint (logdir/model.ckpt-<step>) at once and every save_model_secs
 and compute and write summary_op every save_summaries_secs (a session's runs are serialized with a lock
 while the services run). `stop()` stops and joins them and re-raises an error a service or the managed
 block reported; OutOfRangeError ends a managed session cleanly. The graph is not finalized (tinyflow's
@@ -174,7 +174,7 @@ class Supervisor(object):
         threads = []
         if self._logdir:
             if self._save_model_secs and self._saver is not None:
-                threads.append(_Looper(self, self._save_model_secs, lambda: self._save_checkpoint(sess)))
+                threads.append(_Looper(self, self._save_model_secs, lambda: self._save_checkpoint(sess), now=True))
             if self._save_summaries_secs and self._summary_writer is not None and self._summary_op is not None:
                 threads.append(_Looper(self, self._save_summaries_secs, lambda: self._write_summary(sess), now=True))
         if threads:
