@@ -251,3 +251,67 @@ def test_device_lib_lists_the_cpu():
     devices = device_lib.list_local_devices()
     assert [d.device_type for d in devices] == ["CPU"] and devices[0].name == "/device:CPU:0"
     assert [d.name for d in devices if d.device_type == "GPU"] == []
+
+
+@pytest.mark.parametrize("name,fn", [("assert_equal", np.equal), ("assert_none_equal", np.not_equal),
+                                     ("assert_less", np.less), ("assert_less_equal", np.less_equal),
+                                     ("assert_greater", np.greater), ("assert_greater_equal", np.greater_equal)])
+def test_binary_assertions_pass_or_fail_the_run_as_numpy_says(name, fn):
+    x, y = tf.placeholder(tf.float32, [None]), tf.placeholder(tf.float32, [None])
+    check = getattr(tf, name)(x, y, message="custom")
+    assert getattr(tf.debugging, name) is getattr(tf, name)
+    with tf.control_dependencies([check]):
+        out = tf.identity(x)
+    with tf.Session() as sess:
+        for a, b in (([1.0, 2.0], [1.0, 2.0]), ([1.0, 2.0], [2.0, 3.0]), ([3.0, 2.0], [1.0, 2.0])):
+            feed = {x: np.array(a, np.float32), y: np.array(b, np.float32)}
+            if np.all(fn(np.array(a), np.array(b))):
+                np.testing.assert_array_equal(sess.run(out, feed), a)
+            else:
+                with pytest.raises(tf.errors.InvalidArgumentError, match="assertion failed: custom"):
+                    sess.run(out, feed)
+    ok = np.all(fn(np.array([1, 2]), np.array([1, 3])))
+    if ok:
+        getattr(tf, name)(np.array([1, 2]), np.array([1, 3]))  # static values: checked at once
+    else:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            getattr(tf, name)(np.array([1, 2]), np.array([1, 3]))
+
+
+def test_sign_assertions_assert_op_rank_type_and_check_numerics():
+    x = tf.placeholder(tf.float32, [None])
+    checks = {"assert_positive": lambda v: (v > 0).all(), "assert_negative": lambda v: (v < 0).all(),
+              "assert_non_negative": lambda v: (v >= 0).all(), "assert_non_positive": lambda v: (v <= 0).all()}
+    ops = {k: getattr(tf, k)(x) for k in checks}
+    cond = tf.placeholder(tf.bool, [])
+    custom = tf.Assert(cond, ["value was", x], summarize=1)
+    numerics = tf.check_numerics(x * 2.0, "doubled x")
+    grad = tf.gradients(tf.reduce_sum(numerics), x)[0]
+    with tf.Session() as sess:
+        for values in ([1.0, 2.0], [-1.0, -2.0], [0.0, 1.0], [0.0, -1.0]):
+            v = np.array(values, np.float32)
+            for k, want in checks.items():
+                if want(v):
+                    sess.run(ops[k], {x: v})
+                else:
+                    with pytest.raises(tf.errors.InvalidArgumentError, match="did not hold"):
+                        sess.run(ops[k], {x: v})
+        sess.run(custom, {cond: True, x: [1.0, 2.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"assertion failed: value was \[1.0\.\.\.\]"):
+            sess.run(custom, {cond: False, x: [1.0, 2.0]})
+        np.testing.assert_allclose(sess.run([numerics, grad], {x: [1.0, 3.0]}), [[2.0, 6.0], [2.0, 2.0]])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="doubled x : Tensor had NaN values"):
+            sess.run(numerics, {x: [np.nan, 1.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Tensor had Inf values"):
+            sess.run(numerics, {x: [np.inf, 1.0]})
+        with pytest.raises(tf.errors.OpError) as info:  # other host-function failures stay plain OpErrors
+            sess.run(tf.py_func(lambda v: v[5], [x], tf.float32), {x: [1.0]})
+        assert not isinstance(info.value, tf.errors.InvalidArgumentError)
+    tf.assert_rank(x, 1)
+    with pytest.raises(ValueError, match="must have rank 2"):
+        tf.assert_rank(x, 2)
+    with pytest.raises(TypeError):
+        tf.assert_type(x, tf.int32)
+    tf.assert_type(x, tf.float32)
+    with pytest.raises(TypeError):
+        tf.assert_integer(x)

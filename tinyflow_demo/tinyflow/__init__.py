@@ -138,6 +138,8 @@ io = _types.SimpleNamespace(gfile=gfile)
 from . import monitored_session as _monitored_session  # noqa: E402
 for _name in _monitored_session.__all__:  # tf.train.MonitoredTrainingSession, hooks, Coordinator...
     setattr(train, _name, getattr(_monitored_session, _name))
+from . import asserts as _asserts  # noqa: E402
+from .asserts import *  # noqa: E402,F401,F403  (tf.Assert, tf.assert_equal, tf.check_numerics...)
 from .supervisor import Supervisor as _Supervisor  # noqa: E402
 train.Supervisor = _Supervisor
 from . import keras_datasets as _keras_datasets  # noqa: E402
@@ -195,6 +197,7 @@ initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initi
 compat = _compat._Namespace("tf.compat", as_bytes=_compat.as_bytes, as_text=_compat.as_text,
                             as_str=_compat.as_text)
 compat.v1 = __import__("sys").modules[__name__]
+debugging = _compat._Namespace("tf.debugging", **{_n: getattr(_asserts, _n) for _n in _asserts.__all__})
 
 
 class _ModeKeys(object):

@@ -36,4 +36,18 @@ UnavailableError = _subclass("UnavailableError", "The service is unavailable.")
 DataLossError = _subclass("DataLossError", "Unrecoverable data loss or corruption (e.g. a checkpoint CRC mismatch).")
 
 
-_lib.ERROR_CLASS = OpError
+
+
+def _from_library(message):
+    """The error for a failed library call: a host function (py_func, tf.Assert) that raised one of tf.errors'
+    classes fails the run with that class (an assertion is an InvalidArgumentError, as in TF); else OpError."""
+    marker = "the host function failed: "
+    at = message.find(marker)
+    if at >= 0:
+        cls = globals().get(message[at + len(marker):].split(":", 1)[0])
+        if isinstance(cls, type) and issubclass(cls, OpError):
+            return cls(None, None, message)
+    return OpError(message)
+
+
+_lib.ERROR_CLASS = _from_library
