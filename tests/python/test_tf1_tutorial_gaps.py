@@ -315,3 +315,40 @@ def test_sign_assertions_assert_op_rank_type_and_check_numerics():
     tf.assert_type(x, tf.float32)
     with pytest.raises(TypeError):
         tf.assert_integer(x)
+
+
+@pytest.mark.parametrize("peephole,clip", [(False, None), (True, 0.5)])
+def test_contrib_rnn_lstm_block_cell_matches_numpy(peephole, clip):
+    rng = np.random.RandomState(3)
+    xs = rng.randn(3, 4, 5).astype(np.float32)  # [batch, time, depth]
+    cell = tf.contrib.rnn.LSTMBlockCell(6, forget_bias=0.5, cell_clip=clip, use_peephole=peephole)
+    state = cell.zero_state(3, tf.float32)
+    outputs = []
+    with tf.variable_scope("rnn"):
+        for t in range(4):
+            if t > 0:
+                tf.get_variable_scope().reuse_variables()
+            out, state = cell(tf.constant(xs[:, t]), state)
+            outputs.append(out)
+    names = sorted(v.op.name for v in tf.trainable_variables())
+    assert names == sorted(["rnn/lstm_cell/kernel", "rnn/lstm_cell/bias"] +
+                           (["rnn/lstm_cell/w_%s_diag" % g for g in "ifo"] if peephole else []))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([tf.assign(v, rng.randn(*v.shape.as_list()).astype(np.float32) * 0.5)
+                  for v in tf.trainable_variables()])
+        w = {v.op.name.split("/")[-1]: sess.run(v) for v in tf.trainable_variables()}
+        got = sess.run(outputs)
+    sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    c, h = np.zeros((3, 6), np.float32), np.zeros((3, 6), np.float32)
+    for t in range(4):
+        i, j, f, o = np.split(np.concatenate([xs[:, t], h], 1) @ w["kernel"] + w["bias"], 4, axis=1)
+        if peephole:
+            i, f = i + w["w_i_diag"] * c, f + w["w_f_diag"] * c
+        c = sig(f + 0.5) * c + sig(i) * np.tanh(j)
+        if clip is not None:
+            c = np.clip(c, -clip, clip)
+        if peephole:
+            o = o + w["w_o_diag"] * c
+        h = sig(o) * np.tanh(c)
+        np.testing.assert_allclose(got[t], h, rtol=1e-4, atol=1e-5)

@@ -158,6 +158,8 @@ contrib.layers = _contrib_layers
 contrib.keras = keras  # TF 1.x kept tf.contrib.keras as an alias of tf.keras
 from . import seq2seq as _seq2seq  # noqa: E402
 contrib.seq2seq = _types.SimpleNamespace(sequence_loss=_seq2seq.sequence_loss)
+from .contrib_rnn_extra import LSTMBlockCell as _LSTMBlockCell  # noqa: E402
+contrib.rnn.LSTMBlockCell = _LSTMBlockCell
 
 # --- tf-train: more optimizers, learning-rate schedules, EMA on tf.train; clipping; tf.metrics ---
 from . import metrics  # noqa: E402,F401
