@@ -352,3 +352,23 @@ def test_contrib_rnn_lstm_block_cell_matches_numpy(peephole, clip):
             o = o + w["w_o_diag"] * c
         h = sig(o) * np.tanh(c)
         np.testing.assert_allclose(got[t], h, rtol=1e-4, atol=1e-5)
+
+
+def test_projector_config_written_as_protobuf_text(tmp_path):
+    from tinyflow.projector import ProjectorConfig, visualize_embeddings
+    assert tf.contrib.tensorboard.plugins.projector.ProjectorConfig is ProjectorConfig
+    emb = tf.Variable(tf.zeros([4, 2]), name="emb")
+    writer = tf.summary.FileWriter(str(tmp_path))
+    config = ProjectorConfig()
+    info = config.embeddings.add()
+    info.tensor_name, info.metadata_path = emb.name, 'dir/meta "1".tsv'
+    info.sprite.image_path = "sprite.png"
+    info.sprite.single_image_dim.extend([28, 28])
+    config.embeddings.add(tensor_name="other:0")
+    visualize_embeddings(writer, config)
+    with open(os.path.join(str(tmp_path), "projector_config.pbtxt")) as f:
+        assert f.read() == ('embeddings {\n  tensor_name: "emb:0"\n  metadata_path: "dir/meta \\"1\\".tsv"\n'
+                            '  sprite {\n    image_path: "sprite.png"\n    single_image_dim: 28\n'
+                            '    single_image_dim: 28\n  }\n}\nembeddings {\n  tensor_name: "other:0"\n}\n')
+    with pytest.raises(AttributeError):
+        info.bogus = 1

@@ -160,6 +160,8 @@ from . import seq2seq as _seq2seq  # noqa: E402
 contrib.seq2seq = _types.SimpleNamespace(sequence_loss=_seq2seq.sequence_loss)
 from .contrib_rnn_extra import LSTMBlockCell as _LSTMBlockCell  # noqa: E402
 contrib.rnn.LSTMBlockCell = _LSTMBlockCell
+from . import projector as _projector  # noqa: E402
+contrib.tensorboard = _types.SimpleNamespace(plugins=_types.SimpleNamespace(projector=_projector))
 
 # --- tf-train: more optimizers, learning-rate schedules, EMA on tf.train; clipping; tf.metrics ---
 from . import metrics  # noqa: E402,F401
