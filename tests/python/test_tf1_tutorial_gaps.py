@@ -372,3 +372,18 @@ def test_projector_config_written_as_protobuf_text(tmp_path):
                             '    single_image_dim: 28\n  }\n}\nembeddings {\n  tensor_name: "other:0"\n}\n')
     with pytest.raises(AttributeError):
         info.bogus = 1
+
+
+def test_supervisor_without_logdir_restores_through_its_saver(tmp_path):
+    x, w, step, loss, train_op = _linear_model()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(tf.assign(w, [[5.0], [6.0]]))
+        path = tf.train.Saver().save(sess, os.path.join(str(tmp_path), "model.ckpt"))
+    sv = tf.train.Supervisor(summary_writer=None)  # the evaluation scripts' pattern
+    assert sv.summary_writer is None and sv.save_path is None
+    with sv.managed_session() as sess:
+        np.testing.assert_allclose(sess.run(w), [[0.0], [0.0]])  # initialized
+        sv.saver.restore(sess, path)
+        np.testing.assert_allclose(sess.run(w), [[5.0], [6.0]])
+    assert not any(f.startswith("events") for f in os.listdir(str(tmp_path)))
