@@ -97,9 +97,27 @@ def _op_seed(seed):
 
 
 def _random(op, shape, dtype, seed, name, **params):
+    if any(isinstance(v, Tensor) for v in params.values()):
+        return _random_tensor_params(op, shape, dtype, seed, name, params)
     attrs = {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype).name, "seed": _op_seed(seed)}
     attrs.update({k: float(v) for k, v in params.items()})
     return apply_op(op, [], attrs, name=name)
+
+
+def _random_tensor_params(op, shape, dtype, seed, name, params):
+    """mean/stddev or minval/maxval given as tensors (TF accepts any scalar or broadcastable tensor):
+    the standard draw (mean 0 and stddev 1, or [0, 1)) scaled and shifted by them."""
+    from . import math_ops
+    dtype = _dtypes.as_dtype(dtype)
+    if op == "random_uniform":
+        if dtype.is_integer:
+            raise NotImplementedError("random_uniform of an integer dtype with tensor minval/maxval")
+        low, high = (convert_to_tensor(params[k], dtype=dtype) for k in ("minval", "maxval"))
+        unit = _random(op, shape, dtype, seed, None, minval=0.0, maxval=1.0)
+        return math_ops.add(low, math_ops.multiply(unit, math_ops.subtract(high, low)), name=name)
+    mean, stddev = (convert_to_tensor(params[k], dtype=dtype) for k in ("mean", "stddev"))
+    unit = _random(op, shape, dtype, seed, None, mean=0.0, stddev=1.0)
+    return math_ops.add(math_ops.multiply(unit, stddev), mean, name=name)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
