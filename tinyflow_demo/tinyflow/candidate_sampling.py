@@ -44,7 +44,7 @@ def _sampler(kind, true_classes, num_true, num_sampled, unique, range_max, seed,
             return np.minimum(values, range_max - 1)
         return rng.randint(0, range_max, size=count).astype(np.int64)
 
-    def sample(_labels):
+    def sample(_args):
         if not unique:
             return [draw(num_sampled), np.float32(num_sampled)]
         chosen, seen, tries = [], set(), 0
@@ -102,7 +102,8 @@ def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=Non
     """(indices, ids, weights): for each (row, sampled position) where a sampled candidate is one of the
     row's true classes, the row, the position and -FLOAT_MAX, in row-major order (as TF).
     Computed in NumPy (the number of hits is known only when the graph runs)."""
-    def hits(labels, sampled):
+    def hits(args):
+        labels, sampled = args
         rows, cols = np.nonzero((labels[:, :, None] == sampled[None, None, :].astype(labels.dtype)).any(axis=1))
         return [rows.astype(np.int32), cols.astype(np.int64),
                 np.full(rows.shape, -_FLOAT32_MAX, np.float32)]
