@@ -69,3 +69,23 @@ def test_random_ops_with_tensor_parameters():
     assert n.shape == (200, 100) and abs(n.mean() - 3.0) < 0.01 and abs(n.std() - 0.2) < 0.01
     assert np.abs(t).max() <= 4.0 + 1e-5 and 1.5 < t.std() < 1.9  # truncated at 2 stddev
     assert u.min() >= -1.0 and u.max() < 3.0 and abs(u.mean() - 1.0) < 0.05
+
+
+def test_random_ops_with_a_run_time_shape():
+    """tf.random_normal(tf.shape(x)) (a VAE's epsilon), truncated_normal and random_uniform likewise."""
+    x = tf.placeholder(tf.float32, [None, 4])
+    normal = tf.random_normal(tf.shape(x), mean=1.0, stddev=2.0)
+    trunc = tf.truncated_normal([tf.shape(x)[0], 4], stddev=tf.constant(3.0))
+    uniform = tf.random_uniform(tf.shape(x), minval=-2.0, maxval=1.0)
+    other = tf.random_normal(tf.shape(x))
+    feed = {x: np.zeros((50000, 4), np.float32)}
+    with tf.Session() as sess:
+        n, t, u, o = sess.run([normal, trunc, uniform, other], feed)
+        n_again = sess.run([normal, trunc, uniform, other], feed)[0]
+    assert n.shape == t.shape == u.shape == (50000, 4)
+    assert abs(n.mean() - 1.0) < 0.03 and abs(n.std() - 2.0) < 0.03
+    assert abs(np.mean(np.abs(n - 1.0) < 2.0) - 0.6827) < 0.01  # normal, not merely the right moments
+    assert np.abs(t).max() <= 6.0 + 1e-4 and abs(t.std() - 3.0 * 0.8796) < 0.03
+    assert u.min() >= -2.0 and u.max() < 1.0 and abs(u.mean() + 0.5) < 0.02
+    assert abs(np.corrcoef(n.ravel(), o.ravel())[0, 1]) < 0.02  # independent ops draw independently
+    assert not np.allclose(n, n_again)  # a fresh draw every run
