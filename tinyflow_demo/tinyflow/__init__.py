@@ -233,3 +233,6 @@ from . import candidate_sampling as _candidate_sampling  # noqa: E402
 for _name in _candidate_sampling.__all__:
     setattr(nn, _name, getattr(_candidate_sampling, _name))
 del _name
+
+# --- tf.contrib.data: TF 1.2-1.3's name of tf.data (Dataset, Iterator) ---
+contrib.data = data
