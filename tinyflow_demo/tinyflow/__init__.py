@@ -250,3 +250,12 @@ from . import data  # noqa: E402,F401
 random = _OwnNamespace("tinyflow.random", {
     "normal": random_normal, "uniform": random_uniform, "truncated_normal": truncated_normal,  # noqa: F405
     "shuffle": random_shuffle, "set_random_seed": set_random_seed, "set_seed": set_random_seed})  # noqa: F405
+
+# --- tf.nn candidate sampling: nce_loss, sampled_softmax_loss and the samplers ---
+from . import candidate_sampling as _candidate_sampling  # noqa: E402
+for _name in _candidate_sampling.__all__:
+    setattr(nn, _name, getattr(_candidate_sampling, _name))
+del _name
+
+# --- tf.contrib.data: TF 1.2-1.3's name of tf.data (Dataset, Iterator) ---
+contrib.data = data

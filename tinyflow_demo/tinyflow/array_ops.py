@@ -97,9 +97,59 @@ def _op_seed(seed):
 
 
 def _random(op, shape, dtype, seed, name, **params):
+    if any(isinstance(v, Tensor) for v in params.values()):
+        return _random_tensor_params(op, shape, dtype, seed, name, params)
+    if _is_dynamic(shape):
+        return _random_dynamic_shape(op, shape, dtype, seed, name, params)
     attrs = {"shape": _static_shape(shape), "dtype": _dtypes.as_dtype(dtype).name, "seed": _op_seed(seed)}
     attrs.update({k: float(v) for k, v in params.items()})
     return apply_op(op, [], attrs, name=name)
+
+
+def _random_tensor_params(op, shape, dtype, seed, name, params):
+    """mean/stddev or minval/maxval given as tensors (TF accepts any scalar or broadcastable tensor):
+    the standard draw (mean 0 and stddev 1, or [0, 1)) scaled and shifted by them."""
+    from . import math_ops
+    dtype = _dtypes.as_dtype(dtype)
+    if op == "random_uniform":
+        if dtype.is_integer:
+            raise NotImplementedError("random_uniform of an integer dtype with tensor minval/maxval")
+        low, high = (convert_to_tensor(params[k], dtype=dtype) for k in ("minval", "maxval"))
+        unit = _random(op, shape, dtype, seed, None, minval=0.0, maxval=1.0)
+        return math_ops.add(low, math_ops.multiply(unit, math_ops.subtract(high, low)), name=name)
+    mean, stddev = (convert_to_tensor(params[k], dtype=dtype) for k in ("mean", "stddev"))
+    unit = _random(op, shape, dtype, seed, None, mean=0.0, stddev=1.0)
+    return math_ops.add(math_ops.multiply(unit, stddev), mean, name=name)
+
+
+def _random_dynamic_shape(op, shape, dtype, seed, name, params):
+    """A shape known only at run time (tf.shape(x), as in a VAE's reparameterization): uniform draws from
+    the random_uniform_like op; normal ones from two of them by Box-Muller; truncated ones redrawn where
+    beyond 2 stddev (8 redraws: all fail with probability 0.0455^8 < 1e-10; then clipped)."""
+    from . import math_ops
+    dtype = _dtypes.as_dtype(dtype)
+    if dtype.is_integer:
+        raise NotImplementedError("%s of an integer dtype with a shape known only at run time" % op)
+    like = zeros(_dims_tensor(shape) if not isinstance(shape, Tensor) else shape, dtype)
+    base = _op_seed(seed) * 16
+
+    def uniform(k):
+        return apply_op("random_uniform_like", [like], {"seed": base + k})
+
+    if op == "random_uniform":
+        return math_ops.add(math_ops.multiply(uniform(0), float(params["maxval"]) - float(params["minval"])),
+                            float(params["minval"]), name=name)
+
+    def normal(k):
+        radius = math_ops.sqrt(math_ops.multiply(math_ops.log(math_ops.subtract(1.0, uniform(2 * k))), -2.0))
+        return math_ops.multiply(radius, math_ops.cos(math_ops.multiply(uniform(2 * k + 1), 2.0 * np.pi)))
+
+    z = normal(0)
+    if op == "truncated_normal":
+        for k in builtins.range(1, 9):
+            z = where(math_ops.greater(math_ops.abs(z), 2.0), normal(k), z)
+        z = math_ops.minimum(math_ops.maximum(z, -2.0), 2.0)
+    return math_ops.add(math_ops.multiply(z, float(params["stddev"])), float(params["mean"]), name=name)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import array_ops, math_ops, nn, state_ops
 from . import dtypes as _dtypes
-from .framework import Tensor, convert_to_tensor
+from .framework import Tensor, apply_op, convert_to_tensor
 from .init_ops import ones_initializer, zeros_initializer
 from .variable_scope import absolute_name_scope, get_variable, variable_scope
 
@@ -445,3 +445,90 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                                renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name, _reuse=reuse)
     return layer(inputs, training=training)
 
+
+
+def _deconv_output_length(length, kernel, padding, stride):
+    """TF's conv_utils.deconv_output_length (no output_padding): the spatial size conv2d_transpose gives."""
+    if length is None:
+        return None
+    return length * stride + (max(kernel - stride, 0) if padding == "VALID" else 0)
+
+
+class Conv2DTranspose(Layer):
+    """Transposed 2-D convolution (deconvolution) layer, as tf.layers.Conv2DTranspose:
+    kernel [kh, kw, filters, in_channels]; output size in * stride (+ max(k - stride, 0) with "valid")."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                 activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable=True, name=None, **kwargs):
+        _unsupported(kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+        Layer.__init__(self, trainable=trainable, name=name, activity_regularizer=activity_regularizer, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = _tuple(kernel_size, 2, "kernel_size")
+        self.strides = _tuple(strides, 2, "strides")
+        self.padding, self.data_format = _padding(padding), _layout(data_format)
+        self.activation, self.use_bias = activation, use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+
+    def build(self, input_shape):
+        if input_shape.dims is None or len(input_shape.dims) != 4:
+            raise ValueError("Inputs should have rank 4. Received input shape: " + str(input_shape))
+        channels = _known_last_dim(self, input_shape, -1 if self.data_format == "NHWC" else 1)
+        self.kernel = self.add_weight("kernel", list(self.kernel_size) + [self.filters, channels],
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer)
+        self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer) if self.use_bias else None
+
+    def call(self, inputs):
+        h_axis, w_axis = (1, 2) if self.data_format == "NHWC" else (2, 3)
+        dims = inputs.shape.dims
+        dynamic = array_ops.shape(inputs)
+        out = {0: dims[0]}
+        for axis, kernel, stride in ((h_axis, self.kernel_size[0], self.strides[0]),
+                                     (w_axis, self.kernel_size[1], self.strides[1])):
+            out[axis] = _deconv_output_length(dims[axis], kernel, self.padding, stride)
+        out[3 if self.data_format == "NHWC" else 1] = self.filters
+        static = [out[i] for i in range(4)]
+        parts = []
+        for i, size in enumerate(static):
+            if size is not None:
+                parts.append(size)
+            elif i == 0:
+                parts.append(dynamic[0])
+            else:  # an unknown spatial size: computed from the run-time one
+                kernel, stride = (self.kernel_size[0], self.strides[0]) if i == h_axis else \
+                    (self.kernel_size[1], self.strides[1])
+                extra = max(kernel - stride, 0) if self.padding == "VALID" else 0
+                parts.append(math_ops.add(math_ops.multiply(dynamic[i], stride), extra))
+        if all(size is not None for size in static[1:]) and static[0] is None:
+            # batch known only at run time: the shape operand [N, 1, 1, 1] + zeros [1, H', W', C'] keeps
+            # the spatial sizes static for the library's shape inference (later layers need them)
+            like = math_ops.add(math_ops.multiply(array_ops.slice(inputs, [0, 0, 0, 0], [-1, 1, 1, 1]), 0.0),
+                                array_ops.zeros([1] + static[1:], inputs.dtype))
+            outputs = apply_op("conv2d_backprop_input", [inputs, self.kernel, like],
+                                  {"strides": list(self.strides), "padding": self.padding,
+                                   "data_format": self.data_format}, name="conv2d_transpose")
+        else:
+            output_shape = parts if all(not isinstance(p, Tensor) for p in parts) else array_ops._dims_tensor(parts)
+            outputs = nn.conv2d_transpose(inputs, self.kernel, output_shape, strides=self.strides,
+                                          padding=self.padding, data_format=self.data_format)
+        outputs.set_shape(static)
+        if self.use_bias:
+            outputs = nn.bias_add(outputs, self.bias, data_format=self.data_format)
+        return _activation(self.activation, outputs)
+
+
+def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                     activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                     kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
+    """Conv2DTranspose(...)(inputs), its variables in variable scope `name` (default "conv2d_transpose")."""
+    return Conv2DTranspose(filters, kernel_size, strides, padding, data_format, activation, use_bias,
+                           kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                           activity_regularizer, kernel_constraint, bias_constraint, trainable, name,
+                           _scope=None, _reuse=reuse)(inputs)
+
+
+__all__ += ["Conv2DTranspose", "conv2d_transpose"]

@@ -170,6 +170,8 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     labels, logits = _labels_logits(labels, logits, _sentinel)
     if (axis if axis is not None else dim) not in (-1, 1):
         raise NotImplementedError("cross entropy along an axis other than the last")
+    if labels.dtype != logits.dtype:  # as TF 1.x: "labels and logits must be of the same type"
+        labels = math_ops.cast(labels, logits.dtype)
     op = apply_op("softmax_cross_entropy_with_logits", [logits, labels], name=name)
     return op.outputs[0]
 

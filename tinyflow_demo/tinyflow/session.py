@@ -204,9 +204,14 @@ class _RunPlan(object):
         for name, iterator in graph._iterator_feeds.items():
             if name in used and name not in fed and iterator not in self.iterators:
                 self.iterators.append(iterator)
-        self.all_names = names + [n for it in self.iterators for n in it._feed_names()]
+        # which of each iterator's components the graph uses (sess.run(x) of x, y = get_next() consumes
+        # an element, as TF, but feeds only x)
+        self.iterator_masks = [[n in used for n in it._feed_names()] for it in self.iterators]
+        self.all_names = names + [n for it, mask in zip(self.iterators, self.iterator_masks)
+                                  for n, m in zip(it._feed_names(), mask) if m]
         self.names = c_str_array(self.all_names)
-        self.all_dtypes = self.dtypes + [d for it in self.iterators for d in it._feed_dtypes()]
+        self.all_dtypes = self.dtypes + [d for it, mask in zip(self.iterators, self.iterator_masks)
+                                         for d, m in zip(it._feed_dtypes(), mask) if m]
         self.enums = (ctypes.c_int * len(self.all_dtypes))(*[d.enum for d in self.all_dtypes])
         self.last_arrays = [None] * len(self.used)  # per feed: (array, shape, data pointer) of the last run
         self.checks = []
@@ -314,8 +319,8 @@ class Session(object):
                 pointer = arr.ctypes.data
                 plan.last_arrays[k] = (arr, arr.shape, pointer)
                 data.append(pointer)
-        for iterator in plan.iterators:
-            for arr in iterator._next_arrays(self):
+        for iterator, mask in zip(plan.iterators, plan.iterator_masks):
+            for arr in (a for a, m in zip(iterator._next_arrays(self), mask) if m):
                 arrays.append(arr)
                 ndims.append(arr.ndim)
                 dims.extend(arr.shape)
