@@ -145,6 +145,11 @@ class Executor {
    * uninitialized variable, naming it.
    */
   std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds);
+  /*!
+   * \brief Run, numbered by the caller: random ops draw from (their seed, `run_number`). A Session
+   * numbers its runs across all its executors, so two fetch lists do not replay one stream.
+   */
+  std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number);
   /*! \brief The stats of the most recently finished run (of any thread). */
   RunStats last_stats() const;
   /*! \brief The graph after the pass pipeline of the plan the last finished run used. */

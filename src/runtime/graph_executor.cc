@@ -72,6 +72,10 @@ class Executor::Impl {
   }
 
   std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds) {
+    return Run(feeds, run_count_.fetch_add(1));
+  }
+
+  std::vector<NDArray> Run(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number) {
     std::shared_lock<std::shared_mutex> reading;
     std::unique_lock<std::shared_mutex> updating;
     if (updates_variables_) {
@@ -81,7 +85,7 @@ class Executor::Impl {
     }
     DeviceWait device_wait(device_);  // before the locks are released
     RunStats stats;
-    std::vector<NDArray> outputs = RunLocked(feeds, run_count_.fetch_add(1), false, &stats);
+    std::vector<NDArray> outputs = RunLocked(feeds, run_number, false, &stats);
     device_wait.Wait();
     std::lock_guard<std::mutex> lock(last_mutex_);
     last_stats_ = std::move(stats);
@@ -399,6 +403,9 @@ Executor::Executor(Graph graph, SessionOptions options, std::shared_ptr<Variable
     : impl_(new Impl(std::move(graph), std::move(options), std::move(variables))) {}
 Executor::~Executor() = default;
 std::vector<NDArray> Executor::Run(const std::unordered_map<std::string, NDArray>& feeds) { return impl_->Run(feeds); }
+std::vector<NDArray> Executor::Run(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number) {
+  return impl_->Run(feeds, run_number);
+}
 RunStats Executor::last_stats() const { return impl_->last_stats(); }
 const Graph& Executor::bound_graph() const { return impl_->bound_graph(); }
 

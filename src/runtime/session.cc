@@ -9,6 +9,7 @@
  * Thread-safe: the executor cache and the last run are guarded here; each Executor makes its
  * own runs safe (per-run workspaces, the VariableStore's run lock).
  */
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -29,7 +30,8 @@ class Session::Impl {
                            const std::vector<NodePtr>& targets) {
     IR_CHECK(!fetches.empty() || !targets.empty()) << "Session::Run: nothing to fetch and no target to run";
     Executor* executor = ExecutorFor(fetches, targets, feeds);
-    std::vector<NDArray> outputs = executor->Run(feeds);
+    // Numbered across the session: random ops of two fetch lists must not replay one stream.
+    std::vector<NDArray> outputs = executor->Run(feeds, run_count_.fetch_add(1));
     {
       std::lock_guard<std::mutex> lock(mutex_);
       last_ = executor;
@@ -150,6 +152,7 @@ class Session::Impl {
   mutable std::mutex mutex_;
   std::map<Key, std::unique_ptr<Entry>> entries_;
   Executor* last_ = nullptr;
+  std::atomic<uint64_t> run_count_{0};
 };
 
 Session::Session(SessionOptions options) : impl_(new Impl(std::move(options))) {}

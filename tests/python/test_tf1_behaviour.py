@@ -193,3 +193,23 @@ def test_integer_division_by_zero_raises_when_the_graph_runs():
     x = tf.constant([1.0, 2.0])
     with tf.Session() as sess:  # floats divide by zero as IEEE does
         assert np.isinf(sess.run(x / 0.0)).all()
+
+
+def test_random_ops_do_not_replay_a_stream_across_fetch_lists():
+    # Each run of a session draws anew, whatever else it fetches (the executors of two fetch lists
+    # used to start from the same state: sess.run(r) and sess.run([r, c]) gave the same numbers).
+    tf.set_random_seed(5)
+    r = tf.random_uniform([4])
+    c = tf.constant(1.0)
+
+    def draws():
+        with tf.Session() as sess:
+            return [sess.run(r), sess.run([r, c])[0], sess.run(r), sess.run([c, r])[1]]
+
+    first = draws()
+    for i in range(4):
+        for j in range(i):
+            assert not np.array_equal(first[i], first[j]), (i, j)
+    second = draws()  # the same program draws the same numbers (a graph seed is set)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
