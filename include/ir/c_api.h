@@ -182,9 +182,11 @@ IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
 /*!
  * \brief A session. `options_json` (may be NULL) sets any of
  * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[],
- * "profile":false,"simplify":true,"fast_math":false,"rule_sets":[]} (profile: time every node, see
+ * "profile":false,"simplify":true,"fast_math":false,"rule_sets":[],"collective_bucket_bytes":26214400,
+ * "collective_first_bucket_bytes":1048576} (profile: time every node, see
  * IRSessionGetStatsJSON; simplify: apply the rewrite rules; fast_math: also the rules that change
- * IEEE results; rule_sets: the rule sets to apply, [] = all).
+ * IEEE results; rule_sets: the rule sets to apply, [] = all; collective_*: allreduce buckets, see
+ * SessionOptions).
  */
 IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
 /*!
@@ -282,6 +284,29 @@ IR_DLL int IRLazyTapeStop(IRLazyTapeHandle tape);
 IR_DLL int IRLazyTapeGradient(IRLazyTapeHandle tape, uint32_t num_targets, IRLazyHandle* targets, IRLazyHandle* heads,
                               uint32_t num_sources, IRLazyHandle* sources, IRLazyHandle* out_grads);
 IR_DLL int IRLazyTapeFree(IRLazyTapeHandle tape);
+
+/* ---- collectives: data-parallel training (include/ir/collective.h, src/c_api/c_api_collective.cc) ---- */
+/*!
+ * \brief Starts the process group (a second call is a no-op). `options_json` (may be NULL) sets any of
+ * {"transport":"","timeout_s":0,"timeline":""}: transport "" picks from the launcher (mpirun of Open MPI
+ * or MPICH) else "local" (one process); timeout_s: how long a collective waits for the other ranks
+ * (0: IR_COLLECTIVE_TIMEOUT, else 60); timeline: a chrome-trace JSON file to write ("": IR_TIMELINE).
+ */
+IR_DLL int IRCollectiveInit(const char* options_json);
+/*! \brief Waits for submitted collectives, stops the engine and finalizes the transport. */
+IR_DLL int IRCollectiveShutdown(void);
+/*! \brief *out is 1 when the group is started. */
+IR_DLL int IRCollectiveIsInitialized(int* out);
+/*! \brief The group: any pointer may be NULL; *transport ("openmpi", "mpich", "local") lives until shutdown. */
+IR_DLL int IRCollectiveGetInfo(int* rank, int* size, int* local_rank, int* local_size, const char** transport);
+/*! \brief Allreduce of `value` named `name` (the same on every rank); op 0 sum, 1 average; *out is new. */
+IR_DLL int IRCollectiveAllreduce(const char* name, IRNDArrayHandle value, int op, IRNDArrayHandle* out);
+/*! \brief Every rank's `value` concatenated along axis 0 in rank order; *out is new. */
+IR_DLL int IRCollectiveAllgather(const char* name, IRNDArrayHandle value, IRNDArrayHandle* out);
+/*! \brief Rank `root`'s `value` on every rank; *out is new. */
+IR_DLL int IRCollectiveBroadcast(const char* name, IRNDArrayHandle value, int root, IRNDArrayHandle* out);
+/*! \brief The engine's counters as JSON: {"collectives","tensors","bytes","transport_ms"}; reset: 1 zeroes them after. */
+IR_DLL int IRCollectiveGetStatsJSON(int reset, const char** json);
 
 #ifdef __cplusplus
 }

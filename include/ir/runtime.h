@@ -51,6 +51,14 @@ struct SessionOptions {
   bool fast_math = false;
   /*! \brief Rule sets Simplify applies (empty: every registered set). */
   std::vector<std::string> rule_sets;
+  /*!
+   * \brief Allreduce buckets (tensor fusion, as DDP's): the allreduce nodes of a graph are packed, in the
+   * order their inputs are produced, into buckets of at most this many bytes (the first bucket:
+   * collective_first_bucket_bytes), each started as soon as its last member is computed and waited for
+   * only where its results are used. 0: every allreduce runs alone, synchronously.
+   */
+  int64_t collective_bucket_bytes = 25 << 20;
+  int64_t collective_first_bucket_bytes = 1 << 20;
 };
 
 /*! \brief One node of a profiled run (SessionOptions::profile). */
