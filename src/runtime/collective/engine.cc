@@ -66,6 +66,7 @@ void Engine::Init(const InitOptions& options) {
   start_error_.clear();
   broken_.clear();
   transport_usable_ = true;
+  stats_ = EngineStats();
   thread_ = std::thread(&Engine::ThreadMain, this, name);
   thread_cv_.wait(lock, [&] { return started_ || !start_error_.empty(); });
   if (!start_error_.empty()) {
