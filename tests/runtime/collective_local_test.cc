@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -128,6 +129,11 @@ TEST_F(CollectiveLocalTest, MisuseIsReported) {
   EXPECT_NE(ErrorOf([&] { coll::Init(bogus); }).find("unknown collective transport \"carrier-pigeon\""),
             std::string::npos);
   EXPECT_FALSE(coll::IsInitialized());
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr && std::getenv("PMI_SIZE") == nullptr) {
+    coll::InitOptions mpi;
+    mpi.transport = "mpi";
+    EXPECT_NE(ErrorOf([&] { coll::Init(mpi); }).find("no MPI launcher started this process"), std::string::npos);
+  }
   coll::Init(Local());
   EXPECT_NE(ErrorOf([&] { coll::SubmitAllreduce(Member("k", 2, 2, "v", v)); }).find("member #2 of a bucket of 2"),
             std::string::npos);

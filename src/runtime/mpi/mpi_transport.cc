@@ -133,7 +133,7 @@ class MPITransport : public ir::collective::Transport {
         MPI_Iallgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes), MPI_BYTE, comm_, &request),
         "MPI_Iallgather");
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    // Poll: sleep a little longer each time (up to 1 ms) so an idle wait costs no core.
+    // Poll: sleep a little longer each time (up to 0.25 ms) so an idle wait costs no core.
     auto nap = std::chrono::microseconds(1);
     for (;;) {
       int done = 0;
@@ -144,7 +144,7 @@ class MPITransport : public ir::collective::Transport {
         return false;
       }
       std::this_thread::sleep_for(nap);
-      nap = std::min(nap * 2, std::chrono::microseconds(1000));
+      nap = std::min(nap * 2, std::chrono::microseconds(250));
     }
   }
 
