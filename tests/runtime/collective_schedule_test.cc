@@ -12,6 +12,7 @@
 
 #include "ir/autodiff.h"
 #include "ir/collective.h"
+#include "ir/op.h"
 #include "ir/runtime.h"
 #include "ops/op_harness.h"
 
