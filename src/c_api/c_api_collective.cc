@@ -76,6 +76,7 @@ int IRCollectiveGetInfo(int* rank, int* size, int* local_rank, int* local_size, 
 int IRCollectiveAllreduce(const char* name, IRNDArrayHandle value, int op, IRNDArrayHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(value);
   IR_API_CHECK_NOT_NULL(out);
   IR_CHECK(op == 0 || op == 1) << "IRCollectiveAllreduce: op must be 0 (sum) or 1 (average), got " << op;
   *out = new ir::NDArray(collective::Allreduce(name, *AsArray(value), static_cast<collective::ReduceOp>(op)));
@@ -85,6 +86,7 @@ int IRCollectiveAllreduce(const char* name, IRNDArrayHandle value, int op, IRNDA
 int IRCollectiveAllgather(const char* name, IRNDArrayHandle value, IRNDArrayHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(value);
   IR_API_CHECK_NOT_NULL(out);
   *out = new ir::NDArray(collective::Allgather(name, *AsArray(value)));
   IR_API_END();
@@ -93,6 +95,7 @@ int IRCollectiveAllgather(const char* name, IRNDArrayHandle value, IRNDArrayHand
 int IRCollectiveBroadcast(const char* name, IRNDArrayHandle value, int root, IRNDArrayHandle* out) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(value);
   IR_API_CHECK_NOT_NULL(out);
   *out = new ir::NDArray(collective::Broadcast(name, *AsArray(value), root));
   IR_API_END();
