@@ -126,7 +126,7 @@ void AllgatherGradCompute(const OpContext&, const NodeAttrs& attrs, const std::v
   const std::string name = TensorName(attrs, Param<AllgatherParam>(attrs).tensor_name);
   const NDArray& x = in[1];
   IR_CHECK(x.shape().ndim() >= 1) << NodeDesc(attrs) << ": allgather needs an input of rank >= 1, got " << x.shape();
-  NDArray rows = collective::Allgather(name + "/rows", NDArray::Scalar<int64_t>(x.shape()[0]));
+  NDArray rows = collective::Allgather(name + "/rows", NDArray::FromVector<int64_t>(Shape{1}, {x.shape()[0]}));
   NDArray summed = collective::Allreduce(name, OnHost(in[0]), collective::ReduceOp::kSum);
   int64_t begin = 0;
   const int64_t* counts = rows.data<int64_t>();
