@@ -11,10 +11,11 @@
  * back makes it possible), then other nodes in their old order; a wait only when nothing else
  * is ready. Starts are packed into buckets in that order: the first of at most
  * collective.first_bucket_bytes, the next of collective.bucket_bytes, each of one dtype and
- * reduction; a bucket closes before a wait on one of its members. Then two control
- * dependencies pin each collective in place (the node after a start depends on it; a wait on
- * the node before it), and the pass leaves every other choice to the walk, so Fusion may
- * still group what it did before.
+ * reduction; a bucket closes before a wait on one of its members. Then control dependencies
+ * pin each collective in place: the node after a start depends on it, and it on the previous
+ * start; a wait depends on the node before it and on the last start before it (so its bucket,
+ * and every bucket closed before, is complete). The pass leaves every other choice to the
+ * walk, so Fusion may still group what it did before.
  *
  * Every rank runs the same graph, so every rank gets the same buckets in the same order; the
  * engine checks that they do.
@@ -228,14 +229,23 @@ Graph ScheduleCollectives(Graph graph) {
   const IndexedGraph& idx = split.indexed_graph();
   std::vector<uint32_t> order = PreferredOrder(idx, ops);
   AssignBuckets(split, order, ops);
-  // The split graph's nodes are this pass's own copies: pin each collective in place.
+  // The split graph's nodes are this pass's own copies: pin each collective in place. The walk
+  // reaches a wait through its consumer, so neighbours alone do not order what it needs: each start
+  // also follows the previous start, and each wait follows the last start before it, so every bucket
+  // the order closed before a wait is complete when the wait runs.
   auto pointer = [&idx](uint32_t nid) { return idx[nid].weak_ref.lock(); };
+  NodePtr last_start;
   for (size_t i = 0; i < order.size(); ++i) {
     NodePtr node = pointer(order[i]);
-    if (node->op() == ops.start && i + 1 < order.size() && !idx[order[i + 1]].source->is_variable()) {
-      pointer(order[i + 1])->control_deps.push_back(node);
-    } else if (node->op() == ops.wait && i > 0 && !idx[order[i - 1]].source->is_variable()) {
-      node->control_deps.push_back(pointer(order[i - 1]));
+    if (node->op() == ops.start) {
+      if (last_start != nullptr) node->control_deps.push_back(last_start);
+      last_start = node;
+      if (i + 1 < order.size() && !idx[order[i + 1]].source->is_variable()) {
+        pointer(order[i + 1])->control_deps.push_back(node);
+      }
+    } else if (node->op() == ops.wait) {
+      if (i > 0 && !idx[order[i - 1]].source->is_variable()) node->control_deps.push_back(pointer(order[i - 1]));
+      if (last_start != nullptr && last_start != node->inputs[0].node) node->control_deps.push_back(last_start);
     }
   }
   Graph result;
