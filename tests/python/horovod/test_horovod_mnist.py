@@ -1,0 +1,40 @@
+"""Horovod's TF1 MNIST program (tests/python/tf1_programs/horovod_mnist.py, `import tensorflow` and
+`import horovod.tensorflow` as written) run by `python3 -m tinyflow.run` on 2 ranks, with fewer steps."""
+import os
+import re
+import shutil
+
+import pytest
+
+from horovod_launch import LAUNCHERS, REPO, launcher_or_skip, run_job
+
+PROGRAM = os.path.join(REPO, "tests", "python", "tf1_programs", "horovod_mnist.py")
+
+
+def available_launcher():
+    """The first launcher whose tools and plugin are there (the MNIST run is too slow to repeat per MPI)."""
+    reasons = []
+    for impl in LAUNCHERS:
+        try:
+            launcher_or_skip(impl)
+            return impl
+        except pytest.skip.Exception as skip:
+            reasons.append(str(skip))
+    pytest.skip("; ".join(reasons))
+
+
+def test_horovod_mnist_on_two_ranks_learns(tmp_path):
+    impl = available_launcher()
+    proc = run_job(impl, 2, ["-m", "tinyflow.run", PROGRAM, "--steps", "60", "--batch-size", "32"], str(tmp_path),
+                   timeout=240)
+    output = proc.stdout + proc.stderr
+    losses = [float(x) for x in re.findall(r"loss = ([0-9.eE+-]+)", output)]
+    steps = [int(x) for x in re.findall(r"step = (\d+)", output)]
+    assert len(losses) >= 6, output[-3000:]  # both ranks log steps 0, 10, 20 of their 30
+    assert max(steps) == 20 and steps.count(20) == 2, output[-3000:]
+    first, last = losses[:2], losses[-2:]
+    assert max(last) < 0.75 * min(first), output[-3000:]
+    checkpoints = tmp_path / "checkpoints"
+    assert (checkpoints / "checkpoint").exists(), os.listdir(str(tmp_path))  # rank 0 only writes them
+    assert [p for p in os.listdir(str(tmp_path)) if p != "checkpoints"] == [], os.listdir(str(tmp_path))
+    shutil.rmtree(str(checkpoints))
