@@ -20,6 +20,9 @@ import tinyflow as tf  # noqa: E402
 import tinyflow.horovod as hvd  # noqa: E402
 
 FEATURES, HIDDEN, CLASSES, EXAMPLES = 20, 16, 4, 1024
+# float64 where the optimizer allows it (tinyflow's Adam keeps its step and lr_t in float32, so it cannot
+# update float64 variables): 2 x 64 and 1 x 128 sum the batch in a different order.
+DTYPES = {"sgd": tf.float64, "adam": tf.float32}
 
 
 def dataset():
@@ -30,14 +33,14 @@ def dataset():
     return x, y
 
 
-def mlp(x, seed):
-    """A float64 MLP 20-16-4 whose initial values depend on `seed` (each rank passes its own: the broadcast
-    of rank 0's variables must make them equal)."""
+def mlp(x, seed, dtype):
+    """An MLP 20-16-4 whose initial values depend on `seed` (each rank passes its own: the broadcast of rank
+    0's variables must make them equal)."""
     rng = np.random.RandomState(seed)
-    w1 = tf.Variable(rng.randn(FEATURES, HIDDEN) * 0.3, name="w1")
-    b1 = tf.Variable(rng.randn(HIDDEN) * 0.1, name="b1")
-    w2 = tf.Variable(rng.randn(HIDDEN, CLASSES) * 0.3, name="w2")
-    b2 = tf.Variable(rng.randn(CLASSES) * 0.1, name="b2")
+    w1 = tf.Variable(rng.randn(FEATURES, HIDDEN) * 0.3, dtype=dtype, name="w1")
+    b1 = tf.Variable(rng.randn(HIDDEN) * 0.1, dtype=dtype, name="b1")
+    w2 = tf.Variable(rng.randn(HIDDEN, CLASSES) * 0.3, dtype=dtype, name="w2")
+    b2 = tf.Variable(rng.randn(CLASSES) * 0.1, dtype=dtype, name="b2")
     return tf.matmul(tf.tanh(tf.matmul(x, w1) + b1), w2) + b2, [w1, b1, w2, b2]
 
 
@@ -56,9 +59,10 @@ def train(args):
     out = {}
     for name in args.optimizers.split(","):
         tf.reset_default_graph()
-        x = tf.placeholder(tf.float64, [None, FEATURES], name="x")
+        dtype = DTYPES[name]
+        x = tf.placeholder(dtype, [None, FEATURES], name="x")
         y = tf.placeholder(tf.int32, [None], name="y")
-        logits, params = mlp(x, seed=100 + rank)
+        logits, params = mlp(x, 100 + rank, dtype)
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         opt = tf.train.GradientDescentOptimizer(0.5) if name == "sgd" else tf.train.AdamOptimizer(0.01)
         train_op = hvd.DistributedOptimizer(opt).minimize(loss)
@@ -68,8 +72,9 @@ def train(args):
             sess.run(tf.global_variables_initializer())
             sess.run(bcast)
             for step in range(args.steps):
-                start = (step * args.global_batch) % EXAMPLES + rank * local
-                feed = {x: xs[start:start + local], y: ys[start:start + local]}
+                batch = np.arange(step * args.global_batch, (step + 1) * args.global_batch) % EXAMPLES
+                mine = batch[rank * local:(rank + 1) * local]
+                feed = {x: xs[mine].astype(dtype.as_numpy_dtype), y: ys[mine]}
                 _, loss_value = sess.run([train_op, loss], feed)
                 values = sess.run(params)
                 history.append(np.concatenate([v.ravel() for v in values]))
