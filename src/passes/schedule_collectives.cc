@@ -21,6 +21,7 @@
  */
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <queue>
 
 #include "ir/graph_attr.h"
@@ -71,10 +72,31 @@ Graph Split(const Graph& graph, const CollectiveOps& ops) {
   return result;
 }
 
-/*! \brief `graph` with shape and dtype inferred again (the passes' bodies). */
-Graph Infer(Graph graph) {
+/*!
+ * \brief `graph`'s per-input attribute `key` (shape_inputs, dtype_inputs) realigned from
+ * `original`'s input order to its own: new dependencies may change the order inputs are reached in.
+ */
+template <typename Value>
+void RealignInputsAttr(const Graph& original, Graph* graph, const char* key) {
+  if (!original.HasAttr(key)) return;
+  const auto& values = original.GetAttr<std::vector<Value>>(key);
+  const IndexedGraph& before = original.indexed_graph();
+  std::map<std::string, Value> by_name;
+  for (size_t i = 0; i < before.input_nodes().size() && i < values.size(); ++i) {
+    by_name[before[before.input_nodes()[i]].source->attrs.name] = values[i];
+  }
+  const IndexedGraph& after = graph->indexed_graph();
+  std::vector<Value> realigned;
+  for (uint32_t nid : after.input_nodes()) realigned.push_back(by_name.at(after[nid].source->attrs.name));
+  graph->SetAttr(key, std::move(realigned));
+}
+
+/*! \brief `graph` (new nodes for `original`) with shape and dtype inferred again (the passes' bodies). */
+Graph Infer(Graph graph, const Graph& original) {
   static const PassReg& shape = PassReg::Get("InferShape");
   static const PassReg& type = PassReg::Get("InferType");
+  RealignInputsAttr<Shape>(original, &graph, "shape_inputs");
+  RealignInputsAttr<DType>(original, &graph, "dtype_inputs");
   return type.body(shape.body(std::move(graph)));
 }
 
@@ -202,7 +224,7 @@ Graph ScheduleCollectives(Graph graph) {
   for (uint32_t nid = 0; nid < before.num_nodes() && !any; ++nid) any = before[nid].source->op() == ops.allreduce;
   if (!any || GetPassOption<int64_t>(graph, "collective.bucket_bytes", kDefaultBucketBytes) <= 0) return graph;
 
-  Graph split = Infer(Split(graph, ops));
+  Graph split = Infer(Split(graph, ops), graph);
   const IndexedGraph& idx = split.indexed_graph();
   std::vector<uint32_t> order = PreferredOrder(idx, ops);
   AssignBuckets(split, order, ops);
@@ -219,7 +241,7 @@ Graph ScheduleCollectives(Graph graph) {
   Graph result;
   result.outputs = split.outputs;
   result.attrs = graph.attrs;
-  return Infer(std::move(result));
+  return Infer(std::move(result), graph);
 }
 
 }  // namespace
