@@ -27,7 +27,7 @@ def available_launcher():
 def test_horovod_mnist_on_two_ranks_learns(tmp_path):
     impl = available_launcher()
     proc = run_job(impl, 2, ["-m", "tinyflow.run", PROGRAM, "--steps", "60", "--batch-size", "32"], str(tmp_path),
-                   timeout=240)
+                   timeout=240, env={"IR_COLLECTIVE_TIMEOUT": "30"})  # a stalled bucket fails in 30 s
     output = proc.stdout + proc.stderr
     losses = [float(x) for x in re.findall(r"loss = ([0-9.eE+-]+)", output)]
     steps = [int(x) for x in re.findall(r"step = (\d+)", output)]
