@@ -167,3 +167,36 @@ def test_horovod_tensorflow_import_under_tinyflow_run(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tinyflow.run", str(program)], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, env=env, timeout=60).stdout.decode()
     assert "size 1 tinyflow.horovod.optimizer" in out, out
+
+
+def _bound_ops(sess):
+    return [n["op"] for n in sess.last_graph().to_dict()["nodes"]]
+
+
+def test_bucket_options_reach_the_session(monkeypatch):
+    hvd.init()
+
+    def step(**options):
+        tf.reset_default_graph()
+        w = tf.Variable(np.ones([4], np.float32), name="w")
+        v = tf.Variable(np.ones([3], np.float32), name="v")
+        loss = tf.reduce_sum(tf.square(w)) + tf.reduce_sum(tf.square(v))
+        train_op = hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.1)).minimize(loss)
+        with tf.Session(**options) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op)
+            return _bound_ops(sess), sess.run(w)
+
+    ops, w = step()
+    assert ops.count("_allreduce_start") == 2 and "allreduce" not in ops
+    ops, w0 = step(collective_bucket_bytes=0)
+    assert ops.count("allreduce") == 2 and "_allreduce_start" not in ops
+    np.testing.assert_array_equal(w, w0)
+    monkeypatch.setenv("HOROVOD_FUSION_THRESHOLD", "0")
+    assert step()[0].count("allreduce") == 2
+    monkeypatch.setenv("HOROVOD_FUSION_THRESHOLD", "lots")
+    with pytest.raises(ValueError, match="HOROVOD_FUSION_THRESHOLD"):
+        step()
+    monkeypatch.delenv("HOROVOD_FUSION_THRESHOLD")
+    with pytest.raises(ValueError, match="collective_bucket_bytes must be >= 0"):
+        step(collective_bucket_bytes=-1)
