@@ -182,7 +182,7 @@ IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
 /*!
  * \brief A session. `options_json` (may be NULL) sets any of
  * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[],
- * "profile":false,"simplify":true,"fast_math":false,"rule_sets":[],"collective_bucket_bytes":26214400,
+ * "profile":false,"simplify":true,"fast_math":false,"rule_sets":[],"collective_bucket_bytes":-1,
  * "collective_first_bucket_bytes":1048576} (profile: time every node, see
  * IRSessionGetStatsJSON; simplify: apply the rewrite rules; fast_math: also the rules that change
  * IEEE results; rule_sets: the rule sets to apply, [] = all; collective_*: allreduce buckets, see

@@ -55,9 +55,11 @@ struct SessionOptions {
    * \brief Allreduce buckets (tensor fusion, as DDP's): the allreduce nodes of a graph are packed, in the
    * order their inputs are produced, into buckets of at most this many bytes (the first bucket:
    * collective_first_bucket_bytes), each started as soon as its last member is computed and waited for
-   * only where its results are used. 0: every allreduce runs alone, synchronously.
+   * only where its results are used. 0: every allreduce runs alone, synchronously. -1 (auto): 25 MB as
+   * DDP's default, but at most a quarter of the graph's allreduce bytes (and at least the first bucket's
+   * size), so the backward pass of a small model overlaps several buckets instead of waiting for one.
    */
-  int64_t collective_bucket_bytes = 25 << 20;
+  int64_t collective_bucket_bytes = -1;
   int64_t collective_first_bucket_bytes = 1 << 20;
 };
 

@@ -70,9 +70,9 @@ SessionOptions ParseSessionOptions(const char* json) {
     helper.DeclareOptionalField("collective_first_bucket_bytes", &options.collective_first_bucket_bytes);
     helper.ReadAllFields(&reader);
   });
-  IR_CHECK(options.collective_bucket_bytes >= 0 && options.collective_first_bucket_bytes >= 0)
-      << "session options: collective_bucket_bytes and collective_first_bucket_bytes must be >= 0, got "
-      << options.collective_bucket_bytes << " and " << options.collective_first_bucket_bytes;
+  IR_CHECK(options.collective_bucket_bytes >= -1 && options.collective_first_bucket_bytes >= 0)
+      << "session options: collective_bucket_bytes must be >= 0 or -1 (auto) and collective_first_bucket_bytes >= 0, "
+      << "got " << options.collective_bucket_bytes << " and " << options.collective_first_bucket_bytes;
   options.fusion = fusion != 0;
   options.is_train = is_train != 0;
   options.profile = profile != 0;

@@ -10,7 +10,8 @@
  * start (so a layer's gradient is computed, and submitted, as soon as the gradient flowing
  * back makes it possible), then other nodes in their old order; a wait only when nothing else
  * is ready. Starts are packed into buckets in that order: the first of at most
- * collective.first_bucket_bytes, the next of collective.bucket_bytes, each of one dtype and
+ * collective.first_bucket_bytes, the next of collective.bucket_bytes (auto: 25 MB, or a quarter of
+ * all the allreduce bytes when that is less, so a small model still overlaps), each of one dtype and
  * reduction; a bucket closes before a wait on one of its members. Then control dependencies
  * pin each collective in place: the node after a start depends on it, and it on the previous
  * start; a wait depends on the node before it and on the last start before it (so its bucket,
@@ -174,8 +175,17 @@ void AssignBuckets(const Graph& graph, const std::vector<uint32_t>& order, const
   const IndexedGraph& idx = graph.indexed_graph();
   const auto& shapes = graph.GetAttr<ShapeVector>("shape");
   const auto& dtypes = graph.GetAttr<DTypeVector>("dtype");
-  const int64_t limit = GetPassOption<int64_t>(graph, "collective.bucket_bytes", kDefaultBucketBytes);
   const int64_t first_limit = GetPassOption<int64_t>(graph, "collective.first_bucket_bytes", kDefaultFirstBucketBytes);
+  int64_t limit = GetPassOption<int64_t>(graph, "collective.bucket_bytes", -1);
+  if (limit < 0) {  // auto: DDP's 25 MB, but at least four buckets' worth of overlap for a small model
+    int64_t total = 0;
+    for (uint32_t nid : order) {
+      if (idx[nid].source->op() != ops.start) continue;
+      uint32_t in = idx.entry_id(idx[nid].inputs[0]);
+      if (shapes[in].is_known()) total += shapes[in].Size() * static_cast<int64_t>(DTypeSize(dtypes[in]));
+    }
+    limit = std::min<int64_t>(kDefaultBucketBytes, std::max<int64_t>(first_limit, total / 4));
+  }
   std::vector<Bucket> buckets;
   std::vector<int> bucket_of(idx.num_nodes(), -1);
   bool open = false;
@@ -223,7 +233,7 @@ Graph ScheduleCollectives(Graph graph) {
   const IndexedGraph& before = graph.indexed_graph();
   bool any = false;
   for (uint32_t nid = 0; nid < before.num_nodes() && !any; ++nid) any = before[nid].source->op() == ops.allreduce;
-  if (!any || GetPassOption<int64_t>(graph, "collective.bucket_bytes", kDefaultBucketBytes) <= 0) return graph;
+  if (!any || GetPassOption<int64_t>(graph, "collective.bucket_bytes", -1) == 0) return graph;
 
   Graph split = Infer(Split(graph, ops), graph);
   const IndexedGraph& idx = split.indexed_graph();
@@ -257,7 +267,9 @@ Graph ScheduleCollectives(Graph graph) {
 }  // namespace
 
 IR_REGISTER_GRAPH_ATTR("collective.bucket_bytes")
-    .describe("Option of ScheduleCollectives: most bytes of an allreduce bucket; 0 leaves allreduce synchronous.")
+    .describe(
+        "Option of ScheduleCollectives: most bytes of an allreduce bucket; 0 leaves allreduce synchronous; -1 "
+        "(the default): 25 MB, but at most a quarter of the graph's allreduce bytes (at least the first bucket's).")
     .set_type<int64_t>();
 IR_REGISTER_GRAPH_ATTR("collective.first_bucket_bytes")
     .describe("Option of ScheduleCollectives: most bytes of the first bucket (the first gradients back).")

@@ -153,6 +153,36 @@ TEST_F(CollectiveScheduleTest, StartsEachBucketWhenItsGradientsExistAndWaitsAfte
   }
 }
 
+TEST_F(CollectiveScheduleTest, AutomaticBucketsHoldAtMostAQuarterOfASmallModel) {
+  Mlp m = BuildMlp();
+  NodeEntry train = SgdStep(m, true);
+  SessionOptions options;
+  options.collective_first_bucket_bytes = 0;
+  ASSERT_EQ(options.collective_bucket_bytes, -1);  // auto, the default
+  Session sess(options);
+  for (const auto& kv : m.init) sess.variables().Set(kv.first, kv.second);
+  sess.Run({m.loss}, Batch(0), {train.node});
+  const Graph& bound = sess.last_graph();
+  const IndexedGraph& idx = bound.indexed_graph();
+  const auto& shapes = bound.GetAttr<ShapeVector>("shape");
+  int64_t total = 0;
+  std::map<std::string, std::pair<int, int64_t>> buckets;  // key -> members, bytes
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable() || node->op()->name != "_allreduce_start") continue;
+    int64_t bytes = shapes[idx.entry_id(idx[nid].inputs[0])].Size() * 4;
+    total += bytes;
+    auto& bucket = buckets[node->attrs.dict.at("bucket")];
+    bucket.first += 1;
+    bucket.second += bytes;
+  }
+  EXPECT_EQ(total, 5004);  // 20x32 + 32 + 32x16 + 16 + 16x3 + 3 floats
+  EXPECT_GE(buckets.size(), 4u);
+  for (const auto& kv : buckets) {
+    EXPECT_TRUE(kv.second.first == 1 || kv.second.second <= total / 4) << kv.first << ": " << kv.second.second;
+  }
+}
+
 TEST_F(CollectiveScheduleTest, ZeroBucketBytesKeepsAllreduceSynchronous) {
   Mlp m = BuildMlp();
   NodeEntry train = SgdStep(m, true);

@@ -255,7 +255,7 @@ def _collective_buckets(bucket_bytes, first_bucket_bytes):
                        ("collective_first_bucket_bytes", first_bucket_bytes)):
         if value is not None:
             if int(value) < 0:
-                raise ValueError("%s must be >= 0, got %r" % (key, value))
+                raise ValueError("%s must be >= 0, got %r (leave it unset for the default)" % (key, value))
             options[key] = int(value)
     return options
 
@@ -270,7 +270,8 @@ class Session(object):
     rules (docs/REWRITE_RULES.md; rewrites() lists what fired); fast_math: also the rules that
     change IEEE results (x - x -> 0); rule_sets: names of the rule sets to apply (None: all).
     collective_bucket_bytes / collective_first_bucket_bytes: the allreduce buckets of data-parallel
-    training (tinyflow.horovod; default 25 MB after a 1 MB first bucket, as PyTorch DDP; Horovod's
+    training (tinyflow.horovod; default: a 1 MB first bucket, then 25 MB as PyTorch DDP, or a quarter of
+    the model's gradient bytes when that is less, so a small model overlaps several buckets; Horovod's
     HOROVOD_FUSION_THRESHOLD sets both; 0 runs every allreduce alone and synchronously).
     These options reach the graph the session runs, not the gradients, which tf.gradients and
     minimize built earlier with the graph's rewrite_options (tf.rewrite_options); simplify=False
