@@ -15,7 +15,7 @@
  *    transport's data collectives (EngineStats::transport_ms), hidden = 1 - blocked / transport:
  *    the share of the allreduce time the compute thread did not wait for (negative when it also
  *    waited for a slower rank).
- * With --timeline PATH (a "%r" in it becomes the rank) the engine writes a Chrome trace; the steps
+ * With --timeline PATH (the engine replaces a "%r" in it by the rank) the engine writes a Chrome trace; the steps
  * timed are marked as "bench" spans. The trace records every node, so time with it off.
  *
  * Usage: ir-data-parallel-bench [--models lenet,wide] [--buckets 0,1,25] (MiB) [--batch 64]
@@ -278,9 +278,7 @@ int main(int argc, char** argv) {
   try {
     Options opt = ParseArgs(argc, argv);
     coll::InitOptions init;
-    init.timeline = opt.timeline;
-    size_t at = init.timeline.find("%r");
-    if (at != std::string::npos) init.timeline.replace(at, 2, LauncherRank());
+    init.timeline = opt.timeline;  // the engine writes rank r's events to the path with "%r" replaced by r
     coll::Init(init);
     for (const std::string& model : opt.models) RunModel(model, opt);
     coll::Shutdown();
