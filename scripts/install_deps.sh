@@ -14,6 +14,9 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev
   # OpenCL backend: headers, the ICD loader, and POCL (an OpenCL device on the CPU).
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
+  # Collectives across processes: both MPI implementations, one transport plugin each
+  # (libir_mpi_openmpi.so, libir_mpi_mpich.so; ctest Collective.OpenMPI.*, Collective.MPICH.*).
+  libopenmpi-dev openmpi-bin libmpich-dev mpich
   # The tinyflow demo and its tests (Debian's /usr/bin/python3).
   python3 python3-numpy python3-pytest python3-matplotlib
 )

@@ -305,7 +305,8 @@ IR_DLL int IRCollectiveAllreduce(const char* name, IRNDArrayHandle value, int op
 IR_DLL int IRCollectiveAllgather(const char* name, IRNDArrayHandle value, IRNDArrayHandle* out);
 /*! \brief Rank `root`'s `value` on every rank; *out is new. */
 IR_DLL int IRCollectiveBroadcast(const char* name, IRNDArrayHandle value, int root, IRNDArrayHandle* out);
-/*! \brief The engine's counters as JSON: {"collectives","tensors","bytes","transport_ms"}; reset: 1 zeroes them after. */
+/*! \brief The engine's counters as JSON: {"collectives","tensors","bytes","transport_ms"}; reset: 1 zeroes them after.
+ */
 IR_DLL int IRCollectiveGetStatsJSON(int reset, const char** json);
 
 #ifdef __cplusplus

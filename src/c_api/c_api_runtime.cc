@@ -66,8 +66,13 @@ SessionOptions ParseSessionOptions(const char* json) {
     helper.DeclareOptionalField("simplify", &simplify);
     helper.DeclareOptionalField("fast_math", &fast_math);
     helper.DeclareOptionalField("rule_sets", &options.rule_sets);
+    helper.DeclareOptionalField("collective_bucket_bytes", &options.collective_bucket_bytes);
+    helper.DeclareOptionalField("collective_first_bucket_bytes", &options.collective_first_bucket_bytes);
     helper.ReadAllFields(&reader);
   });
+  IR_CHECK(options.collective_bucket_bytes >= 0 && options.collective_first_bucket_bytes >= 0)
+      << "session options: collective_bucket_bytes and collective_first_bucket_bytes must be >= 0, got "
+      << options.collective_bucket_bytes << " and " << options.collective_first_bucket_bytes;
   options.fusion = fusion != 0;
   options.is_train = is_train != 0;
   options.profile = profile != 0;

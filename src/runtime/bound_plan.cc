@@ -58,6 +58,8 @@ Graph PipelineInput(const Graph& graph, const std::vector<NDArray>& values, cons
   g.SetAttr("dtype_inputs", std::move(dtypes));
   g.SetAttr("target", options.target);
   if (options.fmax >= 0) g.SetAttr("fusion.fmax", options.fmax);
+  g.SetAttr("collective.bucket_bytes", options.collective_bucket_bytes);
+  g.SetAttr("collective.first_bucket_bytes", options.collective_first_bucket_bytes);
   if (!options.dump_dir.empty()) g.SetAttr("dump_dir", options.dump_dir);
   if (options.fast_math) g.SetAttr("simplify.fast_math", 1);
   if (!options.rule_sets.empty()) g.SetAttr("simplify.sets", options.rule_sets);
@@ -204,6 +206,7 @@ uint64_t SplitMix64(uint64_t x) {
 std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
   std::vector<std::string> passes{"InferShape", "InferType", "Vectorize"};
   if (options.simplify) passes.push_back("Simplify");
+  passes.push_back("ScheduleCollectives");
   if (options.fusion) {
     std::vector<std::string> registered = PassReg::ListNames();
     for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
@@ -242,6 +245,7 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
       input.SetAttr("memory.dynamic_shapes", 1);
       passes = {"InferShape", "InferType", "Vectorize"};
       if (options.simplify) passes.push_back("Simplify");
+      passes.push_back("ScheduleCollectives");
       passes.push_back("PlanMemory");
     }
     plan->graph = ApplyPasses(std::move(input), passes);

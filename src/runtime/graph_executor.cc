@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "ir/collective.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
@@ -280,6 +281,7 @@ class Executor::Impl {
     ctx.seed = runtime::SplitMix64(plan.seed_base[nid] ^ runtime::SplitMix64(run->run_number));
     const NodeAttrs& attrs = idx[nid].source->attrs;
     auto start = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const double timeline_begin = collective::TimelineEnabled() ? collective::Microseconds() : -1;
     if (control_flow) {
       RunControlFlow(run, nid, ctx);
     } else if (plan.shaped[nid] != nullptr) {
@@ -294,6 +296,9 @@ class Executor::Impl {
       ++run->stats->kernels_launched;
     }
     if (options_.profile) Profile(run, nid, start);
+    if (timeline_begin >= 0) {
+      collective::TimelineRecord(attrs.name, attrs.op->name, timeline_begin, collective::Microseconds());
+    }
   }
 
   /*!

@@ -545,6 +545,57 @@ std::vector<Call> CApiNullArgsTest::Table() {
          return rc;
        },
        {"heads"}},
+      {"IRCollectiveInit",
+       [](Args& a) { return IRCollectiveInit(a("options_json", "{\"transport\": \"local\"}")); },
+       {"options_json"}},
+      {"IRCollectiveShutdown",
+       [](Args&) {
+         EXPECT_EQ(IRCollectiveInit("{\"transport\": \"local\"}"), 0) << IRGetLastError();
+         return IRCollectiveShutdown();
+       }},
+      {"IRCollectiveIsInitialized",
+       [](Args& a) {
+         int out = 0;
+         return IRCollectiveIsInitialized(a("out", &out));
+       }},
+      {"IRCollectiveGetInfo",
+       [](Args& a) {
+         EXPECT_EQ(IRCollectiveInit("{\"transport\": \"local\"}"), 0) << IRGetLastError();
+         int rank = -1, size = -1, local_rank = -1, local_size = -1;
+         const char* transport = nullptr;
+         return IRCollectiveGetInfo(a("rank", &rank), a("size", &size), a("local_rank", &local_rank),
+                                    a("local_size", &local_size), a("transport", &transport));
+       },
+       {"rank", "size", "local_rank", "local_size", "transport"}},
+      {"IRCollectiveAllreduce",
+       [&](Args& a) {
+         EXPECT_EQ(IRCollectiveInit("{\"transport\": \"local\"}"), 0) << IRGetLastError();
+         IRNDArrayHandle out = nullptr;
+         int rc = IRCollectiveAllreduce(a("name", "t"), a("value", array_), 1, a("out", &out));
+         IRNDArrayFree(out);
+         return rc;
+       }},
+      {"IRCollectiveAllgather",
+       [&](Args& a) {
+         EXPECT_EQ(IRCollectiveInit("{\"transport\": \"local\"}"), 0) << IRGetLastError();
+         IRNDArrayHandle out = nullptr;
+         int rc = IRCollectiveAllgather(a("name", "t"), a("value", array_), a("out", &out));
+         IRNDArrayFree(out);
+         return rc;
+       }},
+      {"IRCollectiveBroadcast",
+       [&](Args& a) {
+         EXPECT_EQ(IRCollectiveInit("{\"transport\": \"local\"}"), 0) << IRGetLastError();
+         IRNDArrayHandle out = nullptr;
+         int rc = IRCollectiveBroadcast(a("name", "t"), a("value", array_), 0, a("out", &out));
+         IRNDArrayFree(out);
+         return rc;
+       }},
+      {"IRCollectiveGetStatsJSON",
+       [&](Args& a) {
+         EXPECT_EQ(IRCollectiveInit("{\"transport\": \"local\"}"), 0) << IRGetLastError();
+         return IRCollectiveGetStatsJSON(0, a("json", &str));
+       }},
       {"IRLazyTapeFree",
        [](Args& a) {
          IRLazyTapeHandle tape = nullptr;
