@@ -18,13 +18,16 @@
  * With --timeline PATH (the engine replaces a "%r" in it by the rank) the engine writes a Chrome trace; the steps
  * timed are marked as "bench" spans. The trace records every node, so time with it off.
  *
- * Usage: ir-data-parallel-bench [--models lenet,wide] [--buckets 0,1,25] (MiB) [--batch 64]
+ * Usage: ir-data-parallel-bench [--models lenet,wide] [--buckets 0,1,25] [--batch 64]
  *        [--steps 20] [--reps 5] [--warmup 3] [--profile-steps 10] [--timeline PATH]
+ * --buckets: SessionOptions::collective_bucket_bytes in MiB; 0 = every allreduce synchronous;
+ * -1 = the step without allreduce nodes (plain training, the strict baseline of efficiency).
  */
 #include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -82,7 +85,7 @@ class Builder {
    * \brief loss = mean softmax cross-entropy; each gradient averaged over the ranks by an
    * `allreduce` node named after its parameter, then p -= lr * allreduce(grad).
    */
-  void Finish(const NodeEntry& logits, double lr) {
+  void Finish(const NodeEntry& logits, double lr, bool allreduce) {
     NodeEntry labels{ir::Node::CreateVariable("labels"), 0};
     NodeEntry xent = ir::MakeNode("sparse_softmax_cross_entropy_with_logits", "xent", {logits, labels});
     model_->loss = ir::MakeNode("mean", "loss", {xent});
@@ -90,8 +93,9 @@ class Builder {
     std::vector<NodeEntry> updates;
     for (size_t i = 0; i < params_.size(); ++i) {
       const std::string& name = params_[i].node->attrs.name;
-      NodeEntry avg = ir::MakeNode("allreduce", "allreduce_" + name, {grads[i]},
-                                   {{"reduce_op", "average"}, {"tensor_name", "grad/" + name}});
+      NodeEntry avg = allreduce ? ir::MakeNode("allreduce", "allreduce_" + name, {grads[i]},
+                                               {{"reduce_op", "average"}, {"tensor_name", "grad/" + name}})
+                                : grads[i];
       NodeEntry step = ir::MakeNode("multiply_scalar", "lr_" + name, {avg}, {{"scalar", std::to_string(lr)}});
       updates.push_back(ir::MakeNode("assign_sub", "sgd_" + name, {params_[i], step}));
     }
@@ -105,7 +109,7 @@ class Builder {
 
 /*! \brief "lenet": LeNet-small of tinyflow_demo/train.py (conv 16, conv 32, fc 256); "wide": conv 32, conv 64, fc 1024.
  */
-Model BuildModel(const std::string& name) {
+Model BuildModel(const std::string& name, bool allreduce) {
   IR_CHECK(name == "lenet" || name == "wide") << "unknown model '" << name << "' (lenet, wide)";
   const bool wide = name == "wide";
   const int64_t c1 = wide ? 32 : 16, c2 = wide ? 64 : 32, fc = wide ? 1024 : 256;
@@ -116,7 +120,7 @@ Model BuildModel(const std::string& name) {
   NodeEntry h = b.ConvReluPool(b.ConvReluPool(images, 1, c1, "conv1"), c1, c2, "conv2");
   h = ir::MakeNode("reshape", "flat", {h}, {{"shape", "(-1, " + std::to_string(7 * 7 * c2) + ")"}});
   h = b.Dense(h, 7 * 7 * c2, fc, "fc1", true);
-  b.Finish(b.Dense(h, fc, 10, "fc2", false), 0.01);
+  b.Finish(b.Dense(h, fc, 10, "fc2", false), 0.01, allreduce);
   return model;
 }
 
@@ -207,20 +211,23 @@ Overlap MeasureOverlap(const Model& model, double bucket_mib, const Options& opt
   return o;
 }
 
+/*! \brief Bucket size -1: the same training step without allreduce nodes (the plain one-process baseline). */
 void RunModel(const std::string& name, const Options& opt) {
-  Model model = BuildModel(name);
   auto feeds = Batch(opt.batch, coll::Rank());
   for (double bucket : opt.buckets_mib) {
-    auto sess = NewSession(model, SessionFor(bucket, false));
+    Model model = BuildModel(name, bucket >= 0);
+    auto sess = NewSession(model, SessionFor(std::max(bucket, 0.0), false));
     double rate = StepsPerSecond(sess.get(), model, opt, feeds);
-    Overlap o = opt.profile_steps > 0 ? MeasureOverlap(model, bucket, opt, feeds) : Overlap();
+    Overlap o = opt.profile_steps > 0 && bucket >= 0 ? MeasureOverlap(model, bucket, opt, feeds) : Overlap();
     if (coll::Rank() != 0) continue;
-    double hidden = o.transport_ms > 0 ? 1.0 - o.blocked_ms / o.transport_ms : 0.0;
     std::cout << std::fixed << std::setprecision(3) << "RESULT model=" << name << " np=" << coll::Size()
               << " transport=" << coll::TransportName() << " bucket_mib=" << bucket
               << " param_mib=" << model.param_bytes / double(1 << 20) << " batch=" << opt.batch
               << " steps_per_s=" << rate << " ms_per_step=" << 1000.0 / rate << " blocked_ms=" << o.blocked_ms
-              << " start_ms=" << o.start_ms << " transport_ms=" << o.transport_ms << " hidden=" << hidden << std::endl;
+              << " start_ms=" << o.start_ms << " transport_ms=" << o.transport_ms << " hidden="
+              << (coll::Size() > 1 && o.transport_ms > 0 ? 1.0 - o.blocked_ms / o.transport_ms
+                                                         : std::numeric_limits<double>::quiet_NaN())
+              << std::endl;
   }
 }
 

@@ -22,39 +22,81 @@ def results(path):
 
 
 def bucket_name(mib):
-    return "none (sync)" if mib == 0 else "%g MiB" % mib
+    return {-1: "no allreduce", 0: "none (sync)"}.get(mib, "%g MiB" % mib)
 
 
 def print_scaling(one, many, np):
-    print("\nweak scaling, batch 64 per rank: efficiency = thr(%d) / (%d x thr(1)), thr = images/s of all ranks" % (np, np))
-    print("  %-6s %-12s %10s %10s %11s %11s %10s" % ("model", "bucket", "step/s @1", "step/s @%d" % np, "img/s @1",
-                                                      "img/s @%d" % np, "efficiency"))
+    print("\nweak scaling, batch 64 per rank, thr = images/s of all ranks:")
+    print("  efficiency = thr(%d) / (%d x thr(1)) with the same bucket size at np=1;" % (np, np))
+    print("  strict     = the same against np=1 without allreduce nodes (plain one-process training)")
+    print("  %-6s %-12s %10s %10s %10s %10s %10s %8s" % ("model", "bucket", "step/s @1", "step/s @%d" % np,
+                                                       "img/s @1", "img/s @%d" % np, "efficiency", "strict"))
     summary = {}
+    for key in sorted(one):
+        if key[1] < 0:
+            r1 = float(one[key]["steps_per_s"])
+            print("  %-6s %-12s %10.2f %10s %10.0f" % (key[0], bucket_name(key[1]), r1, "", 64 * r1))
     for key in sorted(many):
-        if key not in one:
+        if key not in one or key[1] < 0:
             continue
         r1, rn = float(one[key]["steps_per_s"]), float(many[key]["steps_per_s"])
+        plain = one.get((key[0], -1.0))
+        strict = rn / float(plain["steps_per_s"]) if plain else float("nan")
         batch = int(many[key]["batch"])
-        eff = rn / r1
-        summary["%s/%g" % key] = {"steps_per_s_1": r1, "steps_per_s_n": rn, "efficiency": eff}
-        print("  %-6s %-12s %10.2f %10.2f %11.0f %11.0f %9.1f%%" % (key[0], bucket_name(key[1]), r1, rn, batch * r1,
-                                                                   np * batch * rn, 100 * eff))
+        summary["%s/%s" % (key[0], bucket_name(key[1]))] = {"steps_per_s_1": r1, "steps_per_s_n": rn,
+                                                           "efficiency": rn / r1, "strict_efficiency": strict}
+        print("  %-6s %-12s %10.2f %10.2f %10.0f %10.0f %9.1f%% %7.1f%%" % (
+            key[0], bucket_name(key[1]), r1, rn, batch * r1, np * batch * rn, 100 * rn / r1, 100 * strict))
     return summary
 
 
 def print_hidden(many, np):
-    print("\nallreduce hidden under compute at np=%d (profiled steps, per step):" % np)
-    print("  blocked   = ms the executor spent in nodes waiting for collectives (allreduce, _allreduce_wait)")
-    print("  transport = ms the engine's thread spent in the transport's allreduces (MPI)")
-    print("  hidden    = 1 - blocked / transport: the share of allreduce time the training thread did not")
-    print("              wait for (it ran compute meanwhile); below 0 when it also waited for a slower rank")
-    print("  %-6s %-12s %8s %10s %10s %12s %8s" % ("model", "bucket", "grads MiB", "blocked ms", "start ms",
-                                                    "transport ms", "hidden"))
+    print("\nallreduce time hidden under compute at np=%d (profiled steps, ms per step):" % np)
+    print("  blocked   = time the executor spent in the nodes that wait for collectives (_allreduce_wait,")
+    print("              or allreduce when unbucketed); start = in the nodes that submit them (copies)")
+    print("  transport = time the engine's thread spent in the MPI allreduces (EngineStats::transport_ms;")
+    print("              not counting its agreement check, packing and unpacking)")
+    print("  hidden    = 1 - blocked / transport: the share of the allreduce time the training thread did")
+    print("              not wait for (it computed meanwhile); negative when it also waited for a slower rank")
+    print("  %-6s %-12s %9s %10s %9s %12s %8s" % ("model", "bucket", "grads MiB", "blocked", "start", "transport",
+                                                  "hidden"))
     for key in sorted(many):
         r = many[key]
-        print("  %-6s %-12s %8.2f %10.3f %10.3f %12.3f %7.0f%%" % (
+        if key[1] < 0:
+            continue
+        print("  %-6s %-12s %9.2f %10.3f %9.3f %12.3f %7.0f%%" % (
             key[0], bucket_name(key[1]), float(r["param_mib"]), float(r["blocked_ms"]), float(r["start_ms"]),
             float(r["transport_ms"]), 100 * float(r["hidden"])))
+
+
+ENGINE_PHASES = {"queue", "agreement", "pack", "transport", "unpack"}
+NOT_COMPUTE = ENGINE_PHASES | {"bench", "_allreduce_wait", "_allreduce_start", "allreduce", "allgather", "broadcast"}
+
+
+def union(spans):
+    merged = []
+    for b, e in sorted(spans):
+        if merged and b <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([b, e])
+    return merged
+
+
+def overlap_from_trace(events):
+    """Per rank: the share of the transport spans' time during which the executor ran a compute node."""
+    shares = {}
+    for pid in sorted({e["pid"] for e in events if e.get("ph") == "X"}):
+        spans = [e for e in events if e.get("ph") == "X" and e["pid"] == pid]
+        transport = union([(e["ts"], e["ts"] + e["dur"]) for e in spans if e.get("cat") == "transport"])
+        compute = union([(e["ts"], e["ts"] + e["dur"]) for e in spans if e.get("cat") not in NOT_COMPUTE])
+        total = sum(e - b for b, e in transport)
+        covered = 0.0
+        for b, e in transport:
+            for cb, ce in compute:
+                covered += max(0.0, min(e, ce) - max(b, cb))
+        shares[pid] = (covered / total if total else float("nan"), total / 1000.0)
+    return shares
 
 
 def merge_timelines(out):
@@ -76,9 +118,12 @@ def merge_timelines(out):
     path = os.path.join(out, "timeline_wide.json")
     with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
-    cats = sorted({e.get("cat", "") for e in events})
-    print("\nChrome trace of the wide LeNet's timed steps (every rank; each rank's clock starts at its own Init):")
-    print("  %s  (%d events; categories: %s)" % (path, len(events), ", ".join(cats)))
+    print("\nChrome trace of the wide LeNet's timed steps (25 MiB buckets; one row group per rank, each rank's")
+    print("clock starting at its own Init): %s (%d events)" % (path, len(events)))
+    print("  from the trace: share of MPI transport time during which the executor ran compute nodes")
+    print("  (not collective submits/waits) on the same rank:")
+    for pid, (share, ms) in overlap_from_trace(events).items():
+        print("    rank %d: %.0f%% of %.1f ms of transport overlapped compute" % (pid, 100 * share, ms))
 
 
 def main():

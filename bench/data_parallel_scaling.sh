@@ -65,10 +65,17 @@ esac
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 
 mkdir -p "$out"
+# Other processes on the cores make the timings measure them too: say so.
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
+  echo "warning: load average $load before starting: other processes compete for the cores; timings are not clean" >&2
+fi
 echo "data-parallel weak scaling: $mpi, np=1 and np=$np on $cores cores, batch 64 per rank, OMP_NUM_THREADS=1"
 for n in 1 "$np"; do
   echo "  running np=$n ..."
-  "${launcher[@]}" -np "$n" "$bench" "${extra[@]}" | tee "$out/np$n.log" | grep -v '^RESULT' || true
+  buckets=0,1,25
+  [ "$n" = 1 ] && buckets=-1,0,1,25  # -1: also the step without allreduce nodes, the strict baseline
+  "${launcher[@]}" -np "$n" "$bench" --buckets "$buckets" "${extra[@]}" | tee "$out/np$n.log" | grep -v '^RESULT' || true
   grep -q '^RESULT' "$out/np$n.log" || { echo "np=$n produced no results (see above)" >&2; exit 1; }
 done
 
