@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Report of bench/data_parallel_scaling.sh: weak-scaling efficiency per model and bucket size from
-the RESULT lines of the np=1 and np=N logs, the allreduce time hidden under compute, and one
-Chrome trace merged from the ranks' timelines (open it in chrome://tracing or ui.perfetto.dev).
+the RESULT lines of the np=1 and np=N logs (each configuration's best round), the allreduce time hidden under compute, and one
+Chrome trace per bucket size merged from the ranks' timelines (open it in chrome://tracing or ui.perfetto.dev).
 
-Usage: bench/data_parallel_report.py --np N --out DIR   (DIR holds np1.log, npN.log, timeline_rank*.json)
+Usage: bench/data_parallel_report.py --np N --out DIR
+(DIR holds np1_round<k>.log, np<N>_round<k>.log, timeline_<bucket>_rank<r>.json)
 """
 import argparse
 import glob
@@ -11,47 +12,61 @@ import json
 import os
 
 
-def results(path):
-    rows = {}
-    with open(path) as f:
-        for line in f:
-            if line.startswith("RESULT "):
+def results(out, np):
+    """Each configuration's RESULT of its best round (highest median steps/s), with every round's median."""
+    best = {}
+    for path in sorted(glob.glob(os.path.join(out, "np%d_round*.log" % np))):
+        with open(path) as f:
+            for line in f:
+                if not line.startswith("RESULT "):
+                    continue
                 r = dict(kv.split("=", 1) for kv in line.split()[1:])
-                rows[(r["model"], float(r["bucket_mib"]))] = r
-    return rows
+                key = (r["model"], float(r["bucket_mib"]))
+                rounds = best[key]["rounds"] if key in best else []
+                rounds.append(float(r["steps_per_s"]))
+                if key not in best or float(r["steps_per_s"]) > float(best[key]["steps_per_s"]):
+                    best[key] = r
+                best[key]["rounds"] = rounds
+    return best
 
 
 def bucket_name(mib):
     return {-1: "no allreduce", 0: "none (sync)"}.get(mib, "%g MiB" % mib)
 
 
+def spread(r):
+    return "%.0f-%.0f" % (min(r["rounds"]), max(r["rounds"]))
+
+
 def print_scaling(one, many, np):
-    print("\nweak scaling, batch 64 per rank, thr = images/s of all ranks:")
+    print("\nweak scaling, batch 64 per rank, thr = images/s of all ranks; steps/s = median of the repetitions")
+    print("of the best round (the range: every round's median):")
     print("  efficiency = thr(%d) / (%d x thr(1)) with the same bucket size at np=1;" % (np, np))
-    print("  strict     = the same against np=1 without allreduce nodes (plain one-process training)")
-    print("  %-6s %-12s %10s %10s %10s %10s %10s %8s" % ("model", "bucket", "step/s @1", "step/s @%d" % np,
-                                                       "img/s @1", "img/s @%d" % np, "efficiency", "strict"))
+    print("  strict     = the same against np=1 without allreduce nodes (plain one-process training);")
+    print("  'no allreduce' at np=%d: ranks that never communicate: the ceiling the shared hardware leaves;" % np)
+    print("  comm       = step/s @%d / step/s @%d of 'no allreduce': what the communication itself costs" % (np, np))
+    print("  %-6s %-12s %10s %9s %10s %9s %10s %8s %6s" % ("model", "bucket", "step/s @1", "range",
+                                                          "step/s @%d" % np, "range", "efficiency", "strict", "comm"))
     summary = {}
-    for key in sorted(one):
-        if key[1] < 0:
-            r1 = float(one[key]["steps_per_s"])
-            print("  %-6s %-12s %10.2f %10s %10.0f" % (key[0], bucket_name(key[1]), r1, "", 64 * r1))
     for key in sorted(many):
-        if key not in one or key[1] < 0:
+        if key not in one:
             continue
         r1, rn = float(one[key]["steps_per_s"]), float(many[key]["steps_per_s"])
         plain = one.get((key[0], -1.0))
         strict = rn / float(plain["steps_per_s"]) if plain else float("nan")
-        batch = int(many[key]["batch"])
-        summary["%s/%s" % (key[0], bucket_name(key[1]))] = {"steps_per_s_1": r1, "steps_per_s_n": rn,
-                                                           "efficiency": rn / r1, "strict_efficiency": strict}
-        print("  %-6s %-12s %10.2f %10.2f %10.0f %10.0f %9.1f%% %7.1f%%" % (
-            key[0], bucket_name(key[1]), r1, rn, batch * r1, np * batch * rn, 100 * rn / r1, 100 * strict))
+        alone = many.get((key[0], -1.0))
+        comm = rn / float(alone["steps_per_s"]) if alone else float("nan")
+        summary["%s/%s" % (key[0], bucket_name(key[1]))] = {
+            "steps_per_s_1": r1, "steps_per_s_n": rn, "efficiency": rn / r1, "strict_efficiency": strict,
+            "comm_efficiency": comm, "rounds_1": one[key]["rounds"], "rounds_n": many[key]["rounds"]}
+        print("  %-6s %-12s %10.2f %9s %10.2f %9s %9.1f%% %7.1f%% %5.0f%%" % (
+            key[0], bucket_name(key[1]), r1, spread(one[key]), rn, spread(many[key]), 100 * rn / r1, 100 * strict,
+            100 * comm))
     return summary
 
 
 def print_hidden(many, np):
-    print("\nallreduce time hidden under compute at np=%d (profiled steps, ms per step):" % np)
+    print("\nallreduce time hidden under compute at np=%d (profiled steps of the best round, ms per step):" % np)
     print("  blocked   = time the executor spent in the nodes that wait for collectives (_allreduce_wait,")
     print("              or allreduce when unbucketed); start = in the nodes that submit them (copies)")
     print("  transport = time the engine's thread spent in the MPI allreduces (EngineStats::transport_ms;")
@@ -99,10 +114,10 @@ def overlap_from_trace(events):
     return shares
 
 
-def merge_timelines(out):
+def merge_timelines(out, tag):
     """Concatenates the ranks' traces (pid = rank), keeping what overlaps the benchmark's timed steps."""
     events = []
-    for path in sorted(glob.glob(os.path.join(out, "timeline_rank*.json"))):
+    for path in sorted(glob.glob(os.path.join(out, "timeline_%s_rank*.json" % tag))):
         with open(path) as f:
             trace = json.load(f)
         evs = trace["traceEvents"] if isinstance(trace, dict) else trace
@@ -113,15 +128,14 @@ def merge_timelines(out):
             evs = [e for e in evs if e.get("ph") != "X" or (e["ts"] + e.get("dur", 0) >= lo and e["ts"] <= hi)]
         events.extend(evs)
     if not events:
-        print("\nno timeline was written (IR_TIMELINE / --timeline)")
+        print("\nno timeline was written for %s (IR_TIMELINE / --timeline)" % tag)
         return
-    path = os.path.join(out, "timeline_wide.json")
+    path = os.path.join(out, "timeline_%s.json" % tag)
     with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
-    print("\nChrome trace of the wide LeNet's timed steps (25 MiB buckets; one row group per rank, each rank's")
-    print("clock starting at its own Init): %s (%d events)" % (path, len(events)))
-    print("  from the trace: share of MPI transport time during which the executor ran compute nodes")
-    print("  (not collective submits/waits) on the same rank:")
+    print("\nChrome trace of a few wide-LeNet steps, %s buckets (all ranks; each rank's clock starts at its" % tag)
+    print("own Init): %s (%d events)" % (path, len(events)))
+    print("  share of the MPI transport time during which the same rank's executor ran compute nodes:")
     for pid, (share, ms) in overlap_from_trace(events).items():
         print("    rank %d: %.0f%% of %.1f ms of transport overlapped compute" % (pid, 100 * share, ms))
 
@@ -131,11 +145,14 @@ def main():
     parser.add_argument("--np", type=int, required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    one = results(os.path.join(args.out, "np1.log"))
-    many = results(os.path.join(args.out, "np%d.log" % args.np))
+    one = results(args.out, 1)
+    many = results(args.out, args.np)
+    if not one or not many:
+        raise SystemExit("no RESULT lines in %s/np*_round*.log" % args.out)
     summary = print_scaling(one, many, args.np)
     print_hidden(many, args.np)
-    merge_timelines(args.out)
+    for tag in ("1MiB", "25MiB"):
+        merge_timelines(args.out, tag)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"np": args.np, "scaling": summary, "np1": list(one.values()), "npN": list(many.values())}, f,
                   indent=1)

@@ -5,8 +5,10 @@
 # ranks, so efficiency = steps/s at N / steps/s at 1), and the share of allreduce time hidden
 # under compute; then writes a Chrome trace of a few wide-LeNet steps at np=N to --out.
 #
-# Usage: bench/data_parallel_scaling.sh [--np N] [--mpi openmpi|mpich] [--build DIR] [--out DIR]
-#                                      [-- extra ir-data-parallel-bench options]
+# Usage: bench/data_parallel_scaling.sh [--np N] [--mpi openmpi|mpich] [--rounds R] [--build DIR]
+#                                      [--out DIR] [-- extra ir-data-parallel-bench options]
+# np=1 and np=N alternate for R rounds (default 3); the report keeps each configuration's best
+# round: other processes on the cores only ever slow a round down.
 # N defaults to the number of physical cores. Refuses to run N ranks on fewer cores (no
 # oversubscription: the timings would measure time slicing, not scaling).
 set -euo pipefail
@@ -16,11 +18,13 @@ build="$repo/build"
 out="$repo/build/data_parallel_bench"
 mpi=""
 np=""
+rounds=3
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --np) np="$2"; shift 2 ;;
     --mpi) mpi="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
@@ -71,17 +75,23 @@ if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
   echo "warning: load average $load before starting: other processes compete for the cores; timings are not clean" >&2
 fi
 echo "data-parallel weak scaling: $mpi, np=1 and np=$np on $cores cores, batch 64 per rank, OMP_NUM_THREADS=1"
-for n in 1 "$np"; do
-  echo "  running np=$n ..."
-  buckets=0,1,25
-  [ "$n" = 1 ] && buckets=-1,0,1,25  # -1: also the step without allreduce nodes, the strict baseline
-  "${launcher[@]}" -np "$n" "$bench" --buckets "$buckets" "${extra[@]}" | tee "$out/np$n.log" | grep -v '^RESULT' || true
-  grep -q '^RESULT' "$out/np$n.log" || { echo "np=$n produced no results (see above)" >&2; exit 1; }
+rm -f "$out"/np*_round*.log
+for round in $(seq 1 "$rounds"); do
+  for n in 1 "$np"; do
+    echo "  round $round: np=$n (load average $(cut -d' ' -f1 /proc/loadavg)) ..."
+    # -1: the step without allreduce nodes: the one-process baseline, and at np=N the ceiling
+    # the shared hardware (memory bandwidth, caches) leaves without any communication.
+    log="$out/np${n}_round$round.log"
+    "${launcher[@]}" -np "$n" "$bench" --buckets -1,0,1,25 "${extra[@]}" | tee "$log" | grep -v '^RESULT' || true
+    grep -q '^RESULT' "$log" || { echo "np=$n produced no results (see above)" >&2; exit 1; }
+  done
 done
 
-echo "  tracing a few wide-LeNet steps at np=$np ..."
-rm -f "$out"/timeline_rank*.json
-"${launcher[@]}" -np "$np" "$bench" --models wide --buckets 25 --steps 4 --reps 1 --warmup 2 \
-  --profile-steps 0 --timeline "$out/timeline_rank%r.json" >/dev/null
+echo "  tracing 4 wide-LeNet steps (1 and 25 MiB buckets) at np=$np ..."
+rm -f "$out"/timeline_*.json
+for mib in 1 25; do
+  "${launcher[@]}" -np "$np" "$bench" --models wide --buckets "$mib" --steps 4 --reps 1 --warmup 2 \
+    --profile-steps 0 --timeline "$out/timeline_${mib}MiB_rank%r.json" >/dev/null
+done
 
 python3 "$repo/bench/data_parallel_report.py" --np "$np" --out "$out"
