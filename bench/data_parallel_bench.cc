@@ -12,12 +12,11 @@
  *    cores only slow a repetition down, so on a shared machine the best is the less disturbed figure;
  *  - from --profile-steps profiled steps (a second session with SessionOptions::profile):
  *    blocked = ms per step the executor spent in the nodes that wait for collectives (`allreduce`
- *    when unbucketed, `_allreduce_wait`), transport = ms per step the engine's thread spent in the
- *    transport's data collectives (EngineStats::transport_ms), hidden = 1 - blocked / transport:
- *    the share of the allreduce time the compute thread did not wait for (negative when it also
- *    waited for a slower rank).
- * With --timeline PATH (the engine replaces a "%r" in it by the rank) the engine writes a Chrome trace; the steps
- * timed are marked as "bench" spans. The trace records every node, so time with it off.
+ *    when unbucketed, `_allreduce_wait`; copying the results out included), transport = ms per step the engine's thread
+ * spent in the transport's data collectives (EngineStats::transport_ms), hidden = 1 - blocked / transport: the share of
+ * the allreduce time the compute thread did not wait for (negative when it also waited for a slower rank). With
+ * --timeline PATH (the engine replaces a "%r" in it by the rank) the engine writes a Chrome trace; the timed steps are
+ * marked as "bench" spans. It records every node: time with it off.
  *
  * Usage: ir-data-parallel-bench [--models lenet,wide] [--buckets 0,1,25] [--batch 64]
  *        [--steps 20] [--reps 7] [--warmup 3] [--profile-steps 10] [--timeline PATH]
@@ -213,7 +212,7 @@ Overlap MeasureOverlap(const Model& model, double bucket_mib, const Options& opt
   return o;
 }
 
-/*! \brief Bucket size -1: the same training step without allreduce nodes (the plain one-process baseline). */
+/*! \brief Times model `name` at each bucket size (-1: without allreduce nodes); rank 0 prints a RESULT line each. */
 void RunModel(const std::string& name, const Options& opt) {
   auto feeds = Batch(opt.batch, coll::Rank());
   for (double bucket : opt.buckets_mib) {
