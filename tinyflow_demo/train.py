@@ -6,6 +6,14 @@
     ... train.py --no-fusion --fmax 4 --target opencl --data-dir ~/mnist --out runs/x
 
 Writes metrics.json and curves.png into --out (default .cache/runs/<model>-<timestamp>).
+
+Data-parallel over MPI (tinyflow.horovod; detected from the launcher, or --horovod):
+
+    mpirun --allow-run-as-root -np 2 /usr/bin/python3 tinyflow_demo/train.py --epochs 1
+
+Rank r of N trains on the examples r::N (each rank a batch of --batch-size: the global batch is N times
+larger), gradients are averaged over the ranks, every rank starts from rank 0's variables, the test set's
+correct counts are summed over the ranks, and only rank 0 prints and writes its files.
 """
 import argparse
 import json
@@ -121,11 +129,32 @@ class Progress(object):
 
 # ---- training ----
 
-def evaluate(sess, accuracy_sum, images_ph, labels_ph, dataset, batch_size=500):
+def evaluate(sess, accuracy_sum, images_ph, labels_ph, dataset, batch_size=500, reduce_counts=None):
+    """Test accuracy; with reduce_counts (data-parallel: each rank holds a shard of the test set) the
+    ranks' correct and total counts summed over the ranks."""
     correct = 0.0
     for xs, ys in dataset.batches(batch_size, drop_last=False):
         correct += sess.run(accuracy_sum, {images_ph: xs, labels_ph: ys})
-    return correct / dataset.num_examples
+    counts = np.array([correct, dataset.num_examples], np.float64)
+    if reduce_counts is not None:
+        counts = reduce_counts(sess, counts)
+    return counts[0] / counts[1]
+
+
+# ---- data-parallel training (tinyflow.horovod) ----
+
+def launched_by_mpirun():
+    """Whether an MPI launcher (Open MPI's or MPICH's) started this process."""
+    return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"))
+
+
+def shard(dataset, rank, size, equal=True):
+    """Rank `rank`'s examples rank::size of `dataset`; with `equal`, every rank's shard cut to the same
+    length (so every rank runs the same number of steps: the steps' allreduces must pair up)."""
+    part = mnist.DataSet.__new__(mnist.DataSet)
+    count = dataset.num_examples // size if equal else None
+    part.images, part.labels = dataset.images[rank::size][:count], dataset.labels[rank::size][:count]
+    return part
 
 
 def fusion_summary(graph):
@@ -179,17 +208,34 @@ def parse_args(argv=None):
     p.add_argument("--data-dir", default=None, help="directory of MNIST IDX files (default: scripts/fetch_mnist.py)")
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training digits")
     p.add_argument("--out", default=None, help="output directory (default .cache/runs/<model>-<timestamp>)")
+    p.add_argument("--horovod", action="store_true", help="data-parallel over MPI (default: when mpirun started it)")
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
     lr = args.lr if args.lr is not None else (DEFAULT_LR_SOFTMAX if args.model == "softmax" else DEFAULT_LR)[args.optimizer]
+    hvd = None
+    if args.horovod or launched_by_mpirun():
+        import tinyflow.horovod as hvd
+        hvd.init()
+    rank, size = (hvd.rank(), hvd.size()) if hvd else (0, 1)
+    chief = rank == 0
+    log = print if chief else (lambda *a, **k: None)
     out_dir = args.out or os.path.join(REPO, ".cache", "runs", "%s-%s" % (args.model, time.strftime("%Y%m%d-%H%M%S")))
-    os.makedirs(out_dir, exist_ok=True)
+    if chief:
+        os.makedirs(out_dir, exist_ok=True)
     data = mnist.load(args.data_dir, limit_train=args.limit_train)
-    print("data: %d train / %d test digits from %s" % (data.train.num_examples, data.test.num_examples,
-                                                       data.directory))
+    log("data: %d train / %d test digits from %s" % (data.train.num_examples, data.test.num_examples,
+                                                     data.directory))
+    reduce_counts = None
+    if hvd:
+        data.train, data.test = shard(data.train, rank, size), shard(data.test, rank, size, equal=False)
+        counts_ph = tf.placeholder(tf.float64, [2], name="eval_counts")
+        counts_sum = hvd.allreduce(counts_ph, op=hvd.Sum, name="eval_counts_sum")
+        reduce_counts = lambda sess, counts: sess.run(counts_sum, {counts_ph: counts})  # noqa: E731
+        log("data-parallel over %s: %d ranks, %d training digits each, global batch %d" % (
+            hvd.transport(), size, data.train.num_examples, args.batch_size * size))
 
     tf.set_random_seed(args.seed)
     images = tf.placeholder(tf.float32, [None, 28, 28, 1], name="images")
@@ -200,20 +246,24 @@ def main(argv=None):
     accuracy = tf.reduce_mean(correct)
     correct_sum = tf.reduce_sum(correct)
     learning_rate = tf.placeholder(tf.float32, [], name="learning_rate")  # decayed per epoch
-    train_op = make_optimizer(args.optimizer, learning_rate).minimize(loss)
+    optimizer = make_optimizer(args.optimizer, learning_rate)
+    train_op = (hvd.DistributedOptimizer(optimizer) if hvd else optimizer).minimize(loss)
+    broadcast = hvd.broadcast_global_variables(0) if hvd else None
 
-    rng = np.random.RandomState(args.seed)
+    rng = np.random.RandomState(args.seed + rank)
     steps_per_epoch = data.train.num_examples // args.batch_size
-    metrics = {"args": vars(args), "lr": lr, "library": tf.LIB_PATH, "epochs": [], "step_loss": []}
-    print("model %s, optimizer %s (lr %g), batch %d, %d steps/epoch, target %s, fusion %s%s" % (
+    metrics = {"args": vars(args), "lr": lr, "library": tf.LIB_PATH, "epochs": [], "step_loss": [], "ranks": size}
+    log("model %s, optimizer %s (lr %g), batch %d, %d steps/epoch, target %s, fusion %s%s" % (
         args.model, args.optimizer, lr, args.batch_size, steps_per_epoch, args.target,
         "off" if args.no_fusion else "on", "" if args.fmax is None else " (fmax %d)" % args.fmax))
     started = time.time()
     with tf.Session(target=args.target, fusion=not args.no_fusion, fmax=args.fmax, seed=args.seed) as sess:
         sess.run(tf.global_variables_initializer())
+        if broadcast is not None:
+            sess.run(broadcast)
         train_seconds = 0.0
         for epoch in range(1, args.epochs + 1):
-            progress = Progress(steps_per_epoch, epoch, args.epochs)
+            progress = Progress(steps_per_epoch, epoch, args.epochs) if chief else None
             losses, accs = [], []
             epoch_start = time.time()
             epoch_lr = lr * args.lr_decay ** (epoch - 1)
@@ -222,7 +272,8 @@ def main(argv=None):
                                                                            learning_rate: epoch_lr})
                 losses.append(float(step_loss))
                 accs.append(float(step_acc))
-                progress.update(step, np.mean(losses[-50:]), np.mean(accs[-50:]))
+                if progress:
+                    progress.update(step, np.mean(losses[-50:]), np.mean(accs[-50:]))
                 if epoch == 1 and step == 1:
                     train_stats = sess.stats()
                     train_graph = sess.last_graph()
@@ -235,17 +286,19 @@ def main(argv=None):
                     epoch_start = time.time()  # leave the one-time binding and compilation out of the rate
             seconds = time.time() - epoch_start
             train_seconds += seconds
-            test_acc = evaluate(sess, correct_sum, images, labels, data.test)
+            test_acc = evaluate(sess, correct_sum, images, labels, data.test, reduce_counts=reduce_counts)
             record = {"epoch": epoch, "loss": float(np.mean(losses)), "train_accuracy": float(np.mean(accs)),
                       "test_accuracy": float(test_acc), "seconds": seconds, "lr": epoch_lr,
                       "steps_per_s": (len(losses) - (1 if epoch == 1 else 0)) / max(seconds, 1e-9)}
             metrics["epochs"].append(record)
             metrics["step_loss"].extend(losses)
-            print("epoch %d: loss %.4f  train acc %.4f  test acc %.4f  %.1f steps/s  (%.1fs)" % (
+            log("epoch %d: loss %.4f  train acc %.4f  test acc %.4f  %.1f steps/s  (%.1fs)" % (
                 epoch, record["loss"], record["train_accuracy"], test_acc, record["steps_per_s"], seconds))
     metrics["test_accuracy"] = metrics["epochs"][-1]["test_accuracy"]
     metrics["total_seconds"] = time.time() - started
     metrics["steps_per_s"] = float(np.median([e["steps_per_s"] for e in metrics["epochs"]]))
+    if not chief:
+        return metrics
     with open(os.path.join(out_dir, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=1)
     plot(metrics, os.path.join(out_dir, "curves.png"))

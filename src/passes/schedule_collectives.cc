@@ -11,16 +11,18 @@
  * back makes it possible), then other nodes in their old order; a wait only when nothing else
  * is ready. Starts are packed into buckets in that order: the first of at most
  * collective.first_bucket_bytes, the next of collective.bucket_bytes, each of one dtype and
- * reduction; a bucket closes before a wait on one of its members. Then two control
- * dependencies pin each collective in place (the node after a start depends on it; a wait on
- * the node before it), and the pass leaves every other choice to the walk, so Fusion may
- * still group what it did before.
+ * reduction; a bucket closes before a wait on one of its members. Then control dependencies
+ * pin each collective in place: the node after a start depends on it, and it on the previous
+ * start; a wait depends on the node before it and on the last start before it (so its bucket,
+ * and every bucket closed before, is complete). The pass leaves every other choice to the
+ * walk, so Fusion may still group what it did before.
  *
  * Every rank runs the same graph, so every rank gets the same buckets in the same order; the
  * engine checks that they do.
  */
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <queue>
 
 #include "ir/graph_attr.h"
@@ -71,10 +73,31 @@ Graph Split(const Graph& graph, const CollectiveOps& ops) {
   return result;
 }
 
-/*! \brief `graph` with shape and dtype inferred again (the passes' bodies). */
-Graph Infer(Graph graph) {
+/*!
+ * \brief `graph`'s per-input attribute `key` (shape_inputs, dtype_inputs) realigned from
+ * `original`'s input order to its own: new dependencies may change the order inputs are reached in.
+ */
+template <typename Value>
+void RealignInputsAttr(const Graph& original, Graph* graph, const char* key) {
+  if (!original.HasAttr(key)) return;
+  const auto& values = original.GetAttr<std::vector<Value>>(key);
+  const IndexedGraph& before = original.indexed_graph();
+  std::map<std::string, Value> by_name;
+  for (size_t i = 0; i < before.input_nodes().size() && i < values.size(); ++i) {
+    by_name[before[before.input_nodes()[i]].source->attrs.name] = values[i];
+  }
+  const IndexedGraph& after = graph->indexed_graph();
+  std::vector<Value> realigned;
+  for (uint32_t nid : after.input_nodes()) realigned.push_back(by_name.at(after[nid].source->attrs.name));
+  graph->SetAttr(key, std::move(realigned));
+}
+
+/*! \brief `graph` (new nodes for `original`) with shape and dtype inferred again (the passes' bodies). */
+Graph Infer(Graph graph, const Graph& original) {
   static const PassReg& shape = PassReg::Get("InferShape");
   static const PassReg& type = PassReg::Get("InferType");
+  RealignInputsAttr<Shape>(original, &graph, "shape_inputs");
+  RealignInputsAttr<DType>(original, &graph, "dtype_inputs");
   return type.body(shape.body(std::move(graph)));
 }
 
@@ -202,24 +225,33 @@ Graph ScheduleCollectives(Graph graph) {
   for (uint32_t nid = 0; nid < before.num_nodes() && !any; ++nid) any = before[nid].source->op() == ops.allreduce;
   if (!any || GetPassOption<int64_t>(graph, "collective.bucket_bytes", kDefaultBucketBytes) <= 0) return graph;
 
-  Graph split = Infer(Split(graph, ops));
+  Graph split = Infer(Split(graph, ops), graph);
   const IndexedGraph& idx = split.indexed_graph();
   std::vector<uint32_t> order = PreferredOrder(idx, ops);
   AssignBuckets(split, order, ops);
-  // The split graph's nodes are this pass's own copies: pin each collective in place.
+  // The split graph's nodes are this pass's own copies: pin each collective in place. The walk
+  // reaches a wait through its consumer, so neighbours alone do not order what it needs: each start
+  // also follows the previous start, and each wait follows the last start before it, so every bucket
+  // the order closed before a wait is complete when the wait runs.
   auto pointer = [&idx](uint32_t nid) { return idx[nid].weak_ref.lock(); };
+  NodePtr last_start;
   for (size_t i = 0; i < order.size(); ++i) {
     NodePtr node = pointer(order[i]);
-    if (node->op() == ops.start && i + 1 < order.size() && !idx[order[i + 1]].source->is_variable()) {
-      pointer(order[i + 1])->control_deps.push_back(node);
-    } else if (node->op() == ops.wait && i > 0 && !idx[order[i - 1]].source->is_variable()) {
-      node->control_deps.push_back(pointer(order[i - 1]));
+    if (node->op() == ops.start) {
+      if (last_start != nullptr) node->control_deps.push_back(last_start);
+      last_start = node;
+      if (i + 1 < order.size() && !idx[order[i + 1]].source->is_variable()) {
+        pointer(order[i + 1])->control_deps.push_back(node);
+      }
+    } else if (node->op() == ops.wait) {
+      if (i > 0 && !idx[order[i - 1]].source->is_variable()) node->control_deps.push_back(pointer(order[i - 1]));
+      if (last_start != nullptr && last_start != node->inputs[0].node) node->control_deps.push_back(last_start);
     }
   }
   Graph result;
   result.outputs = split.outputs;
   result.attrs = graph.attrs;
-  return Infer(std::move(result));
+  return Infer(std::move(result), graph);
 }
 
 }  // namespace

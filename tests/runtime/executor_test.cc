@@ -159,7 +159,8 @@ TEST(ExecutorTest, DefaultPipelineOrdersMutationsThenInfersThenPlans) {
     passes.push_back(t.pass);
   }
   std::vector<std::string> registered = PassReg::ListNames();
-  std::vector<std::string> expected{"OrderMutations", "InferShape", "InferType", "Vectorize", "Simplify"};
+  std::vector<std::string> expected{"OrderMutations", "InferShape", "InferType",
+                                    "Vectorize",      "Simplify",   "ScheduleCollectives"};
   for (const char* fusion : {"Fusion", "CodeGen", "RTCGen"}) {
     if (std::find(registered.begin(), registered.end(), fusion) != registered.end()) expected.push_back(fusion);
   }

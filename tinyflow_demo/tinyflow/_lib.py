@@ -65,3 +65,11 @@ def c_handle_array(handles):
 
 def py_str_list(size, ptr):
     return [ptr[i].decode("utf-8") for i in range(size.value)]
+
+# Collectives (include/ir/c_api.h, tinyflow.horovod): the process group's start, end and shape.
+_INT_P = ctypes.POINTER(ctypes.c_int)
+LIB.IRCollectiveInit.argtypes = [ctypes.c_char_p]
+LIB.IRCollectiveShutdown.argtypes = []
+LIB.IRCollectiveIsInitialized.argtypes = [_INT_P]
+LIB.IRCollectiveGetInfo.argtypes = [_INT_P, _INT_P, _INT_P, _INT_P, ctypes.POINTER(ctypes.c_char_p)]
+LIB.IRCollectiveGetStatsJSON.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]

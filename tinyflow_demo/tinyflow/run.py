@@ -4,9 +4,10 @@
 
 Inside the program, `import tensorflow as tf`, `import tensorflow.compat.v1 as tf`,
 `from tensorflow.examples.tutorials.mnist import input_data` and `tensorflow.<module>` imports
-resolve to tinyflow and its modules; nothing else changes (sys.argv, __name__ == "__main__",
+resolve to tinyflow and its modules, and `import horovod.tensorflow as hvd` to tinyflow.horovod
+(Horovod's TF1 API, run under mpirun); nothing else changes (sys.argv, __name__ == "__main__",
 relative files). An installed TensorFlow is not touched: the alias exists only in this process.
-A `tensorflow.X` that tinyflow does not have fails with ImportError naming it.
+A `tensorflow.X` (or `horovod.X`) that tinyflow does not have fails with ImportError naming it.
 """
 import importlib
 import importlib.abc
@@ -17,7 +18,8 @@ import sys
 import types
 
 _ALIASES = {"tensorflow": "tinyflow", "tensorflow.compat.v1": "tinyflow", "tensorflow.compat": "tinyflow",
-            "tensorflow.compat.v1.examples": "tinyflow.examples"}
+            "tensorflow.compat.v1.examples": "tinyflow.examples", "horovod": "tinyflow.horovod",
+            "horovod.tensorflow": "tinyflow.horovod"}
 
 
 def _target(fullname):
@@ -34,8 +36,8 @@ class _Loader(importlib.abc.Loader):
         self.original_spec = None
         # tf.a.b as an attribute path of tinyflow first (tf.compat.v1, tf.contrib.rnn, tf.nn...), so the
         # import binds the very object `tf.a.b` gives; then a tinyflow submodule (tf.examples...).
-        value = importlib.import_module("tinyflow")
-        for part in spec.name.split(".")[1:]:
+        value = importlib.import_module("tinyflow") if spec.name.split(".")[0] == "tensorflow" else None
+        for part in spec.name.split(".")[1:] if value is not None else []:
             value = getattr(value, part, None)
             if value is None:
                 break
@@ -62,10 +64,10 @@ class _Loader(importlib.abc.Loader):
 
 
 class TensorFlowAliasFinder(importlib.abc.MetaPathFinder):
-    """Maps `tensorflow` and `tensorflow.*` imports onto tinyflow for this process."""
+    """Maps `tensorflow`, `tensorflow.*` and `horovod.tensorflow` imports onto tinyflow for this process."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "tensorflow" and not fullname.startswith("tensorflow."):
+        if fullname.split(".")[0] not in ("tensorflow", "horovod"):
             return None
         mapped = _target(fullname)
         return importlib.util.spec_from_loader(fullname, _Loader(mapped), is_package=True)
@@ -75,7 +77,7 @@ def install():
     """Installs the alias (idempotent); after it, `import tensorflow` gives tinyflow."""
     if not any(isinstance(f, TensorFlowAliasFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TensorFlowAliasFinder())
-    for name in [n for n in sys.modules if n == "tensorflow" or n.startswith("tensorflow.")]:
+    for name in [n for n in sys.modules if n.split(".")[0] in ("tensorflow", "horovod")]:
         del sys.modules[name]  # an earlier real import would shadow the alias
 
 

@@ -1,6 +1,7 @@
 """Session: runs fetches and targets of the graph through IRSessionRun, NumPy in and out."""
 import ctypes
 import json
+import os
 import warnings
 
 import numpy as np
@@ -239,6 +240,26 @@ def _warn_gradients_with_rules(graph):
                       "call them inside `with tf.rewrite_options(simplify=False):`", stacklevel=3)
 
 
+def _collective_buckets(bucket_bytes, first_bucket_bytes):
+    """Session options of the allreduce buckets: the arguments, else HOROVOD_FUSION_THRESHOLD (bytes)."""
+    threshold = os.environ.get("HOROVOD_FUSION_THRESHOLD")
+    if bucket_bytes is None and threshold:
+        try:
+            bucket_bytes = int(threshold)
+        except ValueError:
+            raise ValueError("HOROVOD_FUSION_THRESHOLD=%r: want a number of bytes" % threshold) from None
+        if first_bucket_bytes is None:
+            first_bucket_bytes = bucket_bytes
+    options = {}
+    for key, value in (("collective_bucket_bytes", bucket_bytes),
+                       ("collective_first_bucket_bytes", first_bucket_bytes)):
+        if value is not None:
+            if int(value) < 0:
+                raise ValueError("%s must be >= 0, got %r" % (key, value))
+            options[key] = int(value)
+    return options
+
+
 class Session(object):
     """A TF1-style session over IRSessionCreate; options become the session's options JSON.
 
@@ -248,13 +269,17 @@ class Session(object):
     time every node of every run (stats()["nodes"], profile_table()); simplify: apply the rewrite
     rules (docs/REWRITE_RULES.md; rewrites() lists what fired); fast_math: also the rules that
     change IEEE results (x - x -> 0); rule_sets: names of the rule sets to apply (None: all).
+    collective_bucket_bytes / collective_first_bucket_bytes: the allreduce buckets of data-parallel
+    training (tinyflow.horovod; default 25 MB after a 1 MB first bucket, as PyTorch DDP; Horovod's
+    HOROVOD_FUSION_THRESHOLD sets both; 0 runs every allreduce alone and synchronously).
     These options reach the graph the session runs, not the gradients, which tf.gradients and
     minimize built earlier with the graph's rewrite_options (tf.rewrite_options); simplify=False
     on a graph whose gradients were built with rules warns once.
     """
 
     def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
-                 is_train=True, passes=None, profile=False, simplify=True, fast_math=False, rule_sets=None):
+                 is_train=True, passes=None, profile=False, simplify=True, fast_math=False, rule_sets=None,
+                 collective_bucket_bytes=None, collective_first_bucket_bytes=None):
         from . import framework
         if framework._EAGER is not None:
             raise RuntimeError("tf.Session is not supported when eager execution is enabled: ops run as they "
@@ -270,6 +295,7 @@ class Session(object):
             self.options["passes"] = list(passes)
         if rule_sets is not None:
             self.options["rule_sets"] = list(rule_sets)
+        self.options.update(_collective_buckets(collective_bucket_bytes, collective_first_bucket_bytes))
         if not simplify:
             _warn_gradients_with_rules(self.graph)
         self.handle = ctypes.c_void_p()

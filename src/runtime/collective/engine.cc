@@ -117,13 +117,13 @@ void Engine::ThreadMain(std::string transport_name) {
     lock.unlock();
     transport_.reset();
   } else {
-    (void)transport_.release();
+    abandoned_.push_back(std::move(transport_));  // Kept, never destroyed (the engine is never).
   }
 }
 
 void Engine::Shutdown() {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!initialized_) return;
+  if (!initialized_ || stopping_) return;  // Not started, or another thread is stopping it.
   stopping_ = true;
   // Buckets still missing members can never run now; queued collectives still do.
   while (!open_.empty()) {

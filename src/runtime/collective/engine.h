@@ -104,6 +104,8 @@ class Engine {
   std::thread thread_;
   /*! \brief Created, used and destroyed on the engine's thread only. */
   std::unique_ptr<Transport> transport_;
+  /*! \brief Transports of broken groups: destroying one could finalize MPI and wait forever. */
+  std::vector<std::unique_ptr<Transport>> abandoned_;
   bool initialized_ = false, started_ = false, stopping_ = false;
   std::string start_error_;
   /*! \brief Why the group is unusable ("" while it is fine), and whether MPI may still finalize. */

@@ -1,5 +1,6 @@
 #include "runtime/collective/timeline.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +23,8 @@ struct Event {
 
 struct TimelineState {
   std::mutex mutex;
-  bool enabled = false;
+  /*! \brief Read without the lock: the executor asks before every node. */
+  std::atomic<bool> enabled{false};
   std::string path;
   int rank = 0;
   std::vector<Event> events;
@@ -105,11 +107,7 @@ double Microseconds() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - kEpoch).count();
 }
 
-bool TimelineEnabled() {
-  TimelineState& s = State();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.enabled;
-}
+bool TimelineEnabled() { return State().enabled.load(std::memory_order_relaxed); }
 
 void TimelineRecord(const std::string& name, const std::string& category, double begin_us, double end_us) {
   TimelineState& s = State();
@@ -136,13 +134,12 @@ void TimelineOpen(const std::string& path, int rank) {
   s.events.clear();
   s.rows.clear();
   s.row_names.clear();
-  s.enabled = true;
   // The file must exist now (a bad path fails Init, not the last step of a long run).
   std::FILE* probe = std::fopen((s.path + ".tmp").c_str(), "w");
-  s.enabled = probe != nullptr;
   IR_CHECK(probe != nullptr) << "cannot write the timeline " << s.path << ".tmp";
   std::fclose(probe);
   WriteLocked(s);
+  s.enabled = true;
   static bool registered = false;
   if (!registered) registered = std::atexit(WriteAtExit) == 0;
 }

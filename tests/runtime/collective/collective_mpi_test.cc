@@ -5,6 +5,8 @@
 //                                                broadcast, then a mismatch every rank reports
 //   ir-collective-test timeout <transport> <np>  rank 0 submits what no other rank does: it
 //                                                fails within its timeout; others never submit
+//   ir-collective-test exit <transport> <np>     a bucket and a timeline span (IR_TIMELINE
+//                                                names the file), then exit without Shutdown
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -210,7 +212,7 @@ void RunTimeout() {
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s ok|timeout <transport> <np>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s ok|timeout|exit <transport> <np>\n", argv[0]);
     return 2;
   }
   std::string mode = argv[1], transport = argv[2];
@@ -232,6 +234,12 @@ int main(int argc, char** argv) {
       RunOk(np);
     } else if (mode == "timeout") {
       RunTimeout();
+    } else if (mode == "exit") {
+      // The at-exit handlers stop the engine and write the timeline (check_timeline.cmake reads it).
+      coll::Allreduce("at_exit", Filled({3}, [](int64_t) { return 1.0f; }), coll::ReduceOp::kSum);
+      coll::TimelineRecord("step", "executor", coll::Microseconds(), coll::Microseconds() + 1);
+      std::printf("collective-test rank %d: PASS exit\n", g_rank);
+      return 0;
     } else {
       EXPECT(false, "unknown mode %s", mode.c_str());
     }
