@@ -20,6 +20,14 @@ ir::NDArray* AsArray(IRNDArrayHandle handle) {
   return static_cast<ir::NDArray*>(handle);
 }
 
+/*! \brief A new handle of `result`, copied when it is `value`'s storage (one process: collectives are identities). */
+IRNDArrayHandle NewResult(const ir::NDArray& result, const ir::NDArray& value) {
+  if (result.storage() != value.storage()) return new ir::NDArray(result);
+  ir::NDArray copy(result.shape(), result.dtype(), result.device());
+  copy.CopyFrom(result);
+  return new ir::NDArray(copy);
+}
+
 collective::InitOptions ParseInitOptions(const char* json) {
   collective::InitOptions options;
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
@@ -79,7 +87,8 @@ int IRCollectiveAllreduce(const char* name, IRNDArrayHandle value, int op, IRNDA
   IR_API_CHECK_NOT_NULL(value);
   IR_API_CHECK_NOT_NULL(out);
   IR_CHECK(op == 0 || op == 1) << "IRCollectiveAllreduce: op must be 0 (sum) or 1 (average), got " << op;
-  *out = new ir::NDArray(collective::Allreduce(name, *AsArray(value), static_cast<collective::ReduceOp>(op)));
+  *out =
+      NewResult(collective::Allreduce(name, *AsArray(value), static_cast<collective::ReduceOp>(op)), *AsArray(value));
   IR_API_END();
 }
 
@@ -88,7 +97,7 @@ int IRCollectiveAllgather(const char* name, IRNDArrayHandle value, IRNDArrayHand
   IR_API_CHECK_NOT_NULL(name);
   IR_API_CHECK_NOT_NULL(value);
   IR_API_CHECK_NOT_NULL(out);
-  *out = new ir::NDArray(collective::Allgather(name, *AsArray(value)));
+  *out = NewResult(collective::Allgather(name, *AsArray(value)), *AsArray(value));
   IR_API_END();
 }
 
@@ -97,7 +106,7 @@ int IRCollectiveBroadcast(const char* name, IRNDArrayHandle value, int root, IRN
   IR_API_CHECK_NOT_NULL(name);
   IR_API_CHECK_NOT_NULL(value);
   IR_API_CHECK_NOT_NULL(out);
-  *out = new ir::NDArray(collective::Broadcast(name, *AsArray(value), root));
+  *out = NewResult(collective::Broadcast(name, *AsArray(value), root), *AsArray(value));
   IR_API_END();
 }
 

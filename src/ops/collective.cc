@@ -163,16 +163,24 @@ void AllreduceStartCompute(const OpContext&, const NodeAttrs& attrs, const std::
   out[0].CopyFrom(NDArray::Scalar<int64_t>(ticket));
 }
 
-void AllreduceWaitCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                          const std::vector<NDArray>& out) {
+/*!
+ * \brief The member's result as the engine holds it (a host array of its own, or at size 1 the
+ * submitted value itself): the output without a copy on the executor's side.
+ */
+std::vector<NDArray> AllreduceWaitCompute(const OpContext& ctx, const NodeAttrs& attrs,
+                                          const std::vector<NDArray>& in) {
   NDArray ticket = OnHost(in[0]);
-  NDArray result = out[0].device().type == DeviceType::kCPU ? out[0] : NDArray(out[0].shape(), out[0].dtype());
+  NDArray result;
   try {
     collective::WaitAllreduce(*ticket.data<int64_t>(), &result);
   } catch (const Error& err) {
     throw Error(StrCat(NodeDesc(attrs), ": ", err.what()));
   }
-  if (!result.Overlaps(out[0])) out[0].CopyFrom(result);
+  IR_CHECK(result.dtype() == in[1].dtype() && result.Size() == in[1].Size())
+      << NodeDesc(attrs) << ": the engine returned " << DTypeName(result.dtype()) << result.shape() << " for "
+      << DTypeName(in[1].dtype()) << in[1].shape();
+  result = result.Reshape(in[1].shape());
+  return {result.device() == ctx.device ? result : result.CopyTo(ctx.device)};
 }
 
 bool TicketShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -333,19 +341,15 @@ IR_REGISTER_OP(_allreduce_start)
 
 IR_REGISTER_OP(_allreduce_wait)
     .describe(
-        "Waits for the ticket's bucket and outputs this member reduced (shape and dtype of input 1, "
-        "whose storage it may reuse). Inserted by the ScheduleCollectives pass.")
+        "Waits for the ticket's bucket and outputs this member reduced (shape and dtype of input 1): the "
+        "engine's array, not copied. Inserted by the ScheduleCollectives pass.")
     .set_num_inputs(2)
     .set_num_outputs(1)
     .add_argument("ticket", "NDArray", "_allreduce_start's ticket.")
-    .add_argument("data", "NDArray", "The submitted value (its shape and dtype; its storage may be reused).")
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{1, 0}};
-                              })
+    .add_argument("data", "NDArray", "The submitted value (its shape and dtype).")
     .set_attr<FInferShape>("FInferShape", WaitShape)
     .set_attr<FInferType>("FInferType", WaitType)
-    .set_attr<FCompute>("FCompute", AllreduceWaitCompute)
+    .set_attr<FComputeShaped>("FComputeShaped", AllreduceWaitCompute)
     .apply(CollectiveTraits);
 
 }  // namespace op

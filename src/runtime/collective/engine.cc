@@ -272,7 +272,8 @@ void Engine::Wait(int64_t ticket, NDArray* out) {
   IR_CHECK(out->dtype() == result.dtype() && out->Size() == result.Size())
       << "collective::WaitAllreduce of " << work->members[index].name << ": the result is " << DTypeName(result.dtype())
       << result.shape() << ", out is " << DTypeName(out->dtype()) << out->shape();
-  out->CopyFrom(result.Reshape(out->shape()));
+  NDArray reshaped = result.Reshape(out->shape());
+  if (!out->Overlaps(reshaped)) out->CopyFrom(reshaped);
 }
 
 std::shared_ptr<Work> Engine::RunSynchronous(Kind kind, const std::string& name, const NDArray& value, ReduceOp op,
