@@ -21,7 +21,8 @@
  * Usage: ir-data-parallel-bench [--models lenet,wide] [--buckets 0,1,25] [--batch 64]
  *        [--steps 20] [--reps 7] [--warmup 3] [--profile-steps 10] [--timeline PATH]
  * --buckets: SessionOptions::collective_bucket_bytes in MiB; 0 = every allreduce synchronous;
- * -1 = the step without allreduce nodes (plain training, the strict baseline of efficiency).
+ * -1 = the step without allreduce nodes (plain training, the strict baseline of efficiency); auto = the Session's
+ * default buckets (a 1 MiB first bucket, then 25 MiB or a quarter of the gradients' bytes when that is less).
  */
 #include <algorithm>
 #include <cstdlib>
@@ -150,11 +151,16 @@ struct Options {
   std::string timeline;
 };
 
+/*! \brief --buckets value "auto": the Session's default buckets. */
+constexpr double kAutoBuckets = -2;
+
 ir::SessionOptions SessionFor(double bucket_mib, bool profile) {
-  ir::SessionOptions options;
-  options.collective_bucket_bytes = static_cast<int64_t>(bucket_mib * (1 << 20));
-  // DDP's small first bucket (1 MiB), so the first allreduce starts early; never above the bucket size.
-  options.collective_first_bucket_bytes = std::min<int64_t>(options.collective_bucket_bytes, 1 << 20);
+  ir::SessionOptions options;  // auto: the defaults (1 MiB first, then 25 MiB or a quarter of the gradients)
+  if (bucket_mib != kAutoBuckets) {
+    options.collective_bucket_bytes = static_cast<int64_t>(std::max(bucket_mib, 0.0) * (1 << 20));
+    // DDP's small first bucket (1 MiB), so the first allreduce starts early; never above the bucket size.
+    options.collective_first_bucket_bytes = std::min<int64_t>(options.collective_bucket_bytes, 1 << 20);
+  }
   options.profile = profile;
   return options;
 }
@@ -216,11 +222,11 @@ Overlap MeasureOverlap(const Model& model, double bucket_mib, const Options& opt
 void RunModel(const std::string& name, const Options& opt) {
   auto feeds = Batch(opt.batch, coll::Rank());
   for (double bucket : opt.buckets_mib) {
-    Model model = BuildModel(name, bucket >= 0);
-    auto sess = NewSession(model, SessionFor(std::max(bucket, 0.0), false));
+    Model model = BuildModel(name, bucket != -1);
+    auto sess = NewSession(model, SessionFor(bucket, false));
     std::vector<double> rates = StepsPerSecond(sess.get(), model, opt, feeds);
     double rate = ir::bench::Median(rates);
-    Overlap o = opt.profile_steps > 0 && bucket >= 0 ? MeasureOverlap(model, bucket, opt, feeds) : Overlap();
+    Overlap o = opt.profile_steps > 0 && bucket != -1 ? MeasureOverlap(model, bucket, opt, feeds) : Overlap();
     if (coll::Rank() != 0) continue;
     std::cout << std::fixed << std::setprecision(3) << "RESULT model=" << name << " np=" << coll::Size()
               << " transport=" << coll::TransportName() << " bucket_mib=" << bucket
@@ -253,7 +259,8 @@ Options ParseArgs(int argc, char** argv) {
       opt.models = SplitList(value);
     } else if (arg == "--buckets") {
       opt.buckets_mib.clear();
-      for (const std::string& b : SplitList(value)) opt.buckets_mib.push_back(std::stod(b));
+      for (const std::string& b : SplitList(value))
+        opt.buckets_mib.push_back(b == "auto" ? kAutoBuckets : std::stod(b));
     } else if (arg == "--batch") {
       opt.batch = std::stoll(value);
     } else if (arg == "--steps") {

@@ -31,7 +31,7 @@ def results(out, np):
 
 
 def bucket_name(mib):
-    return {-1: "no allreduce", 0: "none (sync)"}.get(mib, "%g MiB" % mib)
+    return {-2: "auto", -1: "no allreduce", 0: "none (sync)"}.get(mib, "%g MiB" % mib)
 
 
 def spread(r):
@@ -77,7 +77,7 @@ def print_hidden(many, np):
                                                   "hidden"))
     for key in sorted(many):
         r = many[key]
-        if key[1] < 0:
+        if key[1] == -1:  # no allreduce nodes: nothing to hide
             continue
         print("  %-6s %-12s %9.2f %10.3f %9.3f %12.3f %7.0f%%" % (
             key[0], bucket_name(key[1]), float(r["param_mib"]), float(r["blocked_ms"]), float(r["start_ms"]),
@@ -151,7 +151,7 @@ def main():
         raise SystemExit("no RESULT lines in %s/np*_round*.log" % args.out)
     summary = print_scaling(one, many, args.np)
     print_hidden(many, args.np)
-    for tag in ("1MiB", "25MiB"):
+    for tag in ("1MiB", "25MiB", "autoMiB"):
         merge_timelines(args.out, tag)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"np": args.np, "scaling": summary, "np1": list(one.values()), "npN": list(many.values())}, f,

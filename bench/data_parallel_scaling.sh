@@ -82,14 +82,14 @@ for round in $(seq 1 "$rounds"); do
     # -1: the step without allreduce nodes: the one-process baseline, and at np=N the ceiling
     # the shared hardware (memory bandwidth, caches) leaves without any communication.
     log="$out/np${n}_round$round.log"
-    "${launcher[@]}" -np "$n" "$bench" --buckets -1,0,1,25 "${extra[@]}" | tee "$log" | grep -v '^RESULT' || true
+    "${launcher[@]}" -np "$n" "$bench" --buckets -1,0,1,25,auto "${extra[@]}" | tee "$log" | grep -v '^RESULT' || true
     grep -q '^RESULT' "$log" || { echo "np=$n produced no results (see above)" >&2; exit 1; }
   done
 done
 
-echo "  tracing 4 wide-LeNet steps (1 and 25 MiB buckets) at np=$np ..."
+echo "  tracing 4 wide-LeNet steps (1 MiB, 25 MiB and auto buckets) at np=$np ..."
 rm -f "$out"/timeline_*.json
-for mib in 1 25; do
+for mib in 1 25 auto; do
   "${launcher[@]}" -np "$np" "$bench" --models wide --buckets "$mib" --steps 4 --reps 1 --warmup 2 \
     --profile-steps 0 --timeline "$out/timeline_${mib}MiB_rank%r.json" >/dev/null
 done
