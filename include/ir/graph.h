@@ -138,6 +138,13 @@ struct Subgraph {
 std::vector<NodeEntry> InlineSubgraph(const Subgraph& body, const std::vector<NodeEntry>& args,
                                       const std::string& prefix);
 
+/*!
+ * \brief `graph` on fresh copies of its nodes (inputs and control dependencies rewired to the copies,
+ * same outputs and graph attributes), for a pass that edits nodes the caller may share with other
+ * graphs; `copies` (optional) receives the copy of each node id of graph.indexed_graph().
+ */
+Graph CopyGraph(const Graph& graph, std::vector<NodePtr>* copies = nullptr);
+
 /*! \brief Calls fvisit(node) for every node reachable from heads, inputs first (iterative). */
 void PostOrderDFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(const NodePtr&)>& fvisit);
 

@@ -45,6 +45,30 @@ std::string NodeLabel(const Node* node) {
 
 }  // namespace
 
+Graph CopyGraph(const Graph& graph, std::vector<NodePtr>* copies_out) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  // Create every copy first: a control dependency may point to a node numbered later.
+  std::vector<NodePtr> copies(idx.num_nodes());
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    copies[nid] = Node::Create();
+    copies[nid]->attrs = idx[nid].source->attrs;
+  }
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    Node* copy = copies[nid].get();
+    for (const IndexedGraph::Entry& in : idx[nid].inputs) {
+      copy->inputs.push_back(NodeEntry{copies[in.node_id], in.index});
+    }
+    for (uint32_t dep : idx[nid].control_deps) copy->control_deps.push_back(copies[dep]);
+  }
+  Graph result;
+  for (const IndexedGraph::Entry& out : idx.outputs()) {
+    result.outputs.push_back(NodeEntry{copies[out.node_id], out.index});
+  }
+  result.attrs = graph.attrs;
+  if (copies_out != nullptr) *copies_out = std::move(copies);
+  return result;
+}
+
 void PostOrderDFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(const NodePtr&)>& fvisit) {
   enum State : char { kOnStack = 1, kDone = 2 };
   std::unordered_map<const Node*, char> state;

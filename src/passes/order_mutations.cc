@@ -94,26 +94,11 @@ std::vector<std::vector<uint32_t>> ExtraDependencies(const IndexedGraph& idx) {
 
 /*! \brief A copy of the graph's nodes with `extra` control dependencies appended. */
 Graph CopyWithDependencies(const Graph& graph, const std::vector<std::vector<uint32_t>>& extra) {
-  const IndexedGraph& idx = graph.indexed_graph();
-  // Create every copy first: an added dependency may point to a node numbered later.
-  std::vector<NodePtr> copies(idx.num_nodes());
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    copies[nid] = Node::Create();
-    copies[nid]->attrs = idx[nid].source->attrs;
+  std::vector<NodePtr> copies;
+  Graph result = CopyGraph(graph, &copies);
+  for (uint32_t nid = 0; nid < copies.size(); ++nid) {
+    for (uint32_t dep : extra[nid]) copies[nid]->control_deps.push_back(copies[dep]);
   }
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    Node* copy = copies[nid].get();
-    for (const IndexedGraph::Entry& in : idx[nid].inputs) {
-      copy->inputs.push_back(NodeEntry{copies[in.node_id], in.index});
-    }
-    for (uint32_t dep : idx[nid].control_deps) copy->control_deps.push_back(copies[dep]);
-    for (uint32_t dep : extra[nid]) copy->control_deps.push_back(copies[dep]);
-  }
-  Graph result;
-  for (const IndexedGraph::Entry& out : idx.outputs()) {
-    result.outputs.push_back(NodeEntry{copies[out.node_id], out.index});
-  }
-  result.attrs = graph.attrs;
   return result;
 }
 

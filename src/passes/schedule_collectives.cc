@@ -45,17 +45,9 @@ struct CollectiveOps {
 
 /*! \brief The graph with every allreduce replaced by start -> wait (the wait keeps its name), on copied nodes. */
 Graph Split(const Graph& graph, const CollectiveOps& ops) {
-  const IndexedGraph& idx = graph.indexed_graph();
-  std::vector<NodePtr> copies(idx.num_nodes());
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    copies[nid] = Node::Create();
-    copies[nid]->attrs = idx[nid].source->attrs;
-  }
-  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
-    Node* copy = copies[nid].get();
-    for (const IndexedGraph::Entry& in : idx[nid].inputs)
-      copy->inputs.push_back(NodeEntry{copies[in.node_id], in.index});
-    for (uint32_t dep : idx[nid].control_deps) copy->control_deps.push_back(copies[dep]);
+  std::vector<NodePtr> copies;
+  Graph result = CopyGraph(graph, &copies);
+  for (const NodePtr& copy : copies) {
     if (copy->op() != ops.allreduce) continue;
     std::map<std::string, std::string> dict = copy->attrs.dict;
     if (dict["tensor_name"].empty()) dict["tensor_name"] = copy->attrs.name;
@@ -67,10 +59,6 @@ Graph Split(const Graph& graph, const CollectiveOps& ops) {
     copy->ReparseAttrs();
     copy->inputs = {NodeEntry{start, 0}, copy->inputs[0]};
   }
-  Graph result;
-  for (const IndexedGraph::Entry& out : idx.outputs())
-    result.outputs.push_back(NodeEntry{copies[out.node_id], out.index});
-  result.attrs = graph.attrs;
   return result;
 }
 
