@@ -185,6 +185,11 @@ class Graph(object):
         self._names[base] = count + 1
         return base if count == 0 else "%s_%d" % (base, count)
 
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph's TensorFlow GraphDef (graph_def.GraphDef: SerializeToString(), str())."""
+        from .graph_def import GraphDef
+        return GraphDef(self)
+
     def add_to_collection(self, key, value):
         self.collections.setdefault(key, []).append(value)
 
