@@ -45,6 +45,12 @@ struct GradientOptions {
 std::vector<NodeEntry> Gradients(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs,
                                  const std::vector<NodeEntry>& grad_ys = {}, const GradientOptions& options = {});
 
+/*!
+ * \brief Whether `grad`, what Gradients returned for `x`, is the zeros it gives an x that no
+ * gradient reached (no path, or only through ops passing none, such as a cast to an integer).
+ */
+bool IsUnreachedGradient(const NodeEntry& grad, const NodeEntry& x);
+
 }  // namespace ir
 
 #endif  // IR_AUTODIFF_H_

@@ -103,6 +103,9 @@ void ParseWhile(NodeAttrs* attrs) {
   CheckArity(*attrs, 0, "cond", n, 1);
   CheckArity(*attrs, 1, "body", n, static_cast<int>(n));
   if (grad) CheckArity(*attrs, 2, "body gradient", 2 * n, static_cast<int>(n));
+  int limit = dmlc::get<WhileParam>(attrs->parsed).maximum_iterations;
+  IR_CHECK(limit >= -1) << NodeDesc(*attrs) << ": maximum_iterations must be at least 0 (or -1: no bound), got "
+                        << limit;
   size_t declared = ShapeInvariants(*attrs).size();
   IR_CHECK(declared == 0 || declared == n)
       << NodeDesc(*attrs) << ": shape_invariants lists " << declared << " shapes for " << n << " loop variables";
@@ -155,15 +158,36 @@ void CheckScalar(const NodeAttrs& attrs, const std::string& what, const Shape& s
       << NodeDesc(attrs) << ": " << what << " must be a scalar, got shape " << shape;
 }
 
+/*!
+ * \brief The branches' output shapes on these argument shapes. A branch whose inference fails
+ * (one that cannot run on them, as TF's untaken branch of a cond never does) is left out: it
+ * fails the run only if it is taken (binding its body then raises, CondCompute names the
+ * branch). Throws when both fail.
+ */
+std::vector<std::vector<Shape>> BranchShapes(const NodeAttrs& attrs, const std::vector<Shape>& args) {
+  std::vector<std::vector<Shape>> branches;
+  std::string first_error;
+  for (size_t k = 0; k < 2; ++k) {
+    try {
+      branches.push_back(InferBody<ShapeKind>(attrs, k, args));
+    } catch (const Error& err) {
+      if (first_error.empty()) first_error = err.what();
+    }
+  }
+  if (branches.empty()) throw Error(first_error);
+  return branches;
+}
+
 bool CondShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   CheckScalar(attrs, "the predicate (input 0)", (*in)[0]);
   std::vector<Shape> args(in->begin() + 1, in->end());
-  std::vector<Shape> then_out = InferBody<ShapeKind>(attrs, 0, args);
-  std::vector<Shape> else_out = InferBody<ShapeKind>(attrs, 1, args);
+  std::vector<std::vector<Shape>> branches = BranchShapes(attrs, args);
+  const std::vector<Shape>& first = branches.front();
+  const std::vector<Shape>& last = branches.back();
   for (size_t j = 0; j < out->size(); ++j) {
-    if (!then_out[j].rank_known() || !else_out[j].rank_known()) continue;
+    if (!first[j].rank_known() || !last[j].rank_known()) continue;
     AssignShape(attrs, StrCat("output ", j), &(*out)[j],
-                Join(attrs, StrCat("output ", j, " of the two branches"), then_out[j], else_out[j]));
+                Join(attrs, StrCat("output ", j, " of the two branches"), first[j], last[j]));
   }
   return AllKnown(*in, *out);
 }
@@ -256,10 +280,19 @@ bool Truthy(const NodeAttrs& attrs, const char* what, const NDArray& value) {
   return result;
 }
 
+/*! \brief Runs the taken branch; its errors (a branch that cannot run on these shapes) name the node and the branch. */
 std::vector<NDArray> CondCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                  const BodyRunner& run_body) {
   std::vector<NDArray> args(in.begin() + 1, in.end());
-  return run_body(Truthy(attrs, "the predicate", in[0]) ? 0 : 1, args, 0, {});
+  size_t branch = Truthy(attrs, "the predicate", in[0]) ? 0 : 1;
+  try {
+    return run_body(branch, args, 0, {});
+  } catch (const Error& err) {
+    std::vector<Shape> shapes;
+    for (const NDArray& a : args) shapes.push_back(a.shape());
+    throw Error(StrCat(NodeDesc(attrs), ": ", branch == 0 ? "then_branch" : "else_branch", " (body ", branch,
+                       ", taken) on arguments of shapes [", ir::Join(shapes, ", "), "]: ", err.what()));
+  }
 }
 
 /*!

@@ -78,25 +78,54 @@ bool RangeDimsShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<
 }
 
 bool RangeDimsType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
-  for (size_t i = 0; i < in->size(); ++i) IntInputType(attrs, "input " + std::to_string(i), (*in)[i]);
+  static const DTypeSet kRangeTypes = {DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64};
+  for (size_t i = 0; i < in->size(); ++i) {
+    if ((*in)[i] != DType::kUnknown) CheckDType(attrs, "input " + std::to_string(i), (*in)[i], kRangeTypes);
+    if (i > 0) AssignType(attrs, "input " + std::to_string(i), &(*in)[i], (*in)[0]);
+  }
   if ((*in)[0] != DType::kUnknown) AssignType(attrs, "output 0", &(*out)[0], (*in)[0]);
   return AllKnown(*in, *out);
 }
 
-/*! \brief start, start + delta, ... up to limit (excluded), as tf.range of int tensors. */
-std::vector<NDArray> RangeDimsCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in) {
-  int64_t start = IntValues(in[0])[0], limit = IntValues(in[1])[0], delta = IntValues(in[2])[0];
+/*! \brief The scalar `array` (a host copy of it) as a double. */
+double ScalarValue(const NDArray& array) {
+  NDArray host = array.CopyTo(Device::CPU());
+  double value = 0;
+  IR_ALL_TYPES_SWITCH(host.dtype(), DT, { value = static_cast<double>(host.data<DT>()[0]); });
+  return value;
+}
+
+/*! \brief Throws unless delta is nonzero and points from start towards limit (TF's Range checks). */
+template <typename T>
+void CheckRange(const NodeAttrs& attrs, T start, T limit, T delta) {
   IR_CHECK(delta != 0) << NodeDesc(attrs) << ": delta must not be 0";
   IR_CHECK(delta > 0 ? start <= limit : start >= limit)
       << NodeDesc(attrs) << ": requires start <= limit when delta > 0 (start >= limit when delta < 0): start " << start
       << ", limit " << limit << ", delta " << delta;
-  int64_t n = (std::abs(limit - start) + std::abs(delta) - 1) / std::abs(delta);
-  NDArray out(Shape({n}), in[0].dtype(), Device::CPU());
-  for (int64_t i = 0; i < n; ++i) {
-    if (in[0].dtype() == DType::kInt32) {
-      out.data<int32_t>()[i] = static_cast<int32_t>(start + i * delta);
-    } else {
-      out.data<int64_t>()[i] = start + i * delta;
+}
+
+/*! \brief start, start + delta, ... up to limit (excluded), as tf.range of int or float tensors (TF's count). */
+std::vector<NDArray> RangeDimsCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in) {
+  DType dtype = in[0].dtype();
+  NDArray out;
+  if (DTypeIsFloat(dtype)) {
+    double start = ScalarValue(in[0]), limit = ScalarValue(in[1]), delta = ScalarValue(in[2]);
+    CheckRange(attrs, start, limit, delta);
+    out = NDArray(Shape({static_cast<int64_t>(std::ceil(std::abs((limit - start) / delta)))}), dtype, Device::CPU());
+    IR_FLOAT_SWITCH(dtype, DT, {
+      for (int64_t i = 0; i < out.Size(); ++i)
+        out.data<DT>()[i] = static_cast<DT>(start + static_cast<double>(i) * delta);
+    });
+  } else {
+    int64_t start = IntValues(in[0])[0], limit = IntValues(in[1])[0], delta = IntValues(in[2])[0];
+    CheckRange(attrs, start, limit, delta);
+    out = NDArray(Shape({(std::abs(limit - start) + std::abs(delta) - 1) / std::abs(delta)}), dtype, Device::CPU());
+    for (int64_t i = 0; i < out.Size(); ++i) {
+      if (dtype == DType::kInt32) {
+        out.data<int32_t>()[i] = static_cast<int32_t>(start + i * delta);
+      } else {
+        out.data<int64_t>()[i] = start + i * delta;
+      }
     }
   }
   return {ctx.device.type == DeviceType::kCPU ? out : out.CopyTo(ctx.device)};
@@ -115,7 +144,9 @@ IR_REGISTER_OP(reshape_dims)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(range_dims)
-    .describe("The integers start, start + delta, ... below limit (scalar int tensors known when the graph runs).")
+    .describe(
+        "start, start + delta, ... below limit (scalar int or float tensors of one dtype, known when the graph "
+        "runs).")
     .set_num_inputs(3)
     .set_input_names({"start", "limit", "delta"})
     .set_attr<FInferShape>("FInferShape", RangeDimsShape)

@@ -173,9 +173,13 @@ void CastCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector
 
 Expr CastExpr(const Expr& x, DType dtype) { return x->dtype == dtype ? x : ast::Cast(x, dtype); }
 
-/*! \brief The gradient of a cast is the output gradient cast back to the input's dtype. */
+/*!
+ * \brief The gradient of a cast is the output gradient cast back to the input's dtype; a cast to
+ * an integer or bool dtype passes none (TF: None), so nothing flows back through integers.
+ */
 std::vector<NodeEntry> CastGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
   std::vector<NodeEntry> grads(n->inputs.size());
+  if (n->op() == Op::Get("cast") && !DTypeIsFloat(dmlc::get<CastParam>(n->attrs.parsed).dtype)) return grads;
   grads[0] = Apply(n, "cast_like", {og[0], In(n, 0)});
   return grads;
 }

@@ -244,7 +244,7 @@ void ProvideShapes(const Graph& old_graph, const std::unordered_map<const Node*,
   const DTypeVector& old_dtypes = old_graph.GetAttr<DTypeVector>("dtype");
   const IndexedGraph& idx = result->indexed_graph();
   ShapeVector shapes(idx.num_node_entries());
-  DTypeVector dtypes(idx.num_node_entries());
+  DTypeVector dtypes(idx.num_node_entries(), DType::kUnknown);  // DType() is float32, not unknown
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     auto it = origin.find(idx[nid].source);
     if (it == origin.end()) continue;  // made by an inliner: inferred afterwards
@@ -264,9 +264,13 @@ void ProvideShapes(const Graph& old_graph, const std::unordered_map<const Node*,
   result->SetAttr("dtype", std::move(dtypes));
 }
 
-/*! \brief Keeps an input-aligned vector attribute ("shape_inputs") aligned after inputs vanish. */
+/*!
+ * \brief Keeps an input-aligned vector attribute ("shape_inputs") aligned after inputs vanish;
+ * an input new to the graph gets `unknown` (DType() would be float32).
+ */
 template <typename T>
-void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, const std::string& key, Graph* result) {
+void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, const std::string& key, const T& unknown,
+                   Graph* result) {
   if (!old_graph.HasAttr(key)) return;
   const std::vector<T>& old_values = old_graph.GetAttr<std::vector<T>>(key);
   const IndexedGraph& old_idx = old_graph.indexed_graph();
@@ -276,7 +280,7 @@ void RealignInputs(const Graph& old_graph, const std::vector<NodePtr>& copies, c
   std::vector<T> values;
   for (uint32_t nid : result->indexed_graph().input_nodes()) {
     auto it = by_node.find(result->indexed_graph()[nid].source);  // absent: a variable an inlined body mutates
-    values.push_back(it == by_node.end() ? T() : it->second);
+    values.push_back(it == by_node.end() ? unknown : it->second);
   }
   result->SetAttr(key, std::move(values));
 }
@@ -326,8 +330,8 @@ Graph Folder::Rewrite(int* num_inlined) const {
   for (const IndexedGraph::Entry& out : idx_.outputs()) result.outputs.push_back(entry_for(out));
   result.attrs = graph_.attrs;
   ProvideShapes(graph_, origin, &result);
-  RealignInputs<Shape>(graph_, copies, "shape_inputs", &result);
-  RealignInputs<DType>(graph_, copies, "dtype_inputs", &result);
+  RealignInputs<Shape>(graph_, copies, "shape_inputs", Shape(), &result);
+  RealignInputs<DType>(graph_, copies, "dtype_inputs", DType::kUnknown, &result);
   return result;
 }
 

@@ -72,7 +72,7 @@ class Rewriter {
     const auto& shapes = graph_.GetAttr<ShapeVector>("shape");
     const auto& dtypes = graph_.GetAttr<DTypeVector>("dtype");
     ShapeVector new_shapes(new_idx.num_node_entries());
-    DTypeVector new_dtypes(new_idx.num_node_entries());
+    DTypeVector new_dtypes(new_idx.num_node_entries(), DType::kUnknown);
     for (uint32_t nid = 0; nid < new_idx.num_nodes(); ++nid) {
       const std::vector<uint32_t>& old_entries = origin_.at(new_idx[nid].source);
       for (size_t i = 0; i < old_entries.size(); ++i) {

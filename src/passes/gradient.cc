@@ -312,4 +312,10 @@ std::vector<NodeEntry> Gradients(const std::vector<NodeEntry>& ys, const std::ve
   return ApplyPass(std::move(graph), "Gradient").outputs;
 }
 
+bool IsUnreachedGradient(const NodeEntry& grad, const NodeEntry& x) {
+  return grad.node != nullptr && !grad.node->is_variable() && grad.node->inputs.size() == 1 &&
+         grad.node->inputs[0].node == x.node && grad.node->inputs[0].index == x.index &&
+         grad.node->attrs.name == EntryName(x) + "_zero_grad";
+}
+
 }  // namespace ir

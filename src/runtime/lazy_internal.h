@@ -179,6 +179,8 @@ struct TapeProgram {
   std::vector<Step> steps;
   /*! \brief The gradient of each of the region's xs. */
   std::vector<TapeRef> results;
+  /*! \brief Per x: no gradient reached it (only through ops that pass none): the tape answers None. */
+  std::vector<bool> unreached;
 };
 
 /*! \brief The backward program of `region` from ir::Gradients (lazy_tape.cc: the cache's miss). */

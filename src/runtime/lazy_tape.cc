@@ -73,7 +73,10 @@ TapeProgram DeriveTapeProgram(const TapeRegion& region) {
     refs[node.get()] = TapeRef{TapeRef::kBackward, static_cast<uint32_t>(program.steps.size()), 0};
     program.steps.push_back(std::move(step));
   });
-  for (const NodeEntry& g : grads) program.results.push_back(ref_of(g));
+  for (size_t i = 0; i < grads.size(); ++i) {
+    program.results.push_back(ref_of(grads[i]));
+    program.unreached.push_back(IsUnreachedGradient(grads[i], xs[i]));
+  }
   return program;
 }
 
@@ -119,11 +122,12 @@ std::vector<Array> GradientTape::Gradient(const std::vector<Array>& targets, con
   TapeRegion region(all, roots, head_values);
   std::vector<Array> result(sources.size());
   if (region.xs.empty()) return result;
-  std::vector<Array> grads = ReplayTapeProgram(*TapeProgramFor(region), &region);
+  std::shared_ptr<const TapeProgram> program = TapeProgramFor(region);
+  std::vector<Array> grads = ReplayTapeProgram(*program, &region);
   for (size_t i = 0; i < sources.size(); ++i) {
     for (const ValuePtr& v : values[i]) {
       size_t k = region.ReachedIndex(v.get());
-      if (k == grads.size()) continue;
+      if (k == grads.size() || program->unreached[k]) continue;
       result[i] = result[i].defined() ? result[i] + grads[k] : grads[k];
     }
   }

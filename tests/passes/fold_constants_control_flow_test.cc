@@ -80,6 +80,32 @@ TEST(FoldConstantsControlFlowTest, InlinedBranchOfConstantsFoldsToAConstant) {
   test::ExpectNear(ConstantNodeValue(*g.outputs[0].node), {0, 1.718281828}, 1e-6, 1e-6);
 }
 
+TEST(FoldConstantsControlFlowTest, InlinedIntegerAndBoolBranchesKeepTheirDtypes) {
+  // The inlined branch's nodes are inferred afresh: what they start from must be unknown, not
+  // float32 (DType()), or the InferType after inlining rejects int32 and bool values.
+  auto then_branch = MakeBody("k/then", 1, [](std::vector<NodeEntry> p) {
+    NodeEntry doubled = N("add", "k/double", {p[0], p[0]});
+    return std::vector<NodeEntry>{doubled, N("greater_scalar", "k/positive", {doubled}, {{"scalar", "0"}})};
+  });
+  auto else_branch = MakeBody("k/else", 1, [](std::vector<NodeEntry> p) {
+    return std::vector<NodeEntry>{N("negative", "k/neg", {p[0]}),
+                                  N("less_scalar", "k/negative", {p[0]}, {{"scalar", "0"}})};
+  });
+  for (bool pred : {true, false}) {
+    NodePtr c = ControlFlow("cond", "k", {MakeConstantNode("pred", NDArray::Scalar<bool>(pred)), Var("x")},
+                            {then_branch, else_branch});
+    NDArray x = NDArray::FromVector<int32_t>(Shape{2}, {3, -4});
+    Graph g = Fold({{c, 0}, {c, 1}}, {{"x", x}});
+    EXPECT_EQ(CountOp(g, "cond"), 0);
+    const auto& dtypes = g.GetAttr<DTypeVector>("dtype");
+    EXPECT_EQ(dtypes[g.indexed_graph().entry_id(g.outputs[0])], DType::kInt32);
+    EXPECT_EQ(dtypes[g.indexed_graph().entry_id(g.outputs[1])], DType::kBool);
+    std::vector<NDArray> out = RunGraph(g, {{"x", x}});
+    EXPECT_EQ(out[0].ToVector<int32_t>(), pred ? (std::vector<int32_t>{6, -8}) : (std::vector<int32_t>{-3, 4}));
+    EXPECT_EQ(out[1].ToVector<bool>(), pred ? (std::vector<bool>{true, false}) : (std::vector<bool>{false, true}));
+  }
+}
+
 TEST(FoldConstantsControlFlowTest, CondWithAnUnknownPredicateStays) {
   NodePtr c = test::SquashOrSubtract();
   Graph g = Fold({{c, 0}}, {{"pred", NDArray::Scalar<bool>(true)}, {"a", Floats({1})}, {"b", Floats({2})}});

@@ -123,6 +123,53 @@ TEST(ControlFlowTest, MaximumIterationsBoundsTheLoop) {
   EXPECT_EQ(out[0].ToVector<int32_t>()[0], 2);
 }
 
+TEST(ControlFlowTest, MaximumIterationsBelowMinusOneIsAnError) {
+  // -1 is "no bound"; a frontend gives TensorFlow's negative bounds (no iteration) as 0.
+  NodePtr loop = PowerLoop(V("i0"), V("n"), V("x"));
+  loop->attrs.dict["maximum_iterations"] = "-3";
+  try {
+    loop->ReparseAttrs();
+    FAIL() << "maximum_iterations -3 was accepted";
+  } catch (const Error& err) {
+    std::string what = err.what();
+    EXPECT_NE(what.find("node 'loop'"), std::string::npos) << what;
+    EXPECT_NE(what.find("maximum_iterations must be at least 0"), std::string::npos) << what;
+  }
+}
+
+TEST(ControlFlowTest, BranchThatCannotRunOnTheShapesFailsOnlyWhenTaken) {
+  // TF's cond checks only the branch it runs: reshaping 3 elements into [7] is an error only when
+  // the else branch is taken; the cond's output shape is the then branch's.
+  auto then_branch = MakeBody(
+      "r/then", 1, [](std::vector<NodeEntry> p) { return std::vector<NodeEntry>{Op("sum", "r/sum", {p[0]})}; });
+  auto else_branch = MakeBody("r/else", 1, [](std::vector<NodeEntry> p) {
+    return std::vector<NodeEntry>{Op("sum", "r/sum7", {Op("reshape", "r/reshape", {p[0]}, {{"shape", "(7,)"}})})};
+  });
+  NodePtr c = ControlFlow("cond", "r", {V("p"), V("x")}, {then_branch, else_branch});
+  for (bool fusion : {true, false}) {
+    Session sess(Options(fusion));
+    NDArray x = F({1, 2, 3}, Shape{3});
+    EXPECT_EQ(sess.Run({{c, 0}}, {{"p", B(true)}, {"x", x}})[0].ToVector<float>()[0], 6);
+    try {
+      sess.Run({{c, 0}}, {{"p", B(false)}, {"x", x}});
+      FAIL() << "the else branch ran on 3 elements";
+    } catch (const Error& err) {
+      std::string what = err.what();
+      for (const char* part : {"node 'r'", "else_branch", "[3]", "r/reshape"}) {
+        EXPECT_NE(what.find(part), std::string::npos) << part << " missing from: " << what;
+      }
+    }
+  }
+  // Neither branch can run on [3]: the inference error stands.
+  auto bad_then = MakeBody("q/then", 1, [](std::vector<NodeEntry> p) {
+    return std::vector<NodeEntry>{Op("reshape", "q/r5", {p[0]}, {{"shape", "(5,)"}})};
+  });
+  NodePtr neither = ControlFlow("cond", "q", {V("p"), V("x")}, {bad_then, else_branch});
+  Graph g({{neither, 0}});
+  g.SetAttr("shape_inputs", ShapeVector{Shape::Scalar(), Shape{3}});
+  EXPECT_THROW(ApplyPass(g, "InferShape"), Error);
+}
+
 TEST(ControlFlowTest, FusedBodyLaunchesFewerKernelsEveryIteration) {
   size_t launched[2];
   for (bool fusion : {false, true}) {

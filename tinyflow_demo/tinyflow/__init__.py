@@ -134,7 +134,9 @@ linalg = _Namespace("tinyflow.linalg", {
     "matmul": matmul})  # noqa: F405
 from . import gfile  # noqa: E402
 arg_min, arg_max = argmin, argmax  # noqa: F405  (TF1's deprecated names, still common in tutorials)
-io = _types.SimpleNamespace(gfile=gfile)
+from .graph_def import write_graph as _write_graph  # noqa: E402
+io = _types.SimpleNamespace(gfile=gfile, write_graph=_write_graph)
+train.write_graph = _write_graph
 from . import monitored_session as _monitored_session  # noqa: E402
 for _name in _monitored_session.__all__:  # tf.train.MonitoredTrainingSession, hooks, Coordinator...
     setattr(train, _name, getattr(_monitored_session, _name))

@@ -9,8 +9,8 @@ from .framework import Tensor, apply_op, constant, convert_to_tensor, get_defaul
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "random_normal", "random_uniform",
            "truncated_normal", "set_random_seed", "reshape", "transpose", "concat", "stack", "unstack", "split",
-           "expand_dims", "squeeze", "tile", "gather", "one_hot", "where", "identity", "shape", "size", "rank",
-           "slice", "pad", "stop_gradient", "range", "broadcast_to"]
+           "parallel_stack", "expand_dims", "squeeze", "tile", "gather", "one_hot", "where", "identity", "shape",
+           "size", "rank", "slice", "pad", "stop_gradient", "range", "broadcast_to"]
 
 
 def _host_values(shape):
@@ -128,14 +128,22 @@ def _random_dynamic_shape(op, shape, dtype, seed, name, params):
     beyond 2 stddev (8 redraws: all fail with probability 0.0455^8 < 1e-10; then clipped)."""
     from . import math_ops
     dtype = _dtypes.as_dtype(dtype)
-    if dtype.is_integer:
-        raise NotImplementedError("%s of an integer dtype with a shape known only at run time" % op)
-    like = zeros(_dims_tensor(shape) if not isinstance(shape, Tensor) else shape, dtype)
+    integer = dtype.is_integer
+    if integer and op != "random_uniform":
+        raise TypeError("%s needs a floating dtype, got %s" % (op, dtype.name))
+    like = zeros(_dims_tensor(shape) if not isinstance(shape, Tensor) else shape,
+                 _dtypes.float64 if integer else dtype)
     base = _op_seed(seed) * 16
 
     def uniform(k):
         return apply_op("random_uniform_like", [like], {"seed": base + k})
 
+    if integer:  # minval + floor(u * (maxval - minval)): each integer of [minval, maxval) equally likely
+        low, high = int(params["minval"]), int(params["maxval"])
+        if low >= high:
+            raise ValueError("Need minval < maxval: %d >= %d" % (low, high))
+        drawn = math_ops.floor(math_ops.multiply(uniform(0), float(high - low)))
+        return math_ops.add(math_ops.cast(drawn, dtype), convert_to_tensor(low, dtype=dtype), name=name)
     if op == "random_uniform":
         return math_ops.add(math_ops.multiply(uniform(0), float(params["maxval"]) - float(params["minval"])),
                             float(params["minval"]), name=name)
@@ -161,6 +169,8 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=No
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
+    if maxval is None and _dtypes.as_dtype(dtype).is_integer:
+        raise ValueError("Must specify maxval for integer dtype %r" % _dtypes.as_dtype(dtype))
     return _random("random_uniform", shape, dtype, seed, name, minval=minval,
                    maxval=1.0 if maxval is None else maxval)
 
@@ -211,6 +221,12 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
 def stack(values, axis=0, name="stack"):
     values = [convert_to_tensor(v) for v in values]
     return concat([expand_dims(v, axis) for v in values], axis, name=name)
+
+
+def parallel_stack(values, name="parallel_stack"):
+    """The values (all of one shape) stacked along a new first axis: TF writes it as ParallelConcat of
+    the values expanded to a leading 1; its result is stack's."""
+    return stack(values, 0, name=name)
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
@@ -321,17 +337,29 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     if limit is None:
         start, limit = 0, start
     if any(isinstance(v, Tensor) for v in (start, limit, delta)):  # bounds computed by the graph
-        kind = next(v for v in (start, limit, delta) if isinstance(v, Tensor)).dtype
-        dtype = _dtypes.as_dtype(dtype or kind)
-        if not dtype.is_integer:
-            raise TypeError("tinyflow: tf.range with tensor bounds supports integer dtypes, got %s" % dtype.name)
-        args = [v if isinstance(v, Tensor) else convert_to_tensor(int(v), dtype=dtype) for v in (start, limit, delta)]
+        kinds = [v.dtype for v in (start, limit, delta) if isinstance(v, Tensor)]
+        if dtype is None:  # TF: the widest of the arguments' dtypes (a Python float makes it float32)
+            order = [_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64]
+            kinds += [_dtypes.float32 for v in (start, limit, delta) if isinstance(v, float)]
+            dtype = max(kinds, key=order.index)
+        dtype = _dtypes.as_dtype(dtype)
+        args = [_cast_to(v, dtype) for v in (start, limit, delta)]
         return apply_op("range_dims", args, name=name)
     if dtype is None:
         dtype = _dtypes.int32 if all(isinstance(v, (int, np.integer)) for v in (start, limit, delta)) \
             else _dtypes.float32
     return apply_op("range", [], {"start": float(start), "limit": float(limit), "delta": float(delta),
                                   "dtype": _dtypes.as_dtype(dtype).name}, name=name)
+
+
+def _cast_to(value, dtype):
+    """A range bound as a scalar tensor of `dtype` (a tensor of another dtype cast, as TF's range does)."""
+    if not isinstance(value, Tensor):
+        return convert_to_tensor(np.asarray(value, dtype=dtype.as_numpy_dtype), dtype=dtype)
+    if value.dtype == dtype:
+        return value
+    from .math_ops import cast
+    return cast(value, dtype)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002

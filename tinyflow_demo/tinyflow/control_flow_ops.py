@@ -10,6 +10,7 @@ import contextlib
 import numpy as np
 
 from . import array_ops, nest
+from . import dtypes as _dtypes
 from . import framework as _framework
 from .control_flow_body import _Body, body_output, create_control_flow, static_shape, union_captures
 from .framework import Operation, Tensor, TensorShape, convert_to_tensor, get_default_graph
@@ -40,14 +41,44 @@ def _rewrap(like, tensor):
     return with_flow(tensor) if with_flow is not None else tensor
 
 
-def _trace_branch(graph, scope, fn):
-    """(body, result structure, flat body outputs, which leaves were Operations) of fn()."""
+def _trace_branch(graph, scope, fn, strict, what):
+    """(body, result structure, flat body outputs, which leaves were Operations) of fn(); TF1's
+    ValueError when fn returns None, singletons unpacked unless strict."""
     body = _Body(graph, scope)
     with _scope(graph, scope), body:
         result = fn()
-    leaves = nest.flatten(result) if result is not None else []
+    if result is None:
+        raise ValueError("%s must have a return value." % what)
+    if not strict and isinstance(result, (list, tuple)) and len(result) == 1:
+        result = result[0]
+    leaves = nest.flatten(result)
     outputs = [body_output(body, _flow(v) if not isinstance(v, Operation) else v) for v in leaves]
     return body, result, outputs, [isinstance(v, Operation) for v in leaves]
+
+
+def _predicate(pred, node):
+    """cond's predicate as a scalar bool tensor; TF1's errors (its Switch takes a bool) otherwise."""
+    if isinstance(pred, bool):
+        raise TypeError("pred must not be a Python bool")
+    pred = convert_to_tensor(pred)
+    if pred.dtype != _dtypes.bool:
+        raise TypeError("Input 'pred' of 'Switch' Op has type %s that does not match expected type of bool (%s)."
+                        % (pred.dtype.name, node))
+    dims = static_shape(pred).dims
+    if dims is not None and len(dims) != 0:
+        raise ValueError("Shape must be rank 0 but is rank %d for '%s/Switch' (op: 'Switch'): the predicate %s has "
+                         "shape %s" % (len(dims), node, pred.name, pred.shape))
+    return pred
+
+
+def _check_same_structure(then_result, else_result, node):
+    """TF1's errors for branches whose results differ in structure (a dict's keys included)."""
+    try:
+        nest.assert_same_structure(then_result, else_result)
+    except TypeError as err:
+        raise TypeError("Incompatible return types of true_fn and false_fn (%s): %s" % (node, err))
+    except ValueError as err:
+        raise ValueError("Incompatible return values of true_fn and false_fn (%s): %s" % (node, err))
 
 
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
@@ -59,33 +90,23 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     if _framework._EAGER is not None:  # eager: Python decides, only the taken branch is recorded
         return true_fn() if pred else false_fn()
     graph = get_default_graph()
-    pred = convert_to_tensor(pred)
     node = graph.unique_name(name or "cond")
-    then_body, then_result, then_out, is_op = _trace_branch(graph, node + "/then", true_fn)
-    else_body, else_result, else_out, _ = _trace_branch(graph, node + "/else", false_fn)
-    try:
-        nest.assert_same_structure(then_result, else_result, check_types=False)
-    except (TypeError, ValueError) as err:
-        raise ValueError("true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
-                         "structure of return values (%s): %s" % (node, err))
+    pred = _predicate(pred, node)
+    then_body, then_result, then_out, is_op = _trace_branch(graph, node + "/then", true_fn, strict, "true_fn")
+    else_body, else_result, else_out, _ = _trace_branch(graph, node + "/else", false_fn, strict, "false_fn")
+    _check_same_structure(then_result, else_result, node)
+    if not then_out:
+        raise ValueError("true_fn and false_fn must return at least one result (%s)." % node)
     for t, e in zip(then_out, else_out):
         if t.dtype != e.dtype:
             raise ValueError("Outputs of true_fn and false_fn must have the same type: %s, %s (%s)"
                              % (t.dtype.name, e.dtype.name, node))
-    if not then_out:  # branches with effects only: the node yields one dummy value
-        then_out = [body_output(then_body, 0)]
-        else_out = [body_output(else_body, 0)]
     extras = union_captures([then_body, else_body])
     op = create_control_flow("cond", node, [pred] + extras,
                              [(then_body.params_for(extras), then_out), (else_body.params_for(extras), else_out)])
-    if then_result is None or not nest.flatten(then_result):
-        return op
     results = [op if was_op else _rewrap(like, t)
                for t, like, was_op in zip(op.outputs, nest.flatten(then_result), is_op)]
-    packed = nest.pack_sequence_as(then_result, results)
-    if not strict and isinstance(packed, (list, tuple)) and len(packed) == 1:
-        return packed[0]
-    return packed
+    return nest.pack_sequence_as(then_result, results)
 
 
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
@@ -156,18 +177,46 @@ def _call(fn, loop_vars, packed):
     return fn(*loop_vars) if packed else fn(loop_vars)
 
 
-def _while_with_counter(cond, body, loop_vars, limit, packed, **kwargs):
-    """maximum_iterations given as a tensor: an extra counter loop variable bounds the loop."""
+def _while_with_counter(cond, body, loop_vars, limit, packed, return_same_structure, **kwargs):
+    """maximum_iterations given as a tensor (or a non-integer number): as TF1, a counter of its dtype
+    is an extra loop variable and the condition becomes `counter < maximum_iterations and cond`."""
     from .math_ops import less, logical_and
-    limit = convert_to_tensor(limit)
-    counter = convert_to_tensor(0, dtype=limit.dtype)
+    limit = convert_to_tensor(limit, name="maximum_iterations")
+    if limit.shape.dims is not None and len(limit.shape.dims) != 0:
+        raise ValueError("maximum_iterations must be a scalar, saw shape: %s" % limit.shape)
+    counter = convert_to_tensor(0, dtype=limit.dtype, name="iteration_counter")
     invariants = kwargs.pop("shape_invariants")
     if invariants is not None:
         invariants = (TensorShape([]), invariants)
+    single = packed and len(loop_vars) == 1 and not return_same_structure  # TF1 unpacks one variable
+    if single:
+        loop_vars, packed = loop_vars[0], False
+        invariants = invariants if invariants is None else (invariants[0], invariants[1][0])
+
+    def step(lv):
+        out = _call(body, lv, packed)
+        return list(out) if packed and isinstance(out, (list, tuple)) else ([out] if packed else out)
     result = while_loop(lambda i, lv: logical_and(less(i, limit), _call(cond, lv, packed)),
-                        lambda i, lv: (i + 1, _call(body, lv, packed)),
-                        (counter, loop_vars), shape_invariants=invariants, return_same_structure=True, **kwargs)
-    return result[1]
+                        lambda i, lv: (i + 1, step(lv)), (counter, list(loop_vars) if packed else loop_vars),
+                        shape_invariants=invariants, return_same_structure=True, **kwargs)
+    return type(loop_vars)(result[1]) if packed and isinstance(loop_vars, tuple) else result[1]
+
+
+def _loop_condition(body, pred, node):
+    """The condition's result as a body output; TF1's errors (its LoopCond takes a bool scalar) otherwise."""
+    pred = body_output(body, pred)
+    if pred.dtype != _dtypes.bool:
+        raise TypeError("Input 'input' of 'LoopCond' Op has type %s that does not match expected type of bool (%s: "
+                        "the loop condition must return a bool tensor)." % (pred.dtype.name, node))
+    dims = static_shape(pred).dims
+    if dims is not None and len(dims) != 0:
+        raise ValueError("Shape must be rank 0 but is rank %d for '%s/LoopCond' (op: 'LoopCond'): the loop "
+                         "condition returns shape %s" % (len(dims), node, pred.shape))
+    return pred
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
@@ -176,15 +225,17 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
     loop_vars: a (nested) list/tuple/namedtuple/dict of tensors and TensorArrays, or one tensor.
     A loop variable keeps its shape unless shape_invariants (same structure; None dims unknown)
-    allows it to change. maximum_iterations: an int or a scalar tensor bounding the trip count."""
+    allows it to change. maximum_iterations: a scalar bounding the trip count as TF1's
+    `counter < maximum_iterations` does (a negative bound runs no iteration; an int is the IR's
+    attribute, a tensor or another number an extra counter loop variable of its dtype)."""
     if not callable(cond) or not callable(body):
         raise TypeError("cond and body must be callable.")
     packed = isinstance(loop_vars, (list, tuple))
     if _framework._EAGER is not None:
         return _eager_while(cond, body, loop_vars, packed, maximum_iterations)
-    if maximum_iterations is not None and isinstance(maximum_iterations, Tensor):
-        return _while_with_counter(cond, body, loop_vars, maximum_iterations, packed, shape_invariants=shape_invariants,
-                                   back_prop=back_prop, name=name)
+    if maximum_iterations is not None and not _is_int(maximum_iterations):
+        return _while_with_counter(cond, body, loop_vars, maximum_iterations, packed, return_same_structure,
+                                   shape_invariants=shape_invariants, back_prop=back_prop, name=name)
     leaves = nest.flatten(loop_vars)
     if not leaves:
         raise ValueError("No loop variables provided")
@@ -209,7 +260,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         with _scope(graph, traced.scope), traced:
             return traced, params, _call(fn, args, packed)
     cond_body, cond_params, pred = trace("cond", cond)
-    pred = body_output(cond_body, pred)
+    pred = _loop_condition(cond_body, pred, node)
     loop_body, body_params, result = trace("body", body)
     if packed and not isinstance(result, (list, tuple)):
         result = [result]
@@ -226,7 +277,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     extras = union_captures([cond_body, loop_body])
     attrs = {"back_prop": bool(back_prop)}
     if maximum_iterations is not None:
-        attrs["maximum_iterations"] = int(np.asarray(maximum_iterations))
+        attrs["maximum_iterations"] = min(max(0, int(maximum_iterations)), 2 ** 31 - 1)  # the IR: -1 is no bound
     if any(inv is not None for inv in invariants):
         attrs["shape_invariants"] = _invariants_attr(inputs + extras, invariants + [None] * len(extras))
     passed = loop_body.params_for(extras)

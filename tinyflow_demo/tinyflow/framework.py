@@ -185,6 +185,11 @@ class Graph(object):
         self._names[base] = count + 1
         return base if count == 0 else "%s_%d" % (base, count)
 
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph's TensorFlow GraphDef (graph_def.GraphDef: SerializeToString(), str())."""
+        from .graph_def import GraphDef
+        return GraphDef(self)
+
     def add_to_collection(self, key, value):
         self.collections.setdefault(key, []).append(value)
 
@@ -644,15 +649,19 @@ def placeholder(dtype, shape=None, name=None):
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
     """A placeholder that takes `input`'s value when a run does not feed it: an identity of the default,
-    which a run may feed like any single-output tensor (the session replaces it by the fed value)."""
+    which a run may feed like any single-output tensor (the session replaces it by the fed value). Its
+    static shape is `shape` (None: unknown), as TF's, so a run may feed any value of that shape; what
+    is computed from it is inferred from the default's shape until a run feeds it."""
     default = convert_to_tensor(input)
-    dims = _as_shape_list(shape)
+    dims = None if shape is None else _as_shape_list(shape)
     known = default.shape.dims
     if known is not None and dims is not None and (len(known) != len(dims) or any(
             d is not None and k is not None and d != k for d, k in zip(dims, known))):
         raise ValueError("placeholder_with_default: default of shape %s is not compatible with shape %s"
                          % (default.shape, TensorShape(dims)))
-    return apply_op("identity", [default], name=name or "PlaceholderWithDefault")
+    out = apply_op("identity", [default], name=name or "PlaceholderWithDefault")
+    out._static_shape = TensorShape(dims)
+    return out
 
 
 def _as_shape_list(shape):

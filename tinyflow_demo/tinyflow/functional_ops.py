@@ -7,6 +7,7 @@ TensorArrays, which are stacked at the end.
 from . import array_ops, math_ops, nest
 from . import dtypes as _dtypes
 from .control_flow_ops import while_loop
+from .control_flow_body import static_shape
 from .framework import convert_to_tensor, name_scope
 from .tensor_array_ops import TensorArray, zeros_rows
 
@@ -20,7 +21,9 @@ def _unstacked(elems):
         raise ValueError("elems must not be empty")
     rows = flat[0].shape.dims[0] if flat[0].shape.dims else None
     n = convert_to_tensor(rows, dtype=_dtypes.int32) if rows is not None else array_ops.shape(flat[0])[0]
-    arrays = [TensorArray(e.dtype, size=rows if rows is not None else n).unstack(e) for e in flat]
+    # Each array is as long as elems[0] is: elems itself is its flow (the other elems must match it).
+    arrays = [TensorArray(e.dtype, size=rows if rows is not None else n)._with_flow(e) if i == 0 else
+              TensorArray(e.dtype, size=rows if rows is not None else n).unstack(e) for i, e in enumerate(flat)]
     return flat, arrays, n
 
 
@@ -28,12 +31,24 @@ def _read(elems, arrays, i):
     return nest.pack_sequence_as(elems, [ta.read(i) for ta in arrays])
 
 
-def _accumulators(flat_elems, like, n):
-    """One TensorArray per leaf of `like` (tensors of the element shape), as long as elems."""
-    rows = flat_elems[0]
-    for _ in range((rows.shape.ndims or 1) - 1):
-        rows = math_ops.reduce_sum(rows, axis=-1)
-    return [TensorArray(x.dtype, size=n, flow=zeros_rows(rows, x)) for x in like]
+def _accumulators(flat_elems, like, n, dtypes=None):
+    """One TensorArray per leaf of `like` (tensors of the element shape), as long as elems, of
+    `dtypes` (default: like's). An element shape known statically makes zeros of it, so `like`
+    (fn traced outside the loop) never runs: elems may have no rows."""
+    dims = flat_elems[0].shape.dims
+    size = dims[0] if dims and dims[0] is not None else n
+    arrays = []
+    for x, dtype in zip(like, dtypes or [x.dtype for x in like]):
+        shape = static_shape(x)
+        if shape.is_fully_defined():
+            flow = array_ops.zeros([size] + shape.dims, dtype)
+        else:
+            rows = flat_elems[0]
+            for _ in range((rows.shape.ndims or 1) - 1):
+                rows = math_ops.reduce_sum(rows, axis=-1)
+            flow = zeros_rows(rows, array_ops.zeros_like(x, dtype=dtype) if dtype != x.dtype else x)
+        arrays.append(TensorArray(dtype, size=n, flow=flow))
+    return arrays
 
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, infer_shape=True,
@@ -44,7 +59,10 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     with name_scope(name or "map"):
         flat, arrays, n = _unstacked(elems)
         probe = fn(_read(elems, arrays, 0))
-        outputs = _accumulators(flat, [convert_to_tensor(p) for p in nest.flatten(probe)], n)
+        if dtype is not None:  # TF: fn's output has dtype's structure, the arrays its dtypes
+            nest.assert_same_structure(dtype, probe, check_types=False)
+        outputs = _accumulators(flat, [convert_to_tensor(p) for p in nest.flatten(probe)], n,
+                                None if dtype is None else [_dtypes.as_dtype(d) for d in nest.flatten(dtype)])
 
         def body(i, accs):
             values = nest.flatten(fn(_read(elems, arrays, i)))

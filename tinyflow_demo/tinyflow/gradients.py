@@ -86,7 +86,17 @@ def _gradient_tensors(graph, ys, xs, grad_ys, name, stops):
 # Ops whose outputs carry no gradient to their inputs (TF registers None or no gradient for them).
 _NO_GRADIENT = frozenset(["stop_gradient", "shape", "size", "rank", "zeros_like", "ones_like", "argmax", "argmin",
                           "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-                          "logical_or", "logical_not", "one_hot"])
+                          "logical_or", "logical_not", "one_hot", "equal_scalar", "not_equal_scalar",
+                          "greater_scalar", "greater_equal_scalar", "less_scalar", "less_equal_scalar",
+                          "logical_and_scalar", "logical_or_scalar"])
+
+
+def _casts_to_integer(op):
+    """A cast to an integer or bool dtype: TF's Cast passes no gradient then (nor does the library's)."""
+    if op.type != "cast":
+        return False
+    dtype = op.outputs[0].dtype
+    return dtype is not None and not dtype.is_floating
 
 
 def _reached_ops(ys, stops=()):
@@ -98,7 +108,7 @@ def _reached_ops(ys, stops=()):
         if op in seen:
             continue
         seen.add(op)
-        if op.type in _NO_GRADIENT:
+        if op.type in _NO_GRADIENT or _casts_to_integer(op):
             continue
         if op.type in ("pfor",) or (op.type == "Gradient" and not op.inputs):
             return True

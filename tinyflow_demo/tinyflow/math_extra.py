@@ -7,6 +7,7 @@ import string
 import numpy as np
 
 from . import dtypes as _dtypes
+from . import framework as _framework
 from .framework import Tensor, apply_op, constant, convert_to_tensor
 from . import math_ops as _m
 from . import array_ops as _a
@@ -270,12 +271,29 @@ def meshgrid(*args, **kwargs):
     return [_m.add(o, _m.cast(grid, o.dtype)) for o in outs]
 
 
+def _is_tensor_arg(value):
+    return isinstance(value, Tensor) or (isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value))
+
+
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, name=None):
+    """The [*batch_shape, num_rows, num_columns] identity; any argument may be a tensor (tf.shape(a)[0]): the
+    matrix is then row index == column index, computed by the graph."""
     num_columns = num_rows if num_columns is None else num_columns
-    value = np.eye(int(num_rows), int(num_columns), dtype=_dtypes.as_dtype(dtype).as_numpy_dtype)
-    if batch_shape:
-        value = np.broadcast_to(value, tuple(batch_shape) + value.shape).copy()
-    return constant(value, name=name or "eye")
+    dtype = _dtypes.as_dtype(dtype)
+    if not any(_is_tensor_arg(v) for v in (num_rows, num_columns, batch_shape)) or _framework._EAGER is not None:
+        value = np.eye(int(num_rows), int(num_columns), dtype=dtype.as_numpy_dtype)
+        batch = [] if batch_shape is None else [int(d) for d in np.asarray(_a._host_values(batch_shape)).reshape(-1)]
+        if batch:
+            value = np.broadcast_to(value, tuple(batch) + value.shape).copy()
+        return constant(value, name=name or "eye")
+    rows = _a.expand_dims(_a.range(0, num_rows), 1)
+    columns = _a.expand_dims(_a.range(0, num_columns), 0)
+    matrix = _m.cast(_m.equal(rows, columns), dtype)
+    if batch_shape is None or (not isinstance(batch_shape, Tensor) and not len(batch_shape)):
+        return _a.identity(matrix, name=name or "eye")
+    batch = _a.concat([_a._dims_tensor(batch_shape), _a.shape(matrix)], 0) if _is_tensor_arg(batch_shape) else \
+        list(batch_shape) + [num_rows, num_columns]
+    return _m.add(_a.zeros(batch, dtype), matrix, name=name or "eye")
 
 
 def _square_size(x, what):

@@ -61,6 +61,9 @@ def assert_same_structure(a, b, check_types=True):
     if check_types and type(a) is not type(b):
         raise TypeError("The two structures don't have the same sequence type: %s and %s"
                         % (type(a).__name__, type(b).__name__))
+    if isinstance(a, dict) and isinstance(b, dict) and set(a) != set(b):
+        raise ValueError("The two dictionaries don't have the same set of keys. First structure has keys %s, while "
+                         "second structure has keys %s." % (sorted(a), sorted(b)))
     ca, cb = _children(a), _children(b)
     if len(ca) != len(cb):
         raise ValueError("The two structures don't have the same number of elements: %r and %r" % (a, b))

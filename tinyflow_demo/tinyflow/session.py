@@ -306,6 +306,11 @@ class Session(object):
         self._iterator_state = {}  # tf.data: Iterator -> the generator of its elements in this session
         self._default_ctx = []
 
+    @property
+    def graph_def(self):
+        """The session graph's TensorFlow GraphDef (what tf.train.write_graph writes)."""
+        return self.graph.as_graph_def()
+
     # -- running --
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs `fetches` (a Tensor, Operation, name, or nested list/tuple/namedtuple/dict of them) with

@@ -236,7 +236,7 @@ class Summary(object):
 class FileWriter(object):
     """Writes Event records to `logdir`/events.out.tfevents.<seconds>.<hostname><suffix>; the first holds
     file_version "brain.Event:2". Each record is written and flushed when added (flush_secs and max_queue are
-    accepted). A graph is accepted but not written: tinyflow cannot export a GraphDef."""
+    accepted). A graph is accepted but not written (tf.train.write_graph writes its GraphDef)."""
 
     def __init__(self, logdir, graph=None, max_queue=10, flush_secs=120, graph_def=None, filename_suffix=None,
                  session=None):
@@ -267,7 +267,7 @@ class FileWriter(object):
         self._write(bytes(summary), 0 if global_step is None else global_step, wall_time=walltime)
 
     def add_graph(self, graph, global_step=None, graph_def=None):
-        """Accepted and ignored: tinyflow cannot export a GraphDef for TensorBoard's graph tab."""
+        """Accepted and ignored: nothing is written for the graph tab (tf.train.write_graph writes a GraphDef)."""
 
     def add_run_metadata(self, run_metadata, tag, global_step=None):
         """Checks its arguments as TF does (a tag used twice is a ValueError); writes nothing: tinyflow's

@@ -6,6 +6,8 @@ be a tf.while_loop variable (it travels as its flow) and gradients flow through 
 made at construction when size and element_shape are static, else lazily at the first write.
 dynamic_size (growing arrays) is not supported: the size is fixed.
 """
+import numpy as np
+
 from . import array_ops, math_ops
 from . import dtypes as _dtypes
 from .framework import Tensor, TensorShape, apply_op, convert_to_tensor
@@ -108,11 +110,17 @@ class TensorArray(object):
         return self._with_flow(apply_op("tensor_array_scatter", [flow, _index(indices), value], name=name))
 
     def unstack(self, value, name=None):
+        """value's rows as elements 0, 1, ...: TF's scatter at range(rows), so more rows than the array's
+        size fail the run ("tried to write to index ...") and fewer leave the other elements zeros."""
         value = convert_to_tensor(value, dtype=self._dtype)
         rows = value.shape.dims[0] if value.shape.dims else None
-        if isinstance(self._size, int) and rows is not None and rows != self._size:
-            raise ValueError("Could not unstack a tensor of %d rows into a TensorArray of size %d" % (rows, self._size))
-        return self._with_flow(array_ops.identity(value, name=name))
+        if rows is not None and isinstance(self._size, (int, np.integer)) and rows == self._size:
+            return self._with_flow(array_ops.identity(value, name=name))  # the rows fill the array exactly
+        if rows is not None:
+            indices = convert_to_tensor(np.arange(rows, dtype=np.int32))
+        else:
+            indices = array_ops.range(0, array_ops.shape(value)[0])
+        return self.scatter(indices, value, name=name)
 
     def split(self, value, lengths, name=None):
         """Rows of value split into size pieces of the given (equal) lengths."""

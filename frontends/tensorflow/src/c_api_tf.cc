@@ -1,7 +1,7 @@
 /*!
  * \file c_api_tf.cc
- * \brief The C API of libir_tensorflow.so (ir_tf/c_api_tf.h): checkpoint bundles, summaries and
- * event records. Errors go through libir's per-thread last error (IRGetLastError).
+ * \brief The C API of libir_tensorflow.so (ir_tf/c_api_tf.h): checkpoint bundles, summaries,
+ * event records and GraphDef export. Errors go through libir's per-thread last error (IRGetLastError).
  */
 #include "ir_tf/c_api_tf.h"
 
@@ -11,6 +11,7 @@
 
 #include "ir/ndarray.h"
 #include "ir_tf/checkpoint.h"
+#include "ir_tf/export.h"
 #include "ir_tf/summary.h"
 #include "tf_types.h"
 #include "types.pb.h"
@@ -47,23 +48,6 @@ Buffers& ThreadBuffers() {
   return buffers;
 }
 
-int NaturalTFType(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return tensorflow::DT_FLOAT;
-    case DType::kFloat64:
-      return tensorflow::DT_DOUBLE;
-    case DType::kInt32:
-      return tensorflow::DT_INT32;
-    case DType::kInt64:
-      return tensorflow::DT_INT64;
-    case DType::kBool:
-      return tensorflow::DT_BOOL;
-    default:
-      throw Error(StrCat("unsupported dtype ", DTypeName(dtype)));
-  }
-}
-
 /*! \brief `values` (int32) narrowed to T, every value checked to fit. */
 template <typename T>
 std::string Narrow(const std::vector<int32_t>& values, const std::string& name, int tf_dtype) {
@@ -82,7 +66,7 @@ BundleTensor ToBundleTensor(const std::string& name, const NDArray& array, int t
   BundleTensor t;
   t.key = name;
   t.shape = array.shape().dims();
-  int natural = NaturalTFType(array.dtype());
+  int natural = TFTypeOf(array.dtype());
   t.tf_dtype = tf_dtype < 0 ? natural : tf_dtype;
   NDArray host = array.CopyTo(Device::CPU());
   if (t.tf_dtype == natural) {
@@ -242,5 +226,14 @@ int IRTFEventWrite(const char* path, double wall_time, int64_t step, const void*
       << __func__ << ": argument 'summary' is NULL but summary_len is " << summary_len;
   std::string bytes = summary != nullptr ? std::string(static_cast<const char*>(summary), summary_len) : "";
   tf::AppendRecord(path, tf::EncodeEvent(wall_time, step, bytes, file_version != nullptr ? file_version : ""));
+  TF_API_END();
+}
+
+int IRTFGraphDefExport(IRGraphHandle graph, int as_text, const char** out, size_t* out_len) {
+  TF_API_BEGIN();
+  TF_API_CHECK_NOT_NULL(graph);
+  TF_API_CHECK_NOT_NULL(out);
+  TF_API_CHECK_NOT_NULL(out_len);
+  tf::ExposeBytes(tf::ExportGraphDef(*static_cast<const ir::Graph*>(graph), as_text != 0), out, out_len);
   TF_API_END();
 }

@@ -64,16 +64,26 @@ Converter Scan(const char* op) {
   };
 }
 
-/*! \brief ParallelConcat(values...): the values stacked along a new axis 0 (attribute `shape` is the result's). */
+/*!
+ * \brief ParallelConcat(values...): the values, each with a first dimension of 1 (tf.parallel_stack
+ * expands them), joined along it; the result has attribute `shape`'s shape.
+ */
 Outputs ConvertParallelConcat(ImportContext& ctx) {
   ctx.ExpectListLength("N", ctx.num_inputs());
-  IR_CHECK(ctx.num_inputs() >= 1) << "ParallelConcat needs at least one value";
-  std::vector<NodeEntry> rows;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    rows.push_back(ctx.Op("expand_dims", {ctx.input(i)}, {{"axis", "0"}}, "expand_" + std::to_string(i)));
+  size_t n = ctx.num_inputs();
+  IR_CHECK(n >= 1) << "ParallelConcat needs at least one value";
+  for (size_t i = 0; i < n; ++i) {
+    Shape shape = ctx.InputShape(i);
+    IR_CHECK(!shape.rank_known() || (shape.ndim() >= 1 && (shape[0] == kUnknownDim || shape[0] == 1)))
+        << "input " << i << " has shape " << shape << ": ParallelConcat's values need a first dimension of 1";
   }
-  if (rows.size() == 1) return rows;
-  return {ctx.Op("concat", rows, {{"axis", "0"}})};
+  if (ctx.HasAttr("shape")) {
+    Shape want = ctx.ShapeAttr("shape");
+    IR_CHECK(!want.rank_known() || (want.ndim() >= 1 && (want[0] == kUnknownDim || want[0] == static_cast<int64_t>(n))))
+        << "attribute shape " << want << " does not have the " << n << " values' count as its first dimension";
+  }
+  if (n == 1) return {ctx.input(0)};
+  return {ctx.Op("concat", ctx.inputs(), {{"axis", "0"}})};
 }
 
 /*! \brief ScatterUpdate/Add/Sub and their Resource forms: our op on the variable behind input 0. */

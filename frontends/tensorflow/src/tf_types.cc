@@ -39,6 +39,23 @@ size_t TFTypeSize(int tf_dtype) {
   }
 }
 
+int TFTypeOf(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return tensorflow::DT_FLOAT;
+    case DType::kFloat64:
+      return tensorflow::DT_DOUBLE;
+    case DType::kInt32:
+      return tensorflow::DT_INT32;
+    case DType::kInt64:
+      return tensorflow::DT_INT64;
+    case DType::kBool:
+      return tensorflow::DT_BOOL;
+    default:
+      throw Error(StrCat("unsupported dtype ", DTypeName(dtype)));
+  }
+}
+
 DType ToDType(int tf_dtype) {
   switch (BaseType(tf_dtype)) {
     case tensorflow::DT_FLOAT:

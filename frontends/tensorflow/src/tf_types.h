@@ -27,6 +27,8 @@ size_t TFTypeSize(int tf_dtype);
  * quantized, resources, variants, uint64).
  */
 DType ToDType(int tf_dtype);
+/*! \brief The TF DataType of our `dtype` (DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_BOOL); throws for kUnknown. */
+int TFTypeOf(DType dtype);
 /*! \brief TF's partial shape: unknown rank, or dims with -1 for unknown ones. */
 Shape ToShape(const tensorflow::TensorShapeProto& proto);
 

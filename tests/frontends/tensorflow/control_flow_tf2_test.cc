@@ -164,6 +164,24 @@ TEST(TFControlFlowTF2Test, IfBranchesOfDifferentShapes) {
   }
 }
 
+TEST(TFControlFlowTF2Test, IfOnAConstantNonScalarPredicateKeepsIntegerBranches) {
+  // TF's If: a non-scalar predicate is true when it has elements. Known here, the cond is inlined
+  // (FoldConstants): its int32 values must stay int32 for the InferType after it.
+  auto int_fn = [](const std::string& name, const std::string& op, const std::string& out) {
+    return Function(name, {"x:DT_INT32"}, {"y:DT_INT32"}, pb::Node("r", op, {"x"}, pb::Type("DT_INT32")),
+                    {{"y", "r:" + out + ":0"}});
+  };
+  std::string library = Library({int_fn("same", "Identity", "output"), int_fn("neg", "Neg", "y")});
+  for (bool empty : {false, true}) {
+    std::string pred =
+        empty ? pb::Const("p", {0}, {}, "DT_BOOL", "bool_val") : pb::Const("p", {2}, {0, 0}, "DT_BOOL", "bool_val");
+    std::string graph = pred + pb::Ints("x", {3, -4}) + IfNode("if", {"p", "x"}, "same", "neg") + library;
+    NDArray out = RunText(graph, {}, {"if"})[0];
+    EXPECT_EQ(out.dtype(), DType::kInt32);
+    EXPECT_EQ(out.ToVector<int32_t>(), empty ? (std::vector<int32_t>{-3, 4}) : (std::vector<int32_t>{3, -4}));
+  }
+}
+
 TEST(TFControlFlowTF2Test, CaseRunsTheIndexedBranchAndTheLastOutOfRange) {
   std::string graph = pb::Placeholder("i", {}, "DT_INT32") + pb::Placeholder("x", {3}) +
                       pb::Node("case", "Case", {"i", "x"},

@@ -74,8 +74,8 @@ TEST(TFIndexingConvertersTest, CumsumCumprodShuffleAndParallelConcat) {
   std::string graph =
       kMatrix + Ints("axis", {0}, true) + Node("cs", "Cumsum", {"m", "axis"}, Type() + Attr("exclusive", "b: true")) +
       Node("cp", "Cumprod", {"m", "axis"}, Type() + Attr("reverse", "b: true")) +
-      Node("sh", "RandomShuffle", {"m"}, Type() + Attr("seed", "i: 7")) + Const("a", {2}, {1, 2}) +
-      Const("b", {2}, {3, 4}) +
+      Node("sh", "RandomShuffle", {"m"}, Type() + Attr("seed", "i: 7")) + Const("a", {1, 2}, {1, 2}) +
+      Const("b", {1, 2}, {3, 4}) +
       Node("pc", "ParallelConcat", {"a", "b"}, Type() + Attr("N", "i: 2") + Attr("shape", ShapeProto({2, 2})));
   std::vector<NDArray> r = Eval(graph, {"cs", "cp", "sh", "pc"});
   ExpectClose(r[0], {0, 0, 1, 2, 4, 6}, "exclusive Cumsum", 0, 0);
@@ -86,6 +86,18 @@ TEST(TFIndexingConvertersTest, CumsumCumprodShuffleAndParallelConcat) {
   EXPECT_EQ(rows, (std::vector<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(r[3].shape(), (Shape{2, 2}));
   ExpectClose(r[3], {1, 2, 3, 4}, "ParallelConcat", 0, 0);
+}
+
+TEST(TFIndexingConvertersTest, ParallelConcatNeedsValuesWithALeadingOne) {
+  std::string graph =
+      Const("a", {2}, {1, 2}) + Const("b", {2}, {3, 4}) +
+      Node("pc", "ParallelConcat", {"a", "b"}, Type() + Attr("N", "i: 2") + Attr("shape", ShapeProto({2, 2})));
+  try {
+    Eval(graph, {"pc"});
+    FAIL() << "values of shape [2] were concatenated";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("need a first dimension of 1"), std::string::npos) << err.what();
+  }
 }
 
 TEST(TFIndexingConvertersTest, ScatterUpdatesOnRefsAndResources) {

@@ -1,7 +1,7 @@
 /*!
  * \file c_api_tf.h
  * \brief C API of libir_tensorflow.so for TensorFlow file formats: checkpoint V2 bundles (write,
- * list, read) and TensorBoard summaries and event files.
+ * list, read), TensorBoard summaries and event files, and GraphDefs of graphs (tf.train.write_graph).
  *
  * As in ir/c_api.h, every function returns 0 on success and -1 on failure; IRGetLastError()
  * then gives the message. Strings and arrays handed out stay valid until the next call of this
@@ -52,6 +52,11 @@ IR_DLL int IRTFSummaryText(const char* tag, int ndim, const int64_t* dims, uint3
  */
 IR_DLL int IRTFEventWrite(const char* path, double wall_time, int64_t step, const void* summary, size_t summary_len,
                           const char* file_version);
+/*!
+ * \brief The GraphDef of every node of `graph` (an IRGraphHandle of ir/c_api.h): binary, or
+ * text format when `as_text` is nonzero (ir_tf/export.h lists the ops it writes).
+ */
+IR_DLL int IRTFGraphDefExport(IRGraphHandle graph, int as_text, const char** out, size_t* out_len);
 
 #ifdef __cplusplus
 }  // extern "C"
