@@ -81,7 +81,7 @@ def test_negative_maximum_iterations_runs_no_iteration():
     assert _run([as_int, as_tensor, bounded]) == [5, 5, 9]
 
 
-def test_maximum_iterations_as_a_tensor_or_a_float_bounds_a_counter_of_its_dtype():
+def test_maximum_iterations_as_a_tensor_bounds_a_counter_of_its_dtype():
     limit = tf.placeholder(tf.int32, [])
     one = tf.while_loop(lambda i: i < 100, lambda i: i + 2, [tf.constant(0)], maximum_iterations=limit)
     assert isinstance(one, tf.Tensor)  # a single loop variable comes back unpacked, as with an int bound
@@ -90,13 +90,14 @@ def test_maximum_iterations_as_a_tensor_or_a_float_bounds_a_counter_of_its_dtype
     assert isinstance(listed, list) and len(listed) == 1
     pair = tf.while_loop(lambda i, s: i < 100, lambda i, s: (i + 1, s * 2.0), (tf.constant(0), tf.constant(1.0)),
                          maximum_iterations=limit)
-    # TF1 (control flow v1) converts 2.5 to a float32 counter: counter < 2.5 holds for 0, 1 and 2.
-    floated = tf.while_loop(lambda i: i < 100, lambda i: i + 1, [tf.constant(0)], maximum_iterations=2.5)
+    # A float bound is a TypeError, as tf.compat.v1.while_loop (while_v2: an int32 bound) raises.
+    for bad in (2.5, tf.constant(2.5)):
+        with pytest.raises(TypeError, match="maximum_iterations must be an integer"):
+            tf.while_loop(lambda i: i < 100, lambda i: i + 1, [tf.constant(0)], maximum_iterations=bad)
     with tf.Session() as sess:
         assert sess.run(one, {limit: 3}) == 6
         assert sess.run(listed, {limit: 3}) == [6]
         assert sess.run(pair, {limit: 4}) == (4, 16.0)
-        assert sess.run(floated) == 3
     with pytest.raises(ValueError, match="maximum_iterations must be a scalar"):
         tf.while_loop(lambda i: i < 100, lambda i: i + 1, [tf.constant(0)], maximum_iterations=tf.constant([1, 2]))
 

@@ -178,12 +178,15 @@ def _call(fn, loop_vars, packed):
 
 
 def _while_with_counter(cond, body, loop_vars, limit, packed, return_same_structure, **kwargs):
-    """maximum_iterations given as a tensor (or a non-integer number): as TF1, a counter of its dtype
-    is an extra loop variable and the condition becomes `counter < maximum_iterations and cond`."""
+    """maximum_iterations given as a tensor: as TF1, a counter of its dtype is an extra loop variable
+    and the condition becomes `counter < maximum_iterations and cond`."""
     from .math_ops import less, logical_and
     limit = convert_to_tensor(limit, name="maximum_iterations")
     if limit.shape.dims is not None and len(limit.shape.dims) != 0:
         raise ValueError("maximum_iterations must be a scalar, saw shape: %s" % limit.shape)
+    if not limit.dtype.is_integer:
+        # TF's while_v2 (what tf.compat.v1.while_loop builds since TF 2.0) takes an int32 bound.
+        raise TypeError("maximum_iterations must be an integer, got %s" % limit.dtype.name)
     counter = convert_to_tensor(0, dtype=limit.dtype, name="iteration_counter")
     invariants = kwargs.pop("shape_invariants")
     if invariants is not None:
@@ -227,7 +230,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     A loop variable keeps its shape unless shape_invariants (same structure; None dims unknown)
     allows it to change. maximum_iterations: a scalar bounding the trip count as TF1's
     `counter < maximum_iterations` does (a negative bound runs no iteration; an int is the IR's
-    attribute, a tensor or another number an extra counter loop variable of its dtype)."""
+    attribute, an integer tensor an extra counter loop variable of its dtype; a float is a TypeError)."""
     if not callable(cond) or not callable(body):
         raise TypeError("cond and body must be callable.")
     packed = isinstance(loop_vars, (list, tuple))
