@@ -244,7 +244,7 @@ void ProvideShapes(const Graph& old_graph, const std::unordered_map<const Node*,
   const DTypeVector& old_dtypes = old_graph.GetAttr<DTypeVector>("dtype");
   const IndexedGraph& idx = result->indexed_graph();
   ShapeVector shapes(idx.num_node_entries());
-  DTypeVector dtypes(idx.num_node_entries());
+  DTypeVector dtypes(idx.num_node_entries(), DType::kUnknown);
   for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
     auto it = origin.find(idx[nid].source);
     if (it == origin.end()) continue;  // made by an inliner: inferred afterwards
