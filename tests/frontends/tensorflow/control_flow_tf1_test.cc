@@ -16,6 +16,7 @@
 #include "ir_tf/import.h"
 #include "ir_tf/npy.h"
 #include "test_util.h"
+#include "tf1_graph_builders.h"
 #include "tf_test_util.h"
 
 namespace ir {
@@ -142,48 +143,14 @@ using test::pbtxt::Ints;
 using test::pbtxt::Node;
 using test::pbtxt::Placeholder;
 using test::pbtxt::Type;
-
-std::string Frame(const std::string& frame) { return Attr("frame_name", "s: '" + frame + "'"); }
-
-/*!
- * \brief Loop variable `i` of frame `frame` as TF1 writes it: <pre>/Enter_i (reading `init`) ->
- * Merge_i(Enter_i, NextIteration_i) -> Switch_i(Merge_i, <pre>/LoopCond); Switch_i:1 ->
- * Identity_i (the body's value); Switch_i -> Exit_i; NextIteration_i reads `next`.
- */
-std::string LoopVar(const std::string& pre, const std::string& frame, int i, const std::string& init,
-                    const std::string& next, const std::string& dtype = "DT_FLOAT") {
-  std::string n = std::to_string(i), t = Type(dtype);
-  return Node(pre + "/Enter_" + n, "Enter", {init}, t + Frame(frame)) +
-         Node(pre + "/Merge_" + n, "Merge", {pre + "/Enter_" + n, pre + "/NextIteration_" + n}, t + Attr("N", "i: 2")) +
-         Node(pre + "/Switch_" + n, "Switch", {pre + "/Merge_" + n, pre + "/LoopCond"}, t) +
-         Node(pre + "/Identity_" + n, "Identity", {pre + "/Switch_" + n + ":1"}, t) +
-         Node(pre + "/Exit_" + n, "Exit", {pre + "/Switch_" + n}, t) +
-         Node(pre + "/NextIteration_" + n, "NextIteration", {next}, t);
-}
-
-/*! \brief A loop-invariant Enter (is_constant) named `name` of `input`. */
-std::string ConstEnter(const std::string& name, const std::string& frame, const std::string& input) {
-  return Node(name, "Enter", {input}, Type() + Frame(frame) + Attr("is_constant", "b: true"));
-}
-
-/*! \brief <pre>/LoopCond on `a` < a Const `limit` tied to the frame by a control edge from `a`. */
-std::string LessThan(const std::string& pre, const std::string& a, int limit) {
-  return Node(pre + "/limit", "Const", {"^" + a},
-              Attr("dtype", "type: DT_INT32") +
-                  Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: " + std::to_string(limit) + " }")) +
-         Node(pre + "/Less", "Less", {a, pre + "/limit"}, Type("DT_INT32")) +
-         Node(pre + "/LoopCond", "LoopCond", {pre + "/Less"});
-}
-
-/*! \brief <name> = `a` + an int32 1 tied by a control edge to `a`. */
-std::string Increment(const std::string& name, const std::string& a) {
-  return Node(
-             name + "/one", "Const", {"^" + a},
-             Attr("dtype", "type: DT_INT32") + Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 }")) +
-         Node(name, "Add", {a, name + "/one"}, Type("DT_INT32"));
-}
-
-NDArray Floats(std::vector<float> v) { return NDArray::FromVector<float>(Shape{static_cast<int64_t>(v.size())}, v); }
+using test::tf1::ConstEnter;
+using test::tf1::Floats;
+using test::tf1::Frame;
+using test::tf1::Increment;
+using test::tf1::LessThan;
+using test::tf1::LoopVar;
+using test::tf1::PinnedFloat;
+using test::tf1::Pivots;
 
 TEST(ControlFlowTF1Test, NestedLoopsWithUnrelatedFrameNamesAndChainedConstantEnters) {
   // for i < 3: { for j < 4: acc += x } : the inner frame's name does not extend the outer one's,
@@ -208,21 +175,6 @@ TEST(ControlFlowTF1Test, NestedLoopsWithUnrelatedFrameNamesAndChainedConstantEnt
     ExpectClose(r[0], {3}, "outer counter", 0, 0);
     ExpectClose(r[1], {expected[0], expected[1]}, "acc");
   }
-}
-
-/*! \brief A TF1 cond's predicate Switch and its pivots <pre>/switch_t, <pre>/switch_f. */
-std::string Pivots(const std::string& pre, const std::string& pred) {
-  return Node(pre + "/Switch", "Switch", {pred, pred}, Type("DT_BOOL")) +
-         Node(pre + "/switch_t", "Identity", {pre + "/Switch:1"}, Type("DT_BOOL")) +
-         Node(pre + "/switch_f", "Identity", {pre + "/Switch"}, Type("DT_BOOL")) +
-         Node(pre + "/pred_id", "Identity", {pred}, Type("DT_BOOL"));
-}
-
-/*! \brief A float scalar Const tied by a control edge to `pivot`. */
-std::string PinnedFloat(const std::string& name, const std::string& pivot, float v) {
-  return Node(name, "Const", {"^" + pivot},
-              Attr("dtype", "type: DT_FLOAT") +
-                  Attr("value", "tensor { dtype: DT_FLOAT tensor_shape {} float_val: " + std::to_string(v) + " }"));
 }
 
 TEST(ControlFlowTF1Test, CondInsideWhile) {
@@ -293,9 +245,7 @@ TEST(ControlFlowTF1Test, ZeroTripLoopReturnsItsInputs) {
 
 /*! \brief A TensorArrayV3 of `size` float rows of shape [2]. */
 std::string TensorArray(const std::string& name, const std::string& size) {
-  return Node(name, "TensorArrayV3", {size},
-              Attr("dtype", "type: DT_FLOAT") + Attr("element_shape", test::pbtxt::ShapeProto({2})) +
-                  Attr("dynamic_size", "b: false"));
+  return test::tf1::TensorArray(name, size, test::pbtxt::ShapeProto({2}));
 }
 
 TEST(ControlFlowTF1Test, DynamicRnnOverTensorArrays) {
@@ -334,9 +284,11 @@ TEST(ControlFlowTF1Test, DynamicRnnOverTensorArrays) {
   }
 }
 
-TEST(ControlFlowTF1Test, GradientOnlyOpsAreRejectedNamingThem) {
+TEST(ControlFlowTF1Test, StacksUsedOtherwiseThanByTFsGradientsAreRejectedNamingThem) {
   std::string g = Node("s", "StackV2", {"n"}, Attr("elem_type", "type: DT_FLOAT")) + Ints("n", {3}, true);
-  EXPECT_ERROR(RunText(g, {}, {"s"}), "op StackV2 appears only in graphs TensorFlow differentiated");
+  EXPECT_ERROR(RunText(g, {}, {"s"}),
+               "TensorFlow node 's' (op StackV2): op StackV2 is only converted as TensorFlow's gradients of a while "
+               "loop use stacks");
 }
 
 TEST(ControlFlowTF1Test, ReverseV2ReversesTheGivenAxes) {
