@@ -22,9 +22,21 @@ bool IsControl(const std::string& input) { return !input.empty() && input[0] == 
 std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
                                               std::vector<tensorflow::NodeDef> added) {
   if (added.empty()) return nodes;
+  std::set<std::string> gone;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (removed[k]) gone.insert(nodes[k].name());
+  }
+  for (const auto& n : added) gone.erase(n.name());
   std::vector<tensorflow::NodeDef> out;
   for (size_t k = 0; k < nodes.size(); ++k) {
-    if (!removed[k]) out.push_back(std::move(nodes[k]));
+    if (removed[k]) continue;
+    auto* inputs = nodes[k].mutable_input();
+    inputs->erase(std::remove_if(inputs->begin(), inputs->end(),
+                                 [&](const std::string& in) {
+                                   return IsControl(in) && gone.count(TensorRef::Parse(in).node);
+                                 }),
+                  inputs->end());
+    out.push_back(std::move(nodes[k]));
   }
   for (auto& n : added) out.push_back(std::move(n));
   return out;

@@ -173,7 +173,11 @@ std::string RefName(const std::string& node, int index);
 /*! \brief True for a control input "^name". */
 bool IsControl(const std::string& input);
 
-/*! \brief `nodes` without those flagged in `removed`, then the `added` ones (a rebuilt construct). */
+/*!
+ * \brief `nodes` without those flagged in `removed`, then the `added` ones (a rebuilt construct).
+ * Control inputs naming a removed node no added one replaces are dropped: they ordered nothing
+ * that remains (a Const tied to a Switch the rebuild absorbed).
+ */
 std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
                                               std::vector<tensorflow::NodeDef> added);
 

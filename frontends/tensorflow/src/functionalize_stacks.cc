@@ -281,19 +281,9 @@ std::vector<NodeDef> LowerStacks(std::vector<NodeDef> nodes) {
     if (IsStack(nodes[k])) lowering.Lower(static_cast<int>(k), FindUses(g, static_cast<int>(k)));
   }
   if (lowering.removed.empty()) return nodes;
-  std::set<std::string> gone;
-  for (int k : lowering.removed) gone.insert(nodes[k].name());
   std::vector<bool> removed(nodes.size(), false);
   for (int k : lowering.removed) removed[k] = true;
   for (auto& kv : lowering.replaced) nodes[kv.first] = std::move(kv.second);
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    if (removed[k]) continue;
-    auto* inputs = nodes[k].mutable_input();
-    inputs->erase(
-        std::remove_if(inputs->begin(), inputs->end(),
-                       [&](const std::string& in) { return IsControl(in) && gone.count(TensorRef::Parse(in).node); }),
-        inputs->end());
-  }
   return ReplaceNodes(std::move(nodes), removed, std::move(lowering.added));
 }
 

@@ -228,6 +228,48 @@ TEST(ControlFlowTF1Test, ConstantBranchesTiedOnlyByControlEdges) {
   }
 }
 
+TEST(ControlFlowTF1Test, ConstantsTiedByControlEdgesToASwitchOfAnotherPredicate) {
+  // As tf.raw_ops can write it (OpenVINO's model_switch_merge_several_cond_flows): the branch
+  // constants hang on a Switch whose outputs nothing reads. A control edge from a live Switch is
+  // live whichever port its predicate picks.
+  std::string g = Placeholder("x", {2}) + Placeholder("p", {}, "DT_BOOL") + Placeholder("q", {}, "DT_BOOL") +
+                  Node("s", "Switch", {"x", "p"}, Type()) + Node("s2", "Switch", {"q", "q"}, Type("DT_BOOL")) +
+                  PinnedFloat("five", "s2", 5) + PinnedFloat("two", "s2", 2) +
+                  Node("add", "AddV2", {"s", "two"}, Type()) + Node("sub", "Sub", {"s:1", "five"}, Type()) +
+                  Node("m", "Merge", {"add", "sub"}, Type() + Attr("N", "i: 2"));
+  for (bool p : {true, false}) {
+    NDArray r = RunText(
+        g, {{"x", Floats({1.5f, -2})}, {"p", NDArray::Scalar<bool>(p)}, {"q", NDArray::Scalar<bool>(true)}}, {"m"})[0];
+    ExpectClose(r, p ? std::vector<double>{-3.5, -7} : std::vector<double>{3.5, 0}, p ? "x - 5" : "x + 2", 0, 0);
+  }
+}
+
+/*! \brief One level of tf.case as TF1 writes it: cond <pre> on `pred` (seen through `pred_switch`, a Switch of the
+ * outer cond) of x * `scale`, else `other`. */
+std::string CaseLevel(const std::string& pre, const std::string& pred, const std::string& x, float scale) {
+  return Pivots(pre, pred) + PinnedFloat(pre + "/mul/y", pre + "/switch_t", scale) +
+         Node(pre + "/mul/Switch", "Switch", {x, pre + "/pred_id"}, Type()) +
+         Node(pre + "/mul", "Mul", {pre + "/mul/Switch:1", pre + "/mul/y"}, Type());
+}
+
+TEST(ControlFlowTF1Test, NestedCondsOfTfCaseWithKnownPredicates) {
+  // tf.case([(x <= 1, x * 1), (x <= 2, x * 2)], default=x * 4) of a frozen x: the inner cond's
+  // predicate and x reach it through Switches of the outer one; constant predicates fold.
+  for (float x : {0.5f, 1.5f, 2.5f}) {
+    std::string g = test::pbtxt::Const("x", {}, {x}) + Node("le1", "LessEqual", {"x", "one"}, Type()) +
+                    Node("le2", "LessEqual", {"x", "two"}, Type()) + test::pbtxt::Const("one", {}, {1}) +
+                    test::pbtxt::Const("two", {}, {2}) + CaseLevel("c", "le1", "x", 1) +
+                    Node("c/c/Switch/Switch", "Switch", {"le2", "c/pred_id"}, Type("DT_BOOL")) +
+                    Node("c/c/x", "Switch", {"x", "c/pred_id"}, Type()) +
+                    CaseLevel("c/c", "c/c/Switch/Switch", "c/c/x", 2) + PinnedFloat("c/c/mul_1/y", "c/c/switch_f", 4) +
+                    Node("c/c/mul_1", "Mul", {"c/c/mul/Switch", "c/c/mul_1/y"}, Type()) +
+                    Node("c/c/Merge", "Merge", {"c/c/mul_1", "c/c/mul"}, Type() + Attr("N", "i: 2")) +
+                    Node("c/Merge", "Merge", {"c/c/Merge", "c/mul"}, Type() + Attr("N", "i: 2"));
+    double expected = x <= 1 ? x : x <= 2 ? 2 * x : 4 * x;
+    for (bool fusion : {false, true}) ExpectClose(RunText(g, {}, {"c/Merge"}, fusion)[0], {expected}, "case", 0, 0);
+  }
+}
+
 TEST(ControlFlowTF1Test, ZeroTripLoopReturnsItsInputs) {
   std::string g = Placeholder("n", {}, "DT_INT32") + Placeholder("x", {2}) + Ints("i0", {0}, true) +
                   LoopVar("w", "w", 0, "i0", "w/inc", "DT_INT32") + LoopVar("w", "w", 1, "x", "w/dbl") +
