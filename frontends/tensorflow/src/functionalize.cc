@@ -31,11 +31,10 @@ std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> n
   for (size_t k = 0; k < nodes.size(); ++k) {
     if (removed[k]) continue;
     auto* inputs = nodes[k].mutable_input();
-    inputs->erase(std::remove_if(inputs->begin(), inputs->end(),
-                                 [&](const std::string& in) {
-                                   return IsControl(in) && gone.count(TensorRef::Parse(in).node);
-                                 }),
-                  inputs->end());
+    inputs->erase(
+        std::remove_if(inputs->begin(), inputs->end(),
+                       [&](const std::string& in) { return IsControl(in) && gone.count(TensorRef::Parse(in).node); }),
+        inputs->end());
     out.push_back(std::move(nodes[k]));
   }
   for (auto& n : added) out.push_back(std::move(n));
