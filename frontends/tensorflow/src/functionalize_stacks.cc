@@ -219,7 +219,11 @@ bool StackLowering::Lower(int s, const StackUses& uses) {
   int dtype = TypeOf(stack, "elem_type");
   bool control_only = dtype == tensorflow::DT_FLOAT;
   for (int q : uses.pops) control_only = control_only && ControlOnly(g_, q);
-  for (int p : uses.pushes) control_only = control_only && ControlOnly(g_, p, 16);  // nothing reads the push
+  for (int p : uses.pushes) {  // and nothing reads what a push passes on
+    for (const auto& use : g_.Consumers(p)) {
+      control_only = control_only && IsControl(g_.node(use.first).input(use.second));
+    }
+  }
   const std::string base = stack.name() + "/__lowered";
 
   NodeDef array = MakeNode(base + "/array", kStackArrayOp, {}, 0);
