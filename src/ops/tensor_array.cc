@@ -11,7 +11,8 @@
  * An array made before its elements' shape is known (a TensorArray entering a loop before its
  * first write, element dimensions known only at run time) has those element dimensions 0: it
  * holds nothing, and a write or scatter adopts the value's dimensions there (its output is zeros
- * of the adopted shape with the rows written).
+ * of the adopted shape with the rows written). One whose elements' rank is unknown too is
+ * [size, 0]: a write or scatter adopts the value's element shape, whatever its rank.
  */
 #include <cstring>
 #include <functional>
@@ -166,17 +167,36 @@ Shape Unwritten(const Shape& ta) {
   return loose;
 }
 
+/*! \brief Whether `ta` is an array made before its elements' rank was known: [size, 0]. */
+bool UnknownElementRank(const Shape& ta) { return ta.rank_known() && ta.ndim() == 2 && ta[1] == 0; }
+
+/*! \brief [ta's size] + the element shape of `value`'s rows (`k` rows): what an array of unknown element rank adopts.
+ */
+Shape AdoptedAnyRank(const NodeAttrs& attrs, const Shape& ta, const Shape& k, Shape* value) {
+  if (!value->rank_known()) return Shape();
+  IR_CHECK(value->ndim() >= k.ndim()) << NodeDesc(attrs) << ": input 2 (the value) has shape " << *value
+                                      << " but must hold " << k << " rows";
+  if (k.ndim() == 1) AssignShape(attrs, "input 2 (the value)", value, RowsShape(Shape::UnknownDims(value->ndim()), k));
+  std::vector<int64_t> dims{ta[0]};
+  dims.insert(dims.end(), value->dims().begin() + k.ndim(), value->dims().end());
+  return Shape(dims);
+}
+
 /*! \brief A write or scatter onto an array with 0 element dimensions: the output adopts the value's. */
 bool AdoptingShapes(const NodeAttrs& attrs, bool single, std::vector<Shape>* in, std::vector<Shape>* out) {
   Shape loose = Unwritten((*in)[0]);
   Shape k = single ? Shape::Scalar() : Shape{(*in)[1][0]};
-  AssignShape(attrs, "input 2 (the value)", &(*in)[2], RowsShape(loose, k));
-  const Shape& value = (*in)[2];
   Shape adopted = loose;
-  for (int d = 1; value.rank_known() && d < adopted.ndim(); ++d) {
-    if (adopted[d] == kUnknownDim) adopted[d] = value[d - 1 + k.ndim()];
+  if (UnknownElementRank((*in)[0])) {
+    adopted = AdoptedAnyRank(attrs, (*in)[0], k, &(*in)[2]);
+  } else {
+    AssignShape(attrs, "input 2 (the value)", &(*in)[2], RowsShape(loose, k));
+    const Shape& value = (*in)[2];
+    for (int d = 1; value.rank_known() && d < adopted.ndim(); ++d) {
+      if (adopted[d] == kUnknownDim) adopted[d] = value[d - 1 + k.ndim()];
+    }
   }
-  AssignShape(attrs, "output 0", &(*out)[0], adopted);
+  if (adopted.rank_known()) AssignShape(attrs, "output 0", &(*out)[0], adopted);
   return AllKnown(*in, *out);
 }
 

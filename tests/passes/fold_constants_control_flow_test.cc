@@ -71,6 +71,30 @@ TEST(FoldConstantsControlFlowTest, CondWithAConstantPredicateBecomesTheTakenBran
   }
 }
 
+TEST(FoldConstantsControlFlowTest, NestedCondsOfKnownPredicatesInlineWithTheirOutputsDtypes) {
+  // tf.case as TF1 writes it: a cond in a branch of a cond, each returning a float and an int32
+  // (Merge's value_index). The inner cond, inlined in the second round, must not inherit dtypes.
+  auto pair = [](const std::string& name, NodeEntry x, float scale, int index) {
+    return std::vector<NodeEntry>{N("multiply_scalar", name, {x}, {{"scalar", std::to_string(scale)}}),
+                                  MakeConstantNode(name + "/index", NDArray::Scalar<int32_t>(index))};
+  };
+  auto inner_then = MakeBody("i/then", 1, [&](std::vector<NodeEntry> p) { return pair("i/two", p[0], 2, 1); });
+  auto inner_else = MakeBody("i/else", 1, [&](std::vector<NodeEntry> p) { return pair("i/three", p[0], 3, 0); });
+  auto outer_then = MakeBody("o/then", 2, [&](std::vector<NodeEntry> p) { return pair("o/one", p[1], 1, 1); });
+  auto outer_else = MakeBody("o/else", 2, [&](std::vector<NodeEntry> p) {
+    NodePtr inner = ControlFlow("cond", "i", {p[0], p[1]}, {inner_then, inner_else});
+    return std::vector<NodeEntry>{{inner, 0}, MakeConstantNode("o/index", NDArray::Scalar<int32_t>(0))};
+  });
+  NodePtr outer = ControlFlow("cond", "o",
+                              {MakeConstantNode("p", NDArray::Scalar<bool>(false)),
+                               MakeConstantNode("q", NDArray::Scalar<bool>(true)), Var("x")},
+                              {outer_then, outer_else});
+  Graph g = Fold({{outer, 0}, {outer, 1}}, {{"x", Floats({1.5f})}});
+  EXPECT_EQ(CountOp(g, "cond"), 0);
+  EXPECT_EQ(g.GetAttr<DTypeVector>("dtype")[g.indexed_graph().entry_id(g.outputs[1])], DType::kInt32);
+  test::ExpectNear(RunGraph(g, {{"x", Floats({1.5f})}})[0], {3});
+}
+
 TEST(FoldConstantsControlFlowTest, InlinedBranchOfConstantsFoldsToAConstant) {
   NodePtr c = test::SquashOrSubtract();
   c->inputs = {MakeConstantNode("pred", NDArray::Scalar<bool>(false)), MakeConstantNode("a", Floats({0, 1})),

@@ -197,9 +197,15 @@ Outputs ConvertTranspose(ImportContext& ctx) {
   return {ctx.Op("transpose", {ctx.input(0)}, {{"axes", IntsAttr(ctx.ConstInts(1))}})};
 }
 
+/*! \brief Range: static when its arguments fold; integers known only at run time (the size of a growing TensorArray)
+ * make range_dims. */
 Outputs ConvertRange(ImportContext& ctx) {
   ctx.ExpectInputs(3);
   DType dtype = ctx.HasAttr("Tidx") ? ctx.Type("Tidx") : DType::kInt32;
+  bool known = ctx.TryConstInput(0).defined() && ctx.TryConstInput(1).defined() && ctx.TryConstInput(2).defined();
+  if (!known && (dtype == DType::kInt32 || dtype == DType::kInt64)) {
+    return {ctx.Op("range_dims", {ctx.input(0), ctx.input(1), ctx.input(2)})};
+  }
   return {ctx.Op("range", {},
                  {{"start", NumberAttr(ctx.ConstScalar(0))},
                   {"limit", NumberAttr(ctx.ConstScalar(1))},

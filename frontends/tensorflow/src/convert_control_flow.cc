@@ -9,6 +9,7 @@
 #include "functionalize.h"
 #include "graph_importer.h"
 #include "ir/op.h"
+#include "ir/pass.h"
 #include "tf_types.h"
 
 namespace ir {
@@ -73,6 +74,107 @@ std::shared_ptr<const Subgraph> ImportBody(ImportContext& ctx, int k, size_t off
   return body;
 }
 
+/*! \brief Whether `e` is an array holding nothing (0 element dimensions) that an iteration makes `after`. */
+bool WritesUnwritten(const Shape& e, const Shape& after) {
+  if (!e.rank_known() || e.ndim() < 2 || e[0] == kUnknownDim || !after.rank_known() || after.ndim() < 1) return false;
+  bool unwritten = false, any_rank = e.ndim() == 2 && e[1] == 0;
+  for (int d = 1; d < e.ndim(); ++d) unwritten = unwritten || e[d] == 0;
+  if (!unwritten || (!any_rank && after.ndim() != e.ndim())) return false;
+  for (int d = 1; d < after.ndim(); ++d) {
+    if (after[d] == kUnknownDim || (!any_rank && e[d] != 0 && e[d] != after[d])) return false;
+  }
+  return after.ndim() != e.ndim() || std::vector<int64_t>(e.dims().begin() + 1, e.dims().end()) !=
+                                         std::vector<int64_t>(after.dims().begin() + 1, after.dims().end());
+}
+
+/*! \brief Whether input `i` is a constant scalar 0. */
+bool IsScalarZero(ImportContext& ctx, size_t i) {
+  NDArray value = ctx.TryConstInput(i);
+  return value.defined() && value.shape().ndim() == 0 && ctx.ConstScalar(i) == 0;
+}
+
+/*!
+ * \brief The loop's entering values, each that holds nothing but zeros the body widens replaced by
+ * zeros of the shape an iteration gives it (so the loop variable keeps its shape): an array of 0
+ * element dimensions (a TensorArray or stack before its first write: its rows, the element shape
+ * the body writes), and a constant scalar 0 an iteration broadcasts (TF's gradients start a
+ * TensorArray flow's accumulator so). The loop computes the same values (a loop that runs no
+ * iteration returns the widened zeros).
+ */
+std::vector<NodeEntry> WidenEntering(ImportContext& ctx, const Subgraph& body, size_t vars,
+                                     std::vector<Shape>* entering) {
+  std::vector<NodeEntry> inputs = ctx.inputs();
+  std::vector<Shape>& shapes = *entering;
+  for (size_t i = 0; i < inputs.size(); ++i) shapes.push_back(ctx.InputShape(i));
+  for (size_t pass = 0; pass <= vars; ++pass) {
+    std::vector<Shape> after;
+    try {
+      after = InferSubgraphShapes(body, shapes, StrCat("node '", ctx.name(), "'"));
+    } catch (const Error&) {
+      return inputs;  // the loop's own inference reports it
+    }
+    bool changed = false;
+    for (size_t i = 0; i < vars; ++i) {
+      std::vector<int64_t> dims;
+      if (WritesUnwritten(shapes[i], after[i])) {
+        dims = after[i].dims();
+        dims[0] = shapes[i][0];
+      } else if (shapes[i].rank_known() && shapes[i].ndim() == 0 && after[i].is_known() && after[i].ndim() > 0 &&
+                 IsScalarZero(ctx, i)) {
+        dims = after[i].dims();
+      } else {
+        continue;
+      }
+      inputs[i] =
+          ctx.Op("fill", {}, {{"shape", IntsAttr(dims)}, {"value", "0"}, {"dtype", DTypeName(ctx.InputType(i))}},
+                 StrCat("entering_", i));
+      shapes[i] = Shape(dims);
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return inputs;
+}
+
+/*!
+ * \brief The loop's shape_invariants when an iteration leaves a dimension of a loop variable
+ * unknown that it entered with (a stack or a TensorArray of dynamic_size growing, an op whose
+ * output shape is a value): the loop variables' shapes across iterations, every dimension an
+ * iteration changes or leaves unknown unknown. "" when no iteration does (the loop infers them).
+ */
+std::string UnknownAcrossIterations(const Subgraph& body, std::vector<Shape> shapes, const std::string& where) {
+  bool lost = false;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<Shape> after;
+    try {
+      after = InferSubgraphShapes(body, shapes, where);
+    } catch (const Error&) {
+      return "";  // the loop's own inference reports it
+    }
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      Shape& v = shapes[i];
+      if (!v.rank_known()) continue;
+      if (!after[i].rank_known() || after[i].ndim() != v.ndim()) {
+        lost = lost || !after[i].rank_known();
+        v = Shape();
+        changed = true;
+        continue;
+      }
+      for (int d = 0; d < v.ndim(); ++d) {
+        if (v[d] == after[i][d] || v[d] == kUnknownDim) continue;
+        lost = lost || after[i][d] == kUnknownDim;
+        v[d] = kUnknownDim;
+        changed = true;
+      }
+    }
+  }
+  if (!lost) return "";
+  std::vector<std::string> texts;
+  for (const Shape& shape : shapes) texts.push_back(shape.ToString());
+  return "[" + Join(texts, ",") + "]";
+}
+
 Outputs ConvertWhileFrame(ImportContext& ctx) {
   size_t vars = static_cast<size_t>(ctx.Int("num_loop_vars"));
   std::shared_ptr<const Subgraph> cond, body;
@@ -82,7 +184,12 @@ Outputs ConvertWhileFrame(ImportContext& ctx) {
   } catch (const Error& err) {
     throw Error(StrCat("while frame '", ctx.Str("frame_name"), "': ", err.what()));
   }
-  NodePtr loop = Node::Create(Op::Get("while_loop"), ctx.name(), {}, ctx.inputs(), {cond, body});
+  std::vector<Shape> entering;
+  std::vector<NodeEntry> inputs = WidenEntering(ctx, *body, vars, &entering);
+  std::string invariants = UnknownAcrossIterations(*body, entering, StrCat("node '", ctx.name(), "'"));
+  std::map<std::string, std::string> attrs;
+  if (!invariants.empty()) attrs["shape_invariants"] = invariants;
+  NodePtr loop = Node::Create(Op::Get("while_loop"), ctx.name(), attrs, std::move(inputs), {cond, body});
   Outputs outs;
   for (uint32_t i = 0; i < ctx.num_inputs(); ++i) outs.push_back(NodeEntry{loop, i});
   return outs;
@@ -110,7 +217,11 @@ Outputs RejectLeftover(ImportContext& ctx) {
 
 }  // namespace
 
+/*! \brief ControlTrigger (a TF1 gradient loop's `b_sync`): runs when its control inputs have, as a no_op. */
+Outputs ConvertControlTrigger(ImportContext& ctx) { return {ctx.Op("no_op", {})}; }
+
 IR_TF_CONVERTER({kWhileFrameOp}, ConvertWhileFrame);
+IR_TF_CONVERTER({"ControlTrigger"}, ConvertControlTrigger);
 IR_TF_CONVERTER({kCondOp}, ConvertCond);
 IR_TF_CONVERTER({"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration",
                  "RefNextIteration", "LoopCond"},

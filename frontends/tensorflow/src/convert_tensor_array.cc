@@ -3,12 +3,17 @@
  * \brief Converters of TF1's TensorArray family. A TensorArray becomes a dense tensor
  * [size, elem...] threaded as TF's "flow" value: TensorArrayV3 makes it (zeros; its handle output
  * is the same value), writes and scatters return a new array, reads and gathers take rows. The
- * handle inputs are ignored: the flow input carries the array. Stacks and TensorArray gradients
- * (only in graphs TF differentiated) are rejected.
+ * handle inputs are ignored: the flow input carries the array. An element shape TensorArrayV3
+ * leaves unknown is 0 (unknown rank: [size, 0]): the first write or scatter adopts the value's
+ * (tensor_array.cc; a loop's converter gives such an array entering it the shape the loop writes).
+ * Writes to an array of dynamic_size grow it (tensor_array_*_grow); a gradient array
+ * (TensorArrayGradV3) is zeros like the forward array, and its writes start from zeros
+ * (tensor_array_handles.cc says why).
  */
 #include <algorithm>
 
 #include "converter.h"
+#include "functionalize.h"
 
 namespace ir {
 namespace tf {
@@ -16,19 +21,22 @@ namespace {
 
 using Outputs = std::vector<NodeEntry>;
 
-/*! \brief The TensorArray's rows' shape: the element_shape attribute, which must be known. */
+/*! \brief The TensorArray's rows' shape: element_shape with unknown dimensions 0, [0] for an unknown rank. */
 std::vector<int64_t> ElementShape(const ImportContext& ctx) {
   Shape shape = ctx.HasAttr("element_shape") ? ctx.ShapeAttr("element_shape") : Shape();
-  IR_CHECK(shape.is_known()) << "the TensorArray's element_shape is "
-                             << (shape.rank_known() ? shape.ToString() : "unknown")
-                             << "; only TensorArrays of a known element shape are supported";
-  return shape.dims();
+  if (!shape.rank_known()) return {0};
+  std::vector<int64_t> dims = shape.dims();
+  for (int64_t& d : dims) d = d == kUnknownDim ? 0 : d;
+  return dims;
 }
 
 Outputs ConvertTensorArray(ImportContext& ctx) {
   ctx.ExpectInputs(1);
+  NDArray known = ctx.TryConstInput(0);
+  IR_CHECK(known.defined() && known.Size() == 1)
+      << "the TensorArray's size must be known when the graph is imported (a constant, or computed from shapes)";
   auto size = static_cast<int64_t>(ctx.ConstScalar(0));
-  IR_CHECK(size > 0) << "the TensorArray's size must be known and positive, got " << size;
+  IR_CHECK(size >= 0) << "the TensorArray's size must not be negative, got " << size;
   std::vector<int64_t> dims{size};
   for (int64_t d : ElementShape(ctx)) dims.push_back(d);
   IR_CHECK(Shape(dims).Bytes(ctx.Type("dtype")) <= ctx.max_const_bytes())
@@ -38,9 +46,19 @@ Outputs ConvertTensorArray(ImportContext& ctx) {
   return {zeros, zeros};
 }
 
+/*! \brief The array a write or scatter starts from: the flow, zeros for a gradient array, grown for dynamic_size. */
+NodeEntry WriteBase(const ImportContext& ctx) {
+  return ctx.Bool(kGradientArrayAttr, false) ? ctx.input(0) : ctx.input(3);
+}
+
+/*! \brief The write op: growing (TensorArray of dynamic_size) or not. */
+std::string WriteOp(const ImportContext& ctx, const std::string& op) {
+  return ctx.Bool(kGrowsAttr, false) ? op + "_grow" : op;
+}
+
 Outputs ConvertWrite(ImportContext& ctx) {
   ctx.ExpectInputs(4);
-  return {ctx.Op("tensor_array_write", {ctx.input(3), ctx.input(1), ctx.input(2)})};
+  return {ctx.Op(WriteOp(ctx, "tensor_array_write"), {WriteBase(ctx), ctx.input(1), ctx.input(2)})};
 }
 
 Outputs ConvertRead(ImportContext& ctx) {
@@ -55,7 +73,7 @@ Outputs ConvertGather(ImportContext& ctx) {
 
 Outputs ConvertScatter(ImportContext& ctx) {
   ctx.ExpectInputs(4);
-  return {ctx.Op("tensor_array_scatter", {ctx.input(3), ctx.input(1), ctx.input(2)})};
+  return {ctx.Op(WriteOp(ctx, "tensor_array_scatter"), {WriteBase(ctx), ctx.input(1), ctx.input(2)})};
 }
 
 /*! \brief The array's shape (flow input `i`), which must be known. */
@@ -65,9 +83,16 @@ Shape ArrayShape(const ImportContext& ctx, size_t i) {
   return shape;
 }
 
+/*! \brief The number of rows: a constant when the array's shape is known, else read from it when the graph runs. */
 Outputs ConvertSize(ImportContext& ctx) {
   ctx.ExpectInputs(2);
-  return {ctx.Constant(NDArray::Scalar<int32_t>(static_cast<int32_t>(ArrayShape(ctx, 1)[0])))};
+  Shape shape = ctx.InputShape(1);
+  if (shape.rank_known() && shape.ndim() >= 1 && shape[0] != kUnknownDim) {
+    return {ctx.Constant(NDArray::Scalar<int32_t>(static_cast<int32_t>(shape[0])))};
+  }
+  NodeEntry dims = ctx.Op("shape", {ctx.input(1)}, {{"out_type", "int32"}}, "shape");
+  NodeEntry first = ctx.Op("slice", {dims}, {{"begin", "(0)"}, {"size", "(1)"}}, "rows");
+  return {ctx.Op("reshape", {first}, {{"shape", "()"}})};
 }
 
 /*! \brief Concat: the rows joined along their first axis, and each row's length. */
@@ -98,10 +123,24 @@ Outputs ConvertSplit(ImportContext& ctx) {
 
 Outputs ConvertClose(ImportContext& ctx) { return {ctx.Op("no_op", {})}; }
 
-Outputs RejectGradientOnly(ImportContext& ctx) {
+/*!
+ * \brief TensorArrayGradV3 (handle, flow_in): the gradient array, zeros like the forward array the
+ * flow carries (its writes start from zeros anyway), and the flow passed on.
+ */
+Outputs ConvertGradientArray(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("zeros_like", {ctx.input(1)}), ctx.input(1)};
+}
+
+Outputs RejectStack(ImportContext& ctx) {
   ctx.Fail(StrCat("op ", ctx.op(),
-                  " appears only in graphs TensorFlow differentiated (tf.gradients through a while loop): "
-                  "import the forward graph and differentiate it with the IR's Gradient pass instead"));
+                  " is only converted as TensorFlow's gradients of a while loop use stacks (a StackV2 outside the "
+                  "loops, pushed in one frame, popped in another frame that runs as many iterations, through "
+                  "constant Enters); this stack is used otherwise"));
+}
+
+Outputs RejectGradientWithShape(ImportContext& ctx) {
+  ctx.Fail("TensorArrayGradWithShape (a gradient array with a shape prepended) is not supported");
 }
 
 }  // namespace
@@ -115,9 +154,11 @@ IR_TF_CONVERTER({"TensorArraySizeV3"}, ConvertSize);
 IR_TF_CONVERTER({"TensorArrayConcatV3"}, ConvertConcat);
 IR_TF_CONVERTER({"TensorArraySplitV3"}, ConvertSplit);
 IR_TF_CONVERTER({"TensorArrayCloseV3"}, ConvertClose);
-IR_TF_CONVERTER({"TensorArrayGradV3", "TensorArrayGradWithShape", "StackV2", "StackPushV2", "StackPopV2",
-                 "StackCloseV2"},
-                RejectGradientOnly);
+IR_TF_CONVERTER({"TensorArrayGradV3"}, ConvertGradientArray);
+IR_TF_CONVERTER({"TensorArrayGradWithShape"}, RejectGradientWithShape);
+IR_TF_CONVERTER({"StackV2", "StackPushV2", "StackPopV2", "StackCloseV2", "Stack", "StackPush", "StackPop",
+                 "StackClose"},
+                RejectStack);
 
 }  // namespace tf
 }  // namespace ir

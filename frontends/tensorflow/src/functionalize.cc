@@ -5,6 +5,7 @@
 #include "functionalize.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 #include "graph.pb.h"
@@ -21,9 +22,20 @@ bool IsControl(const std::string& input) { return !input.empty() && input[0] == 
 std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
                                               std::vector<tensorflow::NodeDef> added) {
   if (added.empty()) return nodes;
+  std::set<std::string> gone;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (removed[k]) gone.insert(nodes[k].name());
+  }
+  for (const auto& n : added) gone.erase(n.name());
   std::vector<tensorflow::NodeDef> out;
   for (size_t k = 0; k < nodes.size(); ++k) {
-    if (!removed[k]) out.push_back(std::move(nodes[k]));
+    if (removed[k]) continue;
+    auto* inputs = nodes[k].mutable_input();
+    inputs->erase(
+        std::remove_if(inputs->begin(), inputs->end(),
+                       [&](const std::string& in) { return IsControl(in) && gone.count(TensorRef::Parse(in).node); }),
+        inputs->end());
+    out.push_back(std::move(nodes[k]));
   }
   for (auto& n : added) out.push_back(std::move(n));
   return out;
@@ -102,6 +114,125 @@ int TypeAttr(const tensorflow::NodeDef& node) {
   return it == node.attr().end() ? 0 : it->second.type();
 }
 
+int Frames::Child(const std::string& frame_name, int outer, const tensorflow::NodeDef& enter) {
+  for (size_t f = 1; f < name.size(); ++f) {
+    if (name[f] != frame_name) continue;
+    IR_CHECK(parent[f] == outer) << "Enter '" << enter.name() << "' enters frame '" << frame_name
+                                 << "' from another frame than its other Enters do";
+    return static_cast<int>(f);
+  }
+  name.push_back(frame_name);
+  parent.push_back(outer);
+  return static_cast<int>(name.size() - 1);
+}
+
+bool Frames::Within(int f, int outer) const {
+  for (; f > 0; f = parent[f]) {
+    if (f == outer) return true;
+  }
+  return false;
+}
+
+std::vector<int> Frames::Chain(int f) const {
+  std::vector<int> chain;
+  for (; f > 0; f = parent[f]) chain.insert(chain.begin(), f);
+  return chain;
+}
+
+bool IsEnter(const tensorflow::NodeDef& n) { return n.op() == "Enter" || n.op() == "RefEnter"; }
+bool IsExit(const tensorflow::NodeDef& n) { return n.op() == "Exit" || n.op() == "RefExit"; }
+
+std::string FrameName(const tensorflow::NodeDef& enter) {
+  auto it = enter.attr().find("frame_name");
+  IR_CHECK(it != enter.attr().end() && !it->second.s().empty())
+      << "Enter '" << enter.name() << "' has no frame_name attribute";
+  return it->second.s();
+}
+
+Frames AssignFrames(const NodeGraph& g) {
+  Frames frames;
+  frames.of.assign(g.nodes().size(), -1);
+  std::deque<int> queue;
+  for (size_t k = 0; k < g.nodes().size(); ++k) {
+    bool source = true;
+    for (const std::string& in : g.node(k).input()) source = source && g.Source(in) < 0;
+    if (source) {
+      frames.of[k] = 0;
+      queue.push_back(static_cast<int>(k));
+    }
+  }
+  while (!queue.empty()) {
+    int u = queue.front();
+    queue.pop_front();
+    int out = frames.of[u];
+    if (IsExit(g.node(u))) {
+      IR_CHECK(out != 0) << "Exit '" << g.node(u).name() << "' is not inside a while loop frame (no Enter leads to it)";
+      out = frames.parent[out];
+    }
+    // NextIteration -> Merge is the back edge: a Merge takes its frame from its Enter.
+    if (g.node(u).op() == "NextIteration" || g.node(u).op() == "RefNextIteration") continue;
+    for (const auto& use : g.Consumers(u)) {
+      int v = use.first;
+      if (frames.of[v] >= 0) continue;
+      frames.of[v] = IsEnter(g.node(v)) ? frames.Child(FrameName(g.node(v)), out, g.node(v)) : out;
+      queue.push_back(v);
+    }
+  }
+  for (int& f : frames.of) f = f < 0 ? 0 : f;
+  return frames;
+}
+
+int HandleSource(const NodeGraph& g, const std::string& input) {
+  static const std::set<std::string> kForwarding{"Enter", "RefEnter", "Identity", "RefIdentity"};
+  int src = IsControl(input) ? -1 : g.Source(input);
+  for (int hops = 0; src >= 0 && kForwarding.count(g.node(src).op()) && hops < 1024; ++hops) {
+    const tensorflow::NodeDef& n = g.node(src);
+    src = n.input_size() >= 1 && !IsControl(n.input(0)) ? g.Source(n.input(0)) : -1;
+  }
+  return src;
+}
+
+namespace {
+bool IsStackPush(const tensorflow::NodeDef& n) { return n.op() == "StackPushV2" || n.op() == "StackPush"; }
+}  // namespace
+
+std::vector<tensorflow::NodeDef> NeededNodes(std::vector<tensorflow::NodeDef> nodes,
+                                             const std::vector<std::string>& roots, const std::set<std::string>& fed) {
+  NodeGraph g(nodes);
+  std::map<int, std::vector<int>> pushes;  // stack -> the pushes onto it
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (IsStackPush(nodes[k]) && nodes[k].input_size() >= 1) {
+      int stack = HandleSource(g, nodes[k].input(0));
+      if (stack >= 0) pushes[stack].push_back(static_cast<int>(k));
+    }
+  }
+  std::vector<bool> needed(nodes.size(), false);
+  std::vector<int> stack;
+  auto need = [&](int k) {
+    if (k >= 0 && !needed[k]) {
+      needed[k] = true;
+      stack.push_back(k);
+    }
+  };
+  for (const std::string& root : roots) need(g.Find(root));
+  for (const std::string& name : fed) need(g.Find(name));  // fed names must stay (a body's params)
+  while (!stack.empty()) {
+    int k = stack.back();
+    stack.pop_back();
+    if (fed.count(nodes[k].name())) continue;
+    for (const std::string& in : nodes[k].input()) need(g.Source(in));
+    auto it = pushes.find(k);
+    if (it != pushes.end()) {
+      for (int push : it->second) need(push);
+    }
+  }
+  std::vector<tensorflow::NodeDef> out;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (needed[k]) out.push_back(std::move(nodes[k]));
+  }
+  return out;
+}
+
 namespace {
 thread_local int nesting = 0;
 thread_local size_t copies = 0;
@@ -125,14 +256,18 @@ void NestingGuard::StartImport() {
   if (nesting == 0) copies = 0;
 }
 
-std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes) {
+std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes,
+                                                          const std::vector<std::string>& roots,
+                                                          const std::set<std::string>& fed) {
   static const std::set<std::string> kOps{"Enter",         "RefEnter",         "Exit",    "RefExit",
                                           "Switch",        "RefSwitch",        "Merge",   "RefMerge",
                                           "NextIteration", "RefNextIteration", "LoopCond"};
+  nodes = AnnotateTensorArrays(std::move(nodes));
   bool any = std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) { return kOps.count(n.op()); });
   if (!any) return nodes;
   NestingGuard::StartImport();
-  return FunctionalizeConds(FunctionalizeLoops(std::move(nodes)));
+  if (!roots.empty()) nodes = NeededNodes(std::move(nodes), roots, fed);
+  return FunctionalizeConds(FunctionalizeLoops(LowerStacks(std::move(nodes))));
 }
 
 }  // namespace tf

@@ -7,7 +7,6 @@
  * body, Switch:0 the Exits. Constant Enters are loop invariants: extra loop variables the body
  * returns unchanged. Only the outermost frames are rebuilt here; inner ones live in the bodies.
  */
-#include <deque>
 #include <set>
 
 #include "functionalize.h"
@@ -17,76 +16,6 @@
 namespace ir {
 namespace tf {
 namespace {
-
-/*! \brief The frame tree and each node's frame (0 = outside every loop). */
-struct Frames {
-  std::vector<std::string> name{""};
-  std::vector<int> parent{-1};
-  std::vector<int> of;
-
-  int Child(const std::string& frame_name, int outer, const tensorflow::NodeDef& enter) {
-    for (size_t f = 1; f < name.size(); ++f) {
-      if (name[f] != frame_name) continue;
-      IR_CHECK(parent[f] == outer) << "Enter '" << enter.name() << "' enters frame '" << frame_name
-                                   << "' from another frame than its other Enters do";
-      return static_cast<int>(f);
-    }
-    name.push_back(frame_name);
-    parent.push_back(outer);
-    return static_cast<int>(name.size() - 1);
-  }
-  /*! \brief True when frame `f` is `outer` or nested in it. */
-  bool Within(int f, int outer) const {
-    for (; f > 0; f = parent[f]) {
-      if (f == outer) return true;
-    }
-    return false;
-  }
-};
-
-bool IsEnter(const tensorflow::NodeDef& n) { return n.op() == "Enter" || n.op() == "RefEnter"; }
-bool IsExit(const tensorflow::NodeDef& n) { return n.op() == "Exit" || n.op() == "RefExit"; }
-
-std::string FrameName(const tensorflow::NodeDef& enter) {
-  auto it = enter.attr().find("frame_name");
-  IR_CHECK(it != enter.attr().end() && !it->second.s().empty())
-      << "Enter '" << enter.name() << "' has no frame_name attribute";
-  return it->second.s();
-}
-
-/*! \brief Assigns frames breadth-first from the nodes without inputs. */
-Frames AssignFrames(const NodeGraph& g) {
-  Frames frames;
-  frames.of.assign(g.nodes().size(), -1);
-  std::deque<int> queue;
-  for (size_t k = 0; k < g.nodes().size(); ++k) {
-    bool source = true;
-    for (const std::string& in : g.node(k).input()) source = source && g.Source(in) < 0;
-    if (source) {
-      frames.of[k] = 0;
-      queue.push_back(static_cast<int>(k));
-    }
-  }
-  while (!queue.empty()) {
-    int u = queue.front();
-    queue.pop_front();
-    int out = frames.of[u];
-    if (IsExit(g.node(u))) {
-      IR_CHECK(out != 0) << "Exit '" << g.node(u).name() << "' is not inside a while loop frame (no Enter leads to it)";
-      out = frames.parent[out];
-    }
-    // NextIteration -> Merge is the back edge: a Merge takes its frame from its Enter.
-    if (g.node(u).op() == "NextIteration" || g.node(u).op() == "RefNextIteration") continue;
-    for (const auto& use : g.Consumers(u)) {
-      int v = use.first;
-      if (frames.of[v] >= 0) continue;
-      frames.of[v] = IsEnter(g.node(v)) ? frames.Child(FrameName(g.node(v)), out, g.node(v)) : out;
-      queue.push_back(v);
-    }
-  }
-  for (int& f : frames.of) f = f < 0 ? 0 : f;
-  return frames;
-}
 
 /*! \brief One loop variable of a frame: its Enter, Merge, Switch, NextIteration. */
 struct LoopVar {
@@ -104,6 +33,27 @@ int ConsumerWithOp(const NodeGraph& g, int k, const std::string& op, int slot = 
   return -1;
 }
 
+/*!
+ * \brief The Exits of the loop variable whose Switch is `sw`: the Exits reading Switch:0, directly
+ * or through Identity nodes (TF's gradients gate a loop variable's gradient through a tuple's
+ * Identity before its Exit).
+ */
+std::vector<int> ExitsOf(const NodeGraph& g, int sw) {
+  std::vector<int> exits, todo{sw};
+  std::set<int> seen{sw};
+  while (!todo.empty()) {
+    int k = todo.back();
+    todo.pop_back();
+    for (const auto& use : g.Consumers(k)) {
+      const std::string& in = g.node(use.first).input(use.second);
+      if (IsControl(in) || TensorRef::Parse(in).index != 0 || !seen.insert(use.first).second) continue;
+      if (IsExit(g.node(use.first))) exits.push_back(use.first);
+      if (g.node(use.first).op() == "Identity") todo.push_back(use.first);
+    }
+  }
+  return exits;
+}
+
 /*! \brief Rebuilds one outermost frame. */
 class WhileBuilder {
  public:
@@ -119,6 +69,7 @@ class WhileBuilder {
 
  private:
   std::string Where() const { return StrCat("while frame '", frames_.name[f_], "'"); }
+  std::vector<int> ExitsOf(int sw) const { return tf::ExitsOf(g_, sw); }
   const tensorflow::NodeDef& N(int k) const { return g_.node(k); }
   void FindLoopVars();
   LoopVar TraceLoopVar(int enter);
@@ -159,6 +110,7 @@ LoopVar WhileBuilder::TraceLoopVar(int enter) {
 void WhileBuilder::FindLoopVars() {
   for (int k : members_) {
     if (!IsEnter(N(k)) || frames_.of[k] != f_) continue;
+    if (g_.Consumers(k).empty()) continue;  // feeds nothing (TF's gradients leave `b_exit`s so)
     auto it = N(k).attr().find("is_constant");
     bool constant = it != N(k).attr().end() && it->second.b();
     IR_CHECK(N(k).input_size() >= 1 && !IsControl(N(k).input(0))) << "Enter '" << N(k).name() << "' has no input";
@@ -271,9 +223,8 @@ std::vector<tensorflow::NodeDef> WhileBuilder::Build() {
   EncodeBody(body, 1, &loop);
   std::vector<tensorflow::NodeDef> out{loop};
   for (size_t i = 0; i < vars_.size(); ++i) {
-    for (const auto& use : g_.Consumers(vars_[i].sw)) {
-      const tensorflow::NodeDef& exit = N(use.first);
-      if (!IsExit(exit) || TensorRef::Parse(exit.input(use.second)).index != 0) continue;
+    for (int k : ExitsOf(vars_[i].sw)) {
+      const tensorflow::NodeDef& exit = N(k);
       tensorflow::NodeDef id;
       id.set_name(exit.name());
       id.set_op("Identity");

@@ -6,6 +6,7 @@
 #include "graph_importer.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "converter.h"
@@ -219,8 +220,15 @@ std::vector<NodeEntry> GraphImporter::Outputs(const std::vector<TensorRef>& root
 
 Graph GraphImporter::Import(std::vector<std::string>* output_names) {
   IndexNodes();
-  // TF1 loops and conds become single nodes first: the rest of the import sees a DAG.
-  nodes_ = FunctionalizeControlFlow(std::move(nodes_));
+  // TF1 loops and conds become single nodes first: the rest of the import sees a DAG. Only the
+  // nodes the requested outputs need take part (with none requested, every node does).
+  std::vector<std::string> needed;
+  std::set<std::string> fed;
+  if (!spec_.outputs.empty()) {
+    for (const TensorRef& root : Roots()) needed.push_back(root.node);
+  }
+  for (const auto& kv : spec_.feed_shapes) fed.insert(TensorRef::Parse(kv.first).node);
+  nodes_ = FunctionalizeControlFlow(std::move(nodes_), needed, fed);
   by_name_.clear();
   IndexNodes();
   std::vector<TensorRef> roots = Roots();

@@ -16,6 +16,7 @@
 #include "ir_tf/import.h"
 #include "ir_tf/npy.h"
 #include "test_util.h"
+#include "tf1_graph_builders.h"
 #include "tf_test_util.h"
 
 namespace ir {
@@ -142,48 +143,14 @@ using test::pbtxt::Ints;
 using test::pbtxt::Node;
 using test::pbtxt::Placeholder;
 using test::pbtxt::Type;
-
-std::string Frame(const std::string& frame) { return Attr("frame_name", "s: '" + frame + "'"); }
-
-/*!
- * \brief Loop variable `i` of frame `frame` as TF1 writes it: <pre>/Enter_i (reading `init`) ->
- * Merge_i(Enter_i, NextIteration_i) -> Switch_i(Merge_i, <pre>/LoopCond); Switch_i:1 ->
- * Identity_i (the body's value); Switch_i -> Exit_i; NextIteration_i reads `next`.
- */
-std::string LoopVar(const std::string& pre, const std::string& frame, int i, const std::string& init,
-                    const std::string& next, const std::string& dtype = "DT_FLOAT") {
-  std::string n = std::to_string(i), t = Type(dtype);
-  return Node(pre + "/Enter_" + n, "Enter", {init}, t + Frame(frame)) +
-         Node(pre + "/Merge_" + n, "Merge", {pre + "/Enter_" + n, pre + "/NextIteration_" + n}, t + Attr("N", "i: 2")) +
-         Node(pre + "/Switch_" + n, "Switch", {pre + "/Merge_" + n, pre + "/LoopCond"}, t) +
-         Node(pre + "/Identity_" + n, "Identity", {pre + "/Switch_" + n + ":1"}, t) +
-         Node(pre + "/Exit_" + n, "Exit", {pre + "/Switch_" + n}, t) +
-         Node(pre + "/NextIteration_" + n, "NextIteration", {next}, t);
-}
-
-/*! \brief A loop-invariant Enter (is_constant) named `name` of `input`. */
-std::string ConstEnter(const std::string& name, const std::string& frame, const std::string& input) {
-  return Node(name, "Enter", {input}, Type() + Frame(frame) + Attr("is_constant", "b: true"));
-}
-
-/*! \brief <pre>/LoopCond on `a` < a Const `limit` tied to the frame by a control edge from `a`. */
-std::string LessThan(const std::string& pre, const std::string& a, int limit) {
-  return Node(pre + "/limit", "Const", {"^" + a},
-              Attr("dtype", "type: DT_INT32") +
-                  Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: " + std::to_string(limit) + " }")) +
-         Node(pre + "/Less", "Less", {a, pre + "/limit"}, Type("DT_INT32")) +
-         Node(pre + "/LoopCond", "LoopCond", {pre + "/Less"});
-}
-
-/*! \brief <name> = `a` + an int32 1 tied by a control edge to `a`. */
-std::string Increment(const std::string& name, const std::string& a) {
-  return Node(
-             name + "/one", "Const", {"^" + a},
-             Attr("dtype", "type: DT_INT32") + Attr("value", "tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 }")) +
-         Node(name, "Add", {a, name + "/one"}, Type("DT_INT32"));
-}
-
-NDArray Floats(std::vector<float> v) { return NDArray::FromVector<float>(Shape{static_cast<int64_t>(v.size())}, v); }
+using test::tf1::ConstEnter;
+using test::tf1::Floats;
+using test::tf1::Frame;
+using test::tf1::Increment;
+using test::tf1::LessThan;
+using test::tf1::LoopVar;
+using test::tf1::PinnedFloat;
+using test::tf1::Pivots;
 
 TEST(ControlFlowTF1Test, NestedLoopsWithUnrelatedFrameNamesAndChainedConstantEnters) {
   // for i < 3: { for j < 4: acc += x } : the inner frame's name does not extend the outer one's,
@@ -208,21 +175,6 @@ TEST(ControlFlowTF1Test, NestedLoopsWithUnrelatedFrameNamesAndChainedConstantEnt
     ExpectClose(r[0], {3}, "outer counter", 0, 0);
     ExpectClose(r[1], {expected[0], expected[1]}, "acc");
   }
-}
-
-/*! \brief A TF1 cond's predicate Switch and its pivots <pre>/switch_t, <pre>/switch_f. */
-std::string Pivots(const std::string& pre, const std::string& pred) {
-  return Node(pre + "/Switch", "Switch", {pred, pred}, Type("DT_BOOL")) +
-         Node(pre + "/switch_t", "Identity", {pre + "/Switch:1"}, Type("DT_BOOL")) +
-         Node(pre + "/switch_f", "Identity", {pre + "/Switch"}, Type("DT_BOOL")) +
-         Node(pre + "/pred_id", "Identity", {pred}, Type("DT_BOOL"));
-}
-
-/*! \brief A float scalar Const tied by a control edge to `pivot`. */
-std::string PinnedFloat(const std::string& name, const std::string& pivot, float v) {
-  return Node(name, "Const", {"^" + pivot},
-              Attr("dtype", "type: DT_FLOAT") +
-                  Attr("value", "tensor { dtype: DT_FLOAT tensor_shape {} float_val: " + std::to_string(v) + " }"));
 }
 
 TEST(ControlFlowTF1Test, CondInsideWhile) {
@@ -276,6 +228,48 @@ TEST(ControlFlowTF1Test, ConstantBranchesTiedOnlyByControlEdges) {
   }
 }
 
+TEST(ControlFlowTF1Test, ConstantsTiedByControlEdgesToASwitchOfAnotherPredicate) {
+  // As tf.raw_ops can write it (OpenVINO's model_switch_merge_several_cond_flows): the branch
+  // constants hang on a Switch whose outputs nothing reads. A control edge from a live Switch is
+  // live whichever port its predicate picks.
+  std::string g = Placeholder("x", {2}) + Placeholder("p", {}, "DT_BOOL") + Placeholder("q", {}, "DT_BOOL") +
+                  Node("s", "Switch", {"x", "p"}, Type()) + Node("s2", "Switch", {"q", "q"}, Type("DT_BOOL")) +
+                  PinnedFloat("five", "s2", 5) + PinnedFloat("two", "s2", 2) +
+                  Node("add", "AddV2", {"s", "two"}, Type()) + Node("sub", "Sub", {"s:1", "five"}, Type()) +
+                  Node("m", "Merge", {"add", "sub"}, Type() + Attr("N", "i: 2"));
+  for (bool p : {true, false}) {
+    NDArray r = RunText(
+        g, {{"x", Floats({1.5f, -2})}, {"p", NDArray::Scalar<bool>(p)}, {"q", NDArray::Scalar<bool>(true)}}, {"m"})[0];
+    ExpectClose(r, p ? std::vector<double>{-3.5, -7} : std::vector<double>{3.5, 0}, p ? "x - 5" : "x + 2", 0, 0);
+  }
+}
+
+/*! \brief One level of tf.case as TF1 writes it: cond <pre> on `pred` (seen through `pred_switch`, a Switch of the
+ * outer cond) of x * `scale`, else `other`. */
+std::string CaseLevel(const std::string& pre, const std::string& pred, const std::string& x, float scale) {
+  return Pivots(pre, pred) + PinnedFloat(pre + "/mul/y", pre + "/switch_t", scale) +
+         Node(pre + "/mul/Switch", "Switch", {x, pre + "/pred_id"}, Type()) +
+         Node(pre + "/mul", "Mul", {pre + "/mul/Switch:1", pre + "/mul/y"}, Type());
+}
+
+TEST(ControlFlowTF1Test, NestedCondsOfTfCaseWithKnownPredicates) {
+  // tf.case([(x <= 1, x * 1), (x <= 2, x * 2)], default=x * 4) of a frozen x: the inner cond's
+  // predicate and x reach it through Switches of the outer one; constant predicates fold.
+  for (float x : {0.5f, 1.5f, 2.5f}) {
+    std::string g = test::pbtxt::Const("x", {}, {x}) + Node("le1", "LessEqual", {"x", "one"}, Type()) +
+                    Node("le2", "LessEqual", {"x", "two"}, Type()) + test::pbtxt::Const("one", {}, {1}) +
+                    test::pbtxt::Const("two", {}, {2}) + CaseLevel("c", "le1", "x", 1) +
+                    Node("c/c/Switch/Switch", "Switch", {"le2", "c/pred_id"}, Type("DT_BOOL")) +
+                    Node("c/c/x", "Switch", {"x", "c/pred_id"}, Type()) +
+                    CaseLevel("c/c", "c/c/Switch/Switch", "c/c/x", 2) + PinnedFloat("c/c/mul_1/y", "c/c/switch_f", 4) +
+                    Node("c/c/mul_1", "Mul", {"c/c/mul/Switch", "c/c/mul_1/y"}, Type()) +
+                    Node("c/c/Merge", "Merge", {"c/c/mul_1", "c/c/mul"}, Type() + Attr("N", "i: 2")) +
+                    Node("c/Merge", "Merge", {"c/c/Merge", "c/mul"}, Type() + Attr("N", "i: 2"));
+    double expected = x <= 1 ? x : x <= 2 ? 2 * x : 4 * x;
+    for (bool fusion : {false, true}) ExpectClose(RunText(g, {}, {"c/Merge"}, fusion)[0], {expected}, "case", 0, 0);
+  }
+}
+
 TEST(ControlFlowTF1Test, ZeroTripLoopReturnsItsInputs) {
   std::string g = Placeholder("n", {}, "DT_INT32") + Placeholder("x", {2}) + Ints("i0", {0}, true) +
                   LoopVar("w", "w", 0, "i0", "w/inc", "DT_INT32") + LoopVar("w", "w", 1, "x", "w/dbl") +
@@ -293,9 +287,7 @@ TEST(ControlFlowTF1Test, ZeroTripLoopReturnsItsInputs) {
 
 /*! \brief A TensorArrayV3 of `size` float rows of shape [2]. */
 std::string TensorArray(const std::string& name, const std::string& size) {
-  return Node(name, "TensorArrayV3", {size},
-              Attr("dtype", "type: DT_FLOAT") + Attr("element_shape", test::pbtxt::ShapeProto({2})) +
-                  Attr("dynamic_size", "b: false"));
+  return test::tf1::TensorArray(name, size, test::pbtxt::ShapeProto({2}));
 }
 
 TEST(ControlFlowTF1Test, DynamicRnnOverTensorArrays) {
@@ -334,9 +326,11 @@ TEST(ControlFlowTF1Test, DynamicRnnOverTensorArrays) {
   }
 }
 
-TEST(ControlFlowTF1Test, GradientOnlyOpsAreRejectedNamingThem) {
+TEST(ControlFlowTF1Test, StacksUsedOtherwiseThanByTFsGradientsAreRejectedNamingThem) {
   std::string g = Node("s", "StackV2", {"n"}, Attr("elem_type", "type: DT_FLOAT")) + Ints("n", {3}, true);
-  EXPECT_ERROR(RunText(g, {}, {"s"}), "op StackV2 appears only in graphs TensorFlow differentiated");
+  EXPECT_ERROR(RunText(g, {}, {"s"}),
+               "TensorFlow node 's' (op StackV2): op StackV2 is only converted as TensorFlow's gradients of a while "
+               "loop use stacks");
 }
 
 TEST(ControlFlowTF1Test, ReverseV2ReversesTheGivenAxes) {
