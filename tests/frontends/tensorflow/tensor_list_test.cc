@@ -11,6 +11,9 @@
 #include <cmath>
 #include <functional>
 
+#include "ir/autodiff.h"
+#include "ir/runtime.h"
+#include "ir_tf/import.h"
 #include "tf_test_util.h"
 
 namespace ir {
@@ -301,6 +304,39 @@ TEST(TFTensorListTest, KerasLstmWhileMatchesTheReference) { ExpectLayerMatchesRe
 
 TEST(TFTensorListTest, KerasGruWhileMatchesTheReference) { ExpectLayerMatchesReference(Gru()); }
 
+TEST(TFTensorListTest, GradientThroughAnImportedKerasLstm) {
+  // d sum(outputs * outputs) / d inputs by the IR's Gradient pass on the imported While, against
+  // central differences of the same imported graph.
+  ImportOptions options;
+  options.outputs = {"lstm/transpose_1"};
+  options.feed_shapes = {{"inputs", Shape{kBatch, kSteps, kIn}}};
+  Graph graph = ImportGraphDef(test::TextModel(RecurrentGraph(Lstm())).graph_def, options);
+  NodeEntry inputs;
+  PostOrderDFSVisit(graph.outputs, [&](const NodePtr& node) {
+    if (node->is_variable() && node->attrs.name == "inputs") inputs = NodeEntry{node, 0};
+  });
+  ASSERT_NE(inputs.node, nullptr);
+  NodeEntry loss = MakeNode("sum", "loss", {MakeNode("multiply", "sq", {graph.outputs[0], graph.outputs[0]})});
+  NodeEntry grad = Gradients({loss}, {inputs})[0];
+  Session session;
+  std::vector<double> x = Seq(kBatch * kSteps * kIn, 0.2, -1.0);
+  auto feed = [](const std::vector<double>& v) {
+    return std::unordered_map<std::string, NDArray>{
+        {"inputs", NDArray::FromVector<float>(Shape{kBatch, kSteps, kIn}, std::vector<float>(v.begin(), v.end()))}};
+  };
+  std::vector<double> analytic = test::ToDoubles(session.Run({grad}, feed(x))[0]);
+  const double eps = 1e-2;
+  for (size_t k = 0; k < x.size(); k += 5) {
+    std::vector<double> up = x, down = x;
+    up[k] += eps;
+    down[k] -= eps;
+    double numeric = (test::ToDoubles(session.Run({loss}, feed(up))[0])[0] -
+                      test::ToDoubles(session.Run({loss}, feed(down))[0])[0]) /
+                     (2 * eps);
+    EXPECT_NEAR(analytic[k], numeric, 2e-3 + 1e-2 * std::fabs(numeric)) << "element " << k;
+  }
+}
+
 // ---------------------------------------------------------------- lists in hand-written loops
 
 /*! \brief A While over (i, list, x) with cond i < n and body `body` (nodes + rets for "i2", "list2", "x2"). */
@@ -363,6 +399,66 @@ TEST(TFTensorListTest, PushBackGrowsAListInALoopAndPopBackTakesItemsOff) {
     ExpectClose(out[1], Rows(x, 2, 3), "second pop");
     EXPECT_EQ(out[2].ToVector<int32_t>(), std::vector<int32_t>{2});
     ExpectClose(out[3], Rows(x, 0, 2), "what is left");
+  }
+}
+
+/*!
+ * \brief TF2's gradient of a While (while_v2): the forward loop pushes what the gradient needs onto
+ * an accumulator (EmptyTensorList, a loop variable growing every iteration); the gradient loop pops
+ * it back in reverse. Here y <- y * w four times, loss = sum(y): dloss/dw = sum_k w^(3-k) y_k.
+ */
+TEST(TFTensorListTest, WhileGradientAccumulatorsPushForwardAndPopBackward) {
+  std::vector<std::string> fwd_args{"i:DT_INT32", "y:DT_FLOAT", "w:DT_FLOAT", "acc:DT_VARIANT"};
+  std::vector<std::string> fwd_results{"i2:DT_INT32", "y2:DT_FLOAT", "w2:DT_FLOAT", "acc2:DT_VARIANT"};
+  std::string fwd_body = Ints("one", {1}, true) + Node("inc", "AddV2", {"i", "one:output:0"}, Type("DT_INT32")) +
+                         Node("push", "TensorListPushBack", {"acc", "y"}, ElementType()) +
+                         Node("mul", "Mul", {"y", "w"}, Type());
+  std::string fwd_cond = Ints("n", {4}, true) + Node("lt", "Less", {"i", "n:output:0"}, Type("DT_INT32"));
+  std::vector<std::string> grad_args{"j:DT_INT32", "g:DT_FLOAT", "w:DT_FLOAT", "acc:DT_VARIANT", "dw:DT_FLOAT"};
+  std::vector<std::string> grad_results{"j2:DT_INT32", "g2:DT_FLOAT", "w2:DT_FLOAT", "acc2:DT_VARIANT", "dw2:DT_FLOAT"};
+  std::string grad_body = Ints("one", {1}, true) + Node("inc", "AddV2", {"j", "one:output:0"}, Type("DT_INT32")) +
+                          Ints("shape", {3}) +
+                          Node("pop", "TensorListPopBack", {"acc", "shape:output:0"}, ElementType()) +
+                          Node("gy", "Mul", {"g", "pop:tensor:0"}, Type()) +
+                          Node("add", "AddV2", {"dw", "gy:z:0"}, Type()) + Node("back", "Mul", {"g", "w"}, Type());
+  std::string grad_cond = Ints("n", {4}, true) + Node("lt", "Less", {"j", "n:output:0"}, Type("DT_INT32"));
+  std::string graph =
+      Placeholder("x", {3}) + Placeholder("w", {3}) + Ints("i0", {0}, true) + Ints("acc/shape", {3}) +
+      Ints("acc/max", {-1}, true) +
+      Node("gradients/while_grad/y_0/accumulator", "EmptyTensorList", {"acc/shape", "acc/max"},
+           ElementType() + ShapeType()) +
+      Node("while", "While", {"i0", "x", "w", "gradients/while_grad/y_0/accumulator"},
+           FuncAttr("cond", "fwd_cond") + FuncAttr("body", "fwd_body_rewritten") +
+               TypeList("T", {"DT_INT32", "DT_FLOAT", "DT_FLOAT", "DT_VARIANT"}) + ShapeList({{}, {3}, {3}, {}})) +
+      Const("gradients/ones", {3}, {1, 1, 1}) + Const("gradients/zeros", {3}, {0, 0, 0}) +
+      Node("gradients/while_grad", "While", {"i0", "gradients/ones", "w", "while:3", "gradients/zeros"},
+           FuncAttr("cond", "grad_cond") + FuncAttr("body", "grad_body") +
+               TypeList("T", {"DT_INT32", "DT_FLOAT", "DT_FLOAT", "DT_VARIANT", "DT_FLOAT"}) +
+               ShapeList({{}, {3}, {3}, {}, {3}})) +
+      Node("left", "TensorListLength", {"gradients/while_grad:3"}) +
+      Library({Function("fwd_body_rewritten", fwd_args, fwd_results, fwd_body,
+                        {{"i2", "inc:z:0"}, {"y2", "mul:z:0"}, {"w2", "w"}, {"acc2", "push:output_handle:0"}}),
+               Function("fwd_cond", fwd_args, {"c:DT_BOOL"}, fwd_cond, {{"c", "lt:z:0"}}),
+               Function("grad_body", grad_args, grad_results, grad_body,
+                        {{"j2", "inc:z:0"},
+                         {"g2", "back:z:0"},
+                         {"w2", "w"},
+                         {"acc2", "pop:output_handle:0"},
+                         {"dw2", "add:z:0"}}),
+               Function("grad_cond", grad_args, {"c:DT_BOOL"}, grad_cond, {{"c", "lt:z:0"}})});
+  std::vector<float> x{0.5f, -1.0f, 2.0f}, w{1.5f, 0.5f, -0.75f};
+  std::vector<double> y_end, dw;
+  for (size_t k = 0; k < x.size(); ++k) {
+    y_end.push_back(x[k] * std::pow(w[k], 4));
+    dw.push_back(4 * x[k] * std::pow(w[k], 3));  // sum over the 4 steps of w^(3-k) * (x w^k)
+  }
+  for (bool fusion : {false, true}) {
+    std::vector<NDArray> out =
+        RunText(graph, {{"x", NDArray::FromVector<float>(Shape{3}, x)}, {"w", NDArray::FromVector<float>(Shape{3}, w)}},
+                {"while:1", "gradients/while_grad:4", "left"}, fusion);
+    ExpectClose(out[0], y_end, "y");
+    ExpectClose(out[1], dw, "dloss/dw");
+    EXPECT_EQ(out[2].ToVector<int32_t>(), std::vector<int32_t>{0});
   }
 }
 
