@@ -294,7 +294,8 @@ std::vector<Shape> LoopShapes(const ImportContext& ctx, const std::vector<Shape>
   IR_CHECK(!declared || static_cast<size_t>(value->list().shape_size()) == entering.size())
       << "attribute 'output_shapes' lists " << value->list().shape_size() << " shape(s) for " << entering.size()
       << " loop variable(s)";
-  bool resizes = MayResizeLists(*ctx.spec().functions, FunctionAttr(ctx, "body").name());
+  const std::shared_ptr<FunctionScope>& scope = ctx.spec().functions;
+  bool resizes = scope != nullptr && MayResizeLists(*scope, FunctionAttr(ctx, "body").name());
   std::vector<Shape> shapes;
   bool all_ranked = true, lists = false;
   for (size_t i = 0; i < entering.size(); ++i) {
