@@ -271,18 +271,19 @@ std::string InvariantsText(const std::vector<Shape>& shapes) {
   return StrCat("[", Join(items, ","), "]");
 }
 
-/*! \brief Whether loop variable `i` is a TensorList (a variant: our tensor array). */
-bool IsListVar(const ImportContext& ctx, size_t i) {
+/*! \brief Whether loop variable `i` has TF type `type` (T attribute). */
+bool LoopVarIs(const ImportContext& ctx, size_t i, tensorflow::DataType type) {
   if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return false;
   const auto& types = ctx.Attr("T").list().type();
-  return static_cast<int>(i) < types.size() && types[static_cast<int>(i)] == tensorflow::DT_VARIANT;
+  return static_cast<int>(i) < types.size() && types[static_cast<int>(i)] == type;
 }
 
 /*!
  * \brief The loop variables' shapes across iterations: TF's `output_shapes` (the shape invariants)
  * when given, else the entering shapes; sets `attrs` shape_invariants when all ranks are known. A
  * TensorList's (TF gives a variant's as a scalar) is its array's as it enters, element dimensions not
- * written yet unknown, and its size unknown when the body may push, pop or resize.
+ * written yet unknown, and its size unknown when the body may push, pop or resize; a resource's (a
+ * handle, also a scalar) is its variable's.
  */
 std::vector<Shape> LoopShapes(const ImportContext& ctx, const std::vector<Shape>& entering,
                               std::map<std::string, std::string>* attrs) {
@@ -299,9 +300,11 @@ std::vector<Shape> LoopShapes(const ImportContext& ctx, const std::vector<Shape>
   std::vector<Shape> shapes;
   bool all_ranked = true, lists = false;
   for (size_t i = 0; i < entering.size(); ++i) {
-    if (IsListVar(ctx, i)) {
+    if (LoopVarIs(ctx, i, tensorflow::DT_VARIANT)) {  // a TensorList: our tensor array
       shapes.push_back(ListLoopShape(entering[i], resizes));
       lists = true;
+    } else if (LoopVarIs(ctx, i, tensorflow::DT_RESOURCE)) {  // a variable's value, passed through
+      shapes.push_back(entering[i]);
     } else if (declared) {
       shapes.push_back(ToShape(value->list().shape(static_cast<int>(i))));
       Shape merged;
@@ -346,14 +349,35 @@ void RankEnteringLists(ImportContext& ctx, std::vector<NodeEntry>* inputs, ArgSp
   }
 }
 
-/*! \brief Loop variables that are resources (variable handles) would need the loop to update variables. */
-void RejectResourceLoopVars(const ImportContext& ctx) {
-  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return;
+/*!
+ * \brief The resource loop variables (variable handles, as keras' recurrent cells capture their
+ * weights into the body); each must be a variable, which the loop passes by value.
+ */
+std::vector<size_t> ResourceLoopVars(const ImportContext& ctx) {
+  std::vector<size_t> resources;
+  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return resources;
   const auto& types = ctx.Attr("T").list().type();
   for (int i = 0; i < types.size(); ++i) {
-    IR_CHECK(types[i] != tensorflow::DT_RESOURCE)
-        << "loop variable " << i << " ('" << ctx.def().input(i)
-        << "') is a resource (a variable handle): While loops over resources are not supported";
+    if (types[i] != tensorflow::DT_RESOURCE) continue;
+    try {
+      ctx.VariableInput(static_cast<size_t>(i));
+    } catch (const Error& err) {
+      throw Error(StrCat("loop variable ", i, " ('", ctx.def().input(i), "') is a resource: ", err.what()));
+    }
+    resources.push_back(static_cast<size_t>(i));
+  }
+  return resources;
+}
+
+/*! \brief Passing a variable's value is right only if the body reads it (ImportBody rejects writes) and returns it. */
+void CheckPassedThrough(const ImportContext& ctx, const std::vector<size_t>& resources, const Subgraph& body) {
+  for (size_t i : resources) {
+    NodeEntry out = body.graph.outputs[i];
+    while (!out.node->is_variable() && out.node->op()->name == "identity") out = out.node->inputs[0];
+    IR_CHECK(out.node == body.params[i])
+        << "loop variable " << i << " ('" << ctx.def().input(static_cast<int>(i))
+        << "') is a resource (a variable handle) the body does not return unchanged: While loops that replace "
+           "a variable handle are not supported";
   }
 }
 
@@ -361,7 +385,7 @@ Outputs ConvertWhile(ImportContext& ctx) {
   size_t n = ctx.num_inputs();
   IR_CHECK(n >= 1) << "needs at least one loop variable";
   ExpectTypeList(ctx, "T", n);
-  RejectResourceLoopVars(ctx);
+  std::vector<size_t> resources = ResourceLoopVars(ctx);
   ArgSpec args = ArgsOf(ctx, 0);
   std::vector<NodeEntry> inputs = ctx.inputs();
   RankEnteringLists(ctx, &inputs, &args);
@@ -374,6 +398,7 @@ Outputs ConvertWhile(ImportContext& ctx) {
                               << " values, not 1";
   IR_CHECK(body_results == n) << "body function '" << FunctionAttr(ctx, "body").name() << "' returns " << body_results
                               << " values for " << n << " loop variable(s)";
+  CheckPassedThrough(ctx, resources, *body);
   return Results(ctx.OpWithBodies("while_loop", std::move(inputs), {cond, body}, attrs), n);
 }
 

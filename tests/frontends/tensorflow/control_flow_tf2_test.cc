@@ -296,10 +296,23 @@ TEST(TFControlFlowTF2Test, MissingAndMismatchedFunctionsAreErrors) {
   ExpectImportError(inputs + IfNode("if", {"p", "x"}, "", "id") + library, {"then_branch", "names no function"});
   ExpectImportError(inputs + IfNode("if", {"p", "x", "x"}, "id", "id") + library,
                     {"function 'id' takes 1 argument(s), but the node passes 2"});
-  std::string resource_loop = pb::Placeholder("x", {2}) + pb::Node("loop", "While", {"x"},
-                                                                   FuncAttr("cond", "id") + FuncAttr("body", "id") +
-                                                                       pb::Attr("T", "list { type: DT_RESOURCE }"));
-  ExpectImportError(resource_loop + library, {"loop variable 0 ('x') is a resource"});
+  // A resource loop variable is passed by value: only a body returning it unchanged keeps that right.
+  std::string other =
+      Function("other", {"r:DT_RESOURCE"}, {"y:DT_RESOURCE"},
+               pb::Node("w", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2}))),
+               {{"y", "w:resource:0"}});
+  std::string resource_loop =
+      pb::Node("v", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2}))) +
+      pb::Node("loop", "While", {"v"},
+               FuncAttr("cond", "id") + FuncAttr("body", "other") + pb::Attr("T", "list { type: DT_RESOURCE }"));
+  ExpectImportError(resource_loop + Library({Unary("id", "Identity"), other}),
+                    {"loop variable 0 ('v') is a resource (a variable handle) the body does not return unchanged"});
+  ExpectImportError(
+      pb::Const("c", {2}, {1, 2}) +
+          pb::Node("loop", "While", {"c"},
+                   FuncAttr("cond", "id") + FuncAttr("body", "id") + pb::Attr("T", "list { type: DT_RESOURCE }")) +
+          library,
+      {"loop variable 0 ('c') is a resource", "must be a variable"});
   // A branch assigning to the variable passed in would update a copy: an error, not a silent no-op.
   std::string handle =
       pb::Node("v", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2})));

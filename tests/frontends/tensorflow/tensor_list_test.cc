@@ -8,6 +8,8 @@
  */
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 
@@ -59,7 +61,7 @@ struct Cell {
   std::string name;
   int64_t gates;             // kernel columns per unit
   bool has_c;                // LSTM: two states
-  std::string body;          // nodes computing "h_new" (and "c_new") from x, h, c, kernel, recurrent, bias
+  std::string body;          // nodes computing h (and c) from x, h, c and the weights KERNEL, RECURRENT, BIAS
   std::string h_out, c_out;  // their outputs "node:out:i"
   std::vector<int64_t> bias_dims;
   /*! \brief One step: x [B, I], h, c [B, U] -> new h, c. */
@@ -96,9 +98,9 @@ const std::vector<double>& Bias(int64_t size) {
 Cell Lstm() {
   Cell cell{"lstm", 4, true, "", "mul_2:z:0", "add_1:z:0", {4 * kUnits}, nullptr};
   cell.body =
-      Node("MatMul", "MatMul", {"x", "kernel"}, Type()) + Node("MatMul_1", "MatMul", {"h", "recurrent"}, Type()) +
+      Node("MatMul", "MatMul", {"x", "KERNEL"}, Type()) + Node("MatMul_1", "MatMul", {"h", "RECURRENT"}, Type()) +
       Node("add", "AddV2", {"MatMul:product:0", "MatMul_1:product:0"}, Type()) +
-      Node("BiasAdd", "BiasAdd", {"add:z:0", "bias"}, Type()) + Ints("split/split_dim", {1}, true) +
+      Node("BiasAdd", "BiasAdd", {"add:z:0", "BIAS"}, Type()) + Ints("split/split_dim", {1}, true) +
       Node("split", "Split", {"split/split_dim:output:0", "BiasAdd:output:0"}, Type() + Int("num_split", 4)) +
       Node("Sigmoid", "Sigmoid", {"split:output:0"}, Type()) +
       Node("Sigmoid_1", "Sigmoid", {"split:output:1"}, Type()) + Node("mul", "Mul", {"Sigmoid_1:y:0", "c"}, Type()) +
@@ -131,12 +133,12 @@ Cell Lstm() {
 Cell Gru() {
   Cell cell{"gru", 3, false, "", "add_3:z:0", "", {2, 3 * kUnits}, nullptr};
   cell.body =
-      Node("unstack", "Unpack", {"bias"}, Type() + Int("num", 2) + Int("axis", 0)) +
-      Node("MatMul", "MatMul", {"x", "kernel"}, Type()) +
+      Node("unstack", "Unpack", {"BIAS"}, Type() + Int("num", 2) + Int("axis", 0)) +
+      Node("MatMul", "MatMul", {"x", "KERNEL"}, Type()) +
       Node("BiasAdd", "BiasAdd", {"MatMul:product:0", "unstack:output:0"}, Type()) +
       Ints("split/split_dim", {1}, true) +
       Node("split", "Split", {"split/split_dim:output:0", "BiasAdd:output:0"}, Type() + Int("num_split", 3)) +
-      Node("MatMul_1", "MatMul", {"h", "recurrent"}, Type()) +
+      Node("MatMul_1", "MatMul", {"h", "RECURRENT"}, Type()) +
       Node("BiasAdd_1", "BiasAdd", {"MatMul_1:product:0", "unstack:output:1"}, Type()) +
       Ints("split_1/split_dim", {1}, true) +
       Node("split_1", "Split", {"split_1/split_dim:output:0", "BiasAdd_1:output:0"}, Type() + Int("num_split", 3)) +
@@ -170,13 +172,38 @@ Cell Gru() {
   return cell;
 }
 
+/*! \brief A weight: a Const, or a resource variable (VarHandleOp) assigned it by `name`/Assign. */
+std::string Weight(const std::string& name, const std::vector<int64_t>& dims, const std::vector<double>& values,
+                   bool resource) {
+  if (!resource) return Const(name, dims, values);
+  return Node(name, "VarHandleOp", {}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto(dims))) +
+         Const(name + "/Initializer", dims, values) +
+         Node(name + "/Assign", "AssignVariableOp", {name, name + "/Initializer"}, Type("DT_FLOAT", "dtype"));
+}
+
+/*! \brief The cell's body nodes reading its weights: the arguments, or ReadVariableOps of them. */
+std::string CellBody(const Cell& cell, bool resources) {
+  std::string body = cell.body, reads;
+  for (const char* w : {"kernel", "recurrent", "bias"}) {
+    std::string token = w;
+    std::transform(token.begin(), token.end(), token.begin(), ::toupper);
+    std::string ref = resources ? std::string(w) + "/ReadVariableOp:value:0" : std::string(w);
+    if (resources) reads += Node(std::string(w) + "/ReadVariableOp", "ReadVariableOp", {w}, Type("DT_FLOAT", "dtype"));
+    for (size_t at = body.find("'" + token + "'"); at != std::string::npos; at = body.find("'" + token + "'", at)) {
+      body.replace(at + 1, token.size(), ref);
+    }
+  }
+  return reads + body;
+}
+
 /*!
  * \brief The graph keras' layer writes (backend.rnn, time-major inside, unroll=False): zero states
  * from the batch size, a list of the transposed inputs, a reserved list of outputs, a While whose
  * body reads step `time`, runs the cell and writes its output; then the outputs stacked, the last one
- * and the sequence transposed back.
+ * and the sequence transposed back. With `resources`, the weights are resource variables captured
+ * into the body (keras' generic cell path: ReadVariableOp in the body), else tensors (standard_lstm).
  */
-std::string RecurrentGraph(const Cell& cell) {
+std::string RecurrentGraph(const Cell& cell, bool resources) {
   const std::string p = cell.name + "/";
   int64_t columns = cell.gates * kUnits;
   auto zeros = [&](const std::string& name) {
@@ -187,9 +214,12 @@ std::string RecurrentGraph(const Cell& cell) {
            Node(p + name, "Fill", {p + name + "/packed", p + name + "/Const"}, Type() + Type("DT_INT32", "index_type"));
   };
   std::string top =
-      Placeholder("inputs", {-1, kSteps, kIn}) + Const(p + "kernel", {kIn, columns}, Kernel(cell.gates)) +
-      Const(p + "recurrent_kernel", {kUnits, columns}, Recurrent(cell.gates)) +
-      Const(p + "bias", cell.bias_dims, Bias(cell.bias_dims.size() == 2 ? 6 * kUnits : 4 * kUnits)) +
+      Placeholder("inputs", {-1, kSteps, kIn}) + Weight(p + "kernel", {kIn, columns}, Kernel(cell.gates), resources) +
+      Weight(p + "recurrent_kernel", {kUnits, columns}, Recurrent(cell.gates), resources) +
+      Weight(p + "bias", cell.bias_dims, Bias(cell.bias_dims.size() == 2 ? 6 * kUnits : 4 * kUnits), resources) +
+      (resources ? Node("init", "NoOp",
+                        {"^" + p + "kernel/Assign", "^" + p + "recurrent_kernel/Assign", "^" + p + "bias/Assign"})
+                 : "") +
       Node(p + "Shape", "Shape", {"inputs"}, Type() + Type("DT_INT32", "out_type")) +
       Slice(p + "strided_slice", p + "Shape", 0, 1, "DT_INT32") + zeros("zeros") +
       (cell.has_c ? zeros("zeros_1") : "") + Ints(p + "transpose/perm", {1, 0, 2}) +
@@ -218,8 +248,13 @@ std::string RecurrentGraph(const Cell& cell) {
        {"strided_slice_1", "TensorArrayUnstack/TensorListFromTensor", "kernel", "recurrent_kernel", "bias"}) {
     loop_inputs.push_back(p + in);
   }
-  types.insert(types.end(), {"DT_INT32", "DT_VARIANT", "DT_FLOAT", "DT_FLOAT", "DT_FLOAT"});
-  shapes.insert(shapes.end(), {{}, {}, {kIn, columns}, {kUnits, columns}, cell.bias_dims});
+  std::string weight = resources ? "DT_RESOURCE" : "DT_FLOAT";
+  types.insert(types.end(), {"DT_INT32", "DT_VARIANT", weight, weight, weight});
+  if (resources) {
+    shapes.insert(shapes.end(), {{}, {}, {}, {}, {}});
+  } else {
+    shapes.insert(shapes.end(), {{}, {}, {kIn, columns}, {kUnits, columns}, cell.bias_dims});
+  }
   top += Node(p + "while", "While", loop_inputs,
               FuncAttr("cond", cell.name + "_while_cond") + FuncAttr("body", cell.name + "_while_body") +
                   TypeList("T", types) + ShapeList(shapes) + Int("parallel_iterations", 32) +
@@ -238,8 +273,8 @@ std::string RecurrentGraph(const Cell& cell) {
   std::vector<std::string> args{"while_loop_counter:DT_INT32", "while_maximum_iterations:DT_INT32",
                                 "placeholder:DT_INT32", "placeholder_1:DT_VARIANT", "h:DT_FLOAT"};
   if (cell.has_c) args.push_back("c:DT_FLOAT");
-  args.insert(args.end(), {"strided_slice_1_0:DT_INT32", "list_0:DT_VARIANT", "kernel:DT_FLOAT", "recurrent:DT_FLOAT",
-                           "bias:DT_FLOAT"});
+  args.insert(args.end(), {"strided_slice_1_0:DT_INT32", "list_0:DT_VARIANT", "kernel:" + weight, "recurrent:" + weight,
+                           "bias:" + weight});
   std::vector<std::string> results;
   std::vector<std::pair<std::string, std::string>> body_rets, cond_rets{{"identity", "Identity:output:0"}};
   std::vector<std::string> passed{"strided_slice_1_0", "list_0", "kernel", "recurrent", "bias"};
@@ -255,7 +290,7 @@ std::string RecurrentGraph(const Cell& cell) {
       Ints("TensorArrayV2Read/Const", {-1, kIn}) +
       Node("TensorArrayV2Read/TensorListGetItem", "TensorListGetItem",
            {"list_0", "placeholder", "TensorArrayV2Read/Const:output:0"}, ElementType()) +
-      Node("x", "Identity", {"TensorArrayV2Read/TensorListGetItem:item:0"}, Type()) + cell.body +
+      Node("x", "Identity", {"TensorArrayV2Read/TensorListGetItem:item:0"}, Type()) + CellBody(cell, resources) +
       Node("TensorArrayV2Write/TensorListSetItem", "TensorListSetItem", {"placeholder_1", "placeholder", cell.h_out},
            ElementType()) +
       Ints("add_2/y", {1}, true) + Node("add_2x", "AddV2", {"placeholder", "add_2/y:output:0"}, Type("DT_INT32")) +
@@ -273,8 +308,8 @@ std::string RecurrentGraph(const Cell& cell) {
                         Function(cell.name + "_while_cond", args, {"identity:DT_BOOL"}, cond, cond_rets)});
 }
 
-void ExpectLayerMatchesReference(const Cell& cell) {
-  std::string graph = RecurrentGraph(cell);
+void ExpectLayerMatchesReference(const Cell& cell, bool resources) {
+  std::string graph = RecurrentGraph(cell, resources);
   std::vector<double> x = Seq(kBatch * kSteps * kIn, 0.2, -1.0);  // [B, T, I]
   std::vector<double> h(kBatch * kUnits, 0.0), c(kBatch * kUnits, 0.0), sequence(kBatch * kSteps * kUnits);
   for (int64_t t = 0; t < kSteps; ++t) {
@@ -291,7 +326,11 @@ void ExpectLayerMatchesReference(const Cell& cell) {
   NDArray inputs = NDArray::FromVector<float>(Shape{kBatch, kSteps, kIn}, std::vector<float>(x.begin(), x.end()));
   for (bool fusion : {false, true}) {
     SCOPED_TRACE(cell.name + (fusion ? " fused" : " unfused"));
-    std::vector<NDArray> out = RunText(graph, {{"inputs", inputs}}, fetches, fusion);
+    SessionOptions options;
+    options.fusion = fusion;
+    TFSession session(test::TextModel(graph), options);
+    if (resources) session.Run({}, {}, {"init"});
+    std::vector<NDArray> out = session.Run({{"inputs", inputs}}, fetches);
     EXPECT_EQ(out[1].shape(), (Shape{kBatch, kSteps, kUnits}));
     ExpectClose(out[0], h, "last output");
     ExpectClose(out[1], sequence, "sequence");
@@ -300,9 +339,15 @@ void ExpectLayerMatchesReference(const Cell& cell) {
   }
 }
 
-TEST(TFTensorListTest, KerasLstmWhileMatchesTheReference) { ExpectLayerMatchesReference(Lstm()); }
+TEST(TFTensorListTest, KerasLstmWhileMatchesTheReference) {
+  ExpectLayerMatchesReference(Lstm(), false);
+  ExpectLayerMatchesReference(Lstm(), true);  // weights captured into the body as resource loop variables
+}
 
-TEST(TFTensorListTest, KerasGruWhileMatchesTheReference) { ExpectLayerMatchesReference(Gru()); }
+TEST(TFTensorListTest, KerasGruWhileMatchesTheReference) {
+  ExpectLayerMatchesReference(Gru(), false);
+  ExpectLayerMatchesReference(Gru(), true);
+}
 
 TEST(TFTensorListTest, GradientThroughAnImportedKerasLstm) {
   // d sum(outputs * outputs) / d inputs by the IR's Gradient pass on the imported While, against
@@ -310,7 +355,7 @@ TEST(TFTensorListTest, GradientThroughAnImportedKerasLstm) {
   ImportOptions options;
   options.outputs = {"lstm/transpose_1"};
   options.feed_shapes = {{"inputs", Shape{kBatch, kSteps, kIn}}};
-  Graph graph = ImportGraphDef(test::TextModel(RecurrentGraph(Lstm())).graph_def, options);
+  Graph graph = ImportGraphDef(test::TextModel(RecurrentGraph(Lstm(), false)).graph_def, options);
   NodeEntry inputs;
   PostOrderDFSVisit(graph.outputs, [&](const NodePtr& node) {
     if (node->is_variable() && node->attrs.name == "inputs") inputs = NodeEntry{node, 0};
