@@ -3,7 +3,10 @@
  * \brief Segment reductions: unsorted_segment_sum / max / min (tf.unsorted_segment_sum...: rows of data
  * combined into num_segments rows by segment id; negative ids are dropped, as TensorFlow does), the sum's
  * gradient segment_gather (rows of dy at the ids, zeros for negative ids), and segment_sum / mean /
- * max / min (tf.segment_sum...: sorted ids; the output has max id + 1 rows, known only when it runs).
+ * max / min (tf.segment_sum...: sorted ids; the output has max id + 1 rows, known only when it runs),
+ * and unsorted_segment_sum_dims / max / min: the unsorted ones with num_segments a tensor computed
+ * when the graph runs (TF1's sparse optimizer updates count Unique's rows), whose kernels allocate
+ * their outputs (FComputeShaped).
  *
  * segment_ids has a prefix of data's shape; data viewed as [ids.size, inner] is summed row by
  * row into an output viewed as [rows, inner].
@@ -25,7 +28,20 @@ struct SegmentParam : public dmlc::Parameter<SegmentParam> {
 };
 DMLC_REGISTER_PARAMETER(SegmentParam);
 
+/*! \brief segment_gather's: without num_segments (the gradient of the _dims ops), dy's rows. */
+struct SegmentGatherParam : public dmlc::Parameter<SegmentGatherParam> {
+  int64_t num_segments;
+  DMLC_DECLARE_PARAMETER(SegmentGatherParam) {
+    DMLC_DECLARE_FIELD(num_segments).set_default(-1).set_lower_bound(-1).describe("Rows of dy; -1: dy's rows.");
+  }
+};
+DMLC_REGISTER_PARAMETER(SegmentGatherParam);
+
 int64_t NumSegments(const NodeAttrs& attrs) { return dmlc::get<SegmentParam>(attrs.parsed).num_segments; }
+int64_t GatherRows(const NodeAttrs& attrs) { return dmlc::get<SegmentGatherParam>(attrs.parsed).num_segments; }
+
+/*! \brief Whether `n` is one of the _dims ops (num_segments is input 2, a tensor). */
+bool CountsAtRunTime(const NodePtr& n) { return n->inputs.size() == 3; }
 
 /*! \brief Throws unless `ids` is a prefix of `data`'s shape (as far as both are known). */
 void CheckIdsPrefix(const NodeAttrs& attrs, const Shape& data, const Shape& ids) {
@@ -90,19 +106,27 @@ bool UnsortedShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<S
   return AllKnown(*in, *out);
 }
 
+/*! \brief The ids as int64, each below `rows` (negative ids are dropped later). */
+std::vector<int64_t> IdsBelow(const NodeAttrs& attrs, const NDArray& segment_ids, int64_t rows) {
+  std::vector<int64_t> ids = ReadIndices(segment_ids);
+  for (size_t r = 0; r < ids.size(); ++r) {
+    IR_CHECK(ids[r] < rows) << NodeDesc(attrs) << ": segment_ids[" << r << "] = " << ids[r] << " is out of range [0, "
+                            << rows << ")";
+  }
+  return ids;
+}
+
 template <Combine kHow>
 void UnsortedCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                      const std::vector<NDArray>& out) {
-  std::vector<int64_t> ids = ReadIndices(in[1]);
-  for (size_t r = 0; r < ids.size(); ++r) {
-    IR_CHECK(ids[r] < NumSegments(attrs)) << NodeDesc(attrs) << ": segment_ids[" << r << "] = " << ids[r]
-                                          << " is out of range [0, " << NumSegments(attrs) << ")";
-  }
-  ReduceRows(in[0], ids, out[0], kHow);
+  ReduceRows(in[0], IdsBelow(attrs, in[1], NumSegments(attrs)), out[0], kHow);
 }
 
-std::vector<NodeEntry> UnsortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
-  return {GradNode("segment_gather", n, "data", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
+/*! \brief The gradients of a segment op's inputs: `data`'s, none for the ids (and num_segments). */
+std::vector<NodeEntry> DataGradient(const NodePtr& n, NodeEntry data) {
+  std::vector<NodeEntry> grads(n->inputs.size());
+  grads[0] = std::move(data);
+  return grads;
 }
 
 /*! \brief Rows of `rows` at the segment ids: segment_gather (unsorted ops) or gather (sorted ids, all valid). */
@@ -112,11 +136,15 @@ NodeEntry RowsAtIds(const NodePtr& n, const char* suffix, NodeEntry rows) {
                 : GradNode("segment_gather", n, suffix, {rows, In(n, 1)}, n->attrs.dict);
 }
 
+std::vector<NodeEntry> UnsortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return DataGradient(n, RowsAtIds(n, "data", og[0]));
+}
+
 /*! \brief Rows of `data` summed by the node's segment ids into rows like its output. */
 NodeEntry SumByIds(const NodePtr& n, const char* suffix, NodeEntry data) {
-  bool sorted = n->op()->name.rfind("segment_", 0) == 0;
-  return sorted ? GradNode("segment_sum", n, suffix, {data, In(n, 1)})
-                : GradNode("unsorted_segment_sum", n, suffix, {data, In(n, 1)}, n->attrs.dict);
+  if (n->op()->name.rfind("segment_", 0) == 0) return GradNode("segment_sum", n, suffix, {data, In(n, 1)});
+  if (CountsAtRunTime(n)) return GradNode("unsorted_segment_sum_dims", n, suffix, {data, In(n, 1), In(n, 2)});
+  return GradNode("unsorted_segment_sum", n, suffix, {data, In(n, 1)}, n->attrs.dict);
 }
 
 /*!
@@ -130,7 +158,7 @@ std::vector<NodeEntry> ExtremumGradient(const NodePtr& n, const std::vector<Node
       GradNode("where", n, "ones",
                {selected, GradNode("ones_like", n, "one", {data}), GradNode("zeros_like", n, "zero", {data})});
   NodeEntry spread = RowsAtIds(n, "spread", GradNode("divide", n, "share", {og[0], SumByIds(n, "count", ones)}));
-  return {GradNode("where", n, "data", {selected, spread, GradNode("zeros_like", n, "none", {spread})}), NodeEntry()};
+  return DataGradient(n, GradNode("where", n, "data", {selected, spread, GradNode("zeros_like", n, "none", {spread})}));
 }
 
 /*! \brief segment_mean: each data row gets dy of its segment divided by the segment's size. */
@@ -147,7 +175,7 @@ bool SegmentGatherShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vec
   if (dy.rank_known()) {
     IR_CHECK(dy.ndim() >= 1) << NodeDesc(attrs) << ": dy must have rank at least 1, got shape " << dy;
     std::vector<int64_t> dims = dy.dims();
-    dims[0] = NumSegments(attrs);
+    if (GatherRows(attrs) >= 0) dims[0] = GatherRows(attrs);
     AssignShape(attrs, "input 0", &(*in)[0], Shape(dims));
   }
   if (dy.rank_known() && ids.rank_known()) {
@@ -160,10 +188,8 @@ bool SegmentGatherShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vec
 
 void SegmentGatherCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                           const std::vector<NDArray>& out) {
-  std::vector<int64_t> ids = ReadIndices(in[1]);
-  int64_t rows = NumSegments(attrs), inner = rows == 0 ? 0 : in[0].Size() / rows;
-  for (int64_t id : ids)
-    IR_CHECK(id < rows) << NodeDesc(attrs) << ": segment id " << id << " is out of range [0, " << rows << ")";
+  int64_t rows = in[0].shape()[0], inner = rows == 0 ? 0 : in[0].Size() / rows;
+  std::vector<int64_t> ids = IdsBelow(attrs, in[1], rows);
   IR_NUMERIC_SWITCH(out[0].dtype(), DT, {
     const DT* src = in[0].data<DT>();
     DT* dst = out[0].data<DT>();
@@ -179,8 +205,40 @@ void SegmentGatherCompute(const OpContext&, const NodeAttrs& attrs, const std::v
   });
 }
 
+/*! \brief dy's rows summed back by the ids (into dy's row count, a tensor, without num_segments). */
 std::vector<NodeEntry> SegmentGatherGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
-  return {GradNode("unsorted_segment_sum", n, "dy", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
+  if (GatherRows(n->attrs) >= 0) {
+    return {GradNode("unsorted_segment_sum", n, "dy", {og[0], In(n, 1)}, n->attrs.dict), NodeEntry()};
+  }
+  NodeEntry rows = GradNode("strided_slice", n, "rows", {GradNode("shape", n, "shape", {In(n, 0)})},
+                            {{"begin", "(0)"}, {"end", "(1)"}, {"strides", "(1)"}, {"shrink_axis_mask", "1"}});
+  return {GradNode("unsorted_segment_sum_dims", n, "dy", {og[0], In(n, 1), rows}), NodeEntry()};
+}
+
+// ---------------------------------------------------------------- unsorted_segment_sum_dims
+
+bool UnsortedDimsShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  CheckIdsPrefix(attrs, (*in)[0], (*in)[1]);
+  IR_CHECK(!(*in)[2].is_known() || (*in)[2].ndim() == 0)
+      << NodeDesc(attrs) << ": num_segments must be a scalar, got shape " << (*in)[2];
+  AssignShape(attrs, "output 0", &(*out)[0], SegmentResult((*in)[0], (*in)[1], kUnknownDim));
+  return false;  // the number of rows is a value: known only when it runs
+}
+
+bool UnsortedDimsType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckIndexDType(attrs, "num_segments", (*in)[2]);
+  return SegmentType(attrs, in, out);
+}
+
+template <Combine kHow>
+std::vector<NDArray> UnsortedDimsCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in) {
+  int64_t rows = ReadIndices(in[2])[0];
+  IR_CHECK(rows >= 0) << NodeDesc(attrs) << ": num_segments must be non-negative, got " << rows;
+  std::vector<int64_t> ids = IdsBelow(attrs, in[1], rows);
+  NDArray data = in[0].CopyTo(Device::CPU());
+  NDArray out(SegmentResult(data.shape(), in[1].shape(), rows), data.dtype(), Device::CPU());
+  ReduceRows(data, ids, out, kHow);
+  return {ctx.device.type == DeviceType::kCPU ? out : out.CopyTo(ctx.device)};
 }
 
 // ---------------------------------------------------------------- segment_sum
@@ -227,7 +285,7 @@ std::vector<NDArray> SortedCompute(const OpContext& ctx, const NodeAttrs& attrs,
 }
 
 std::vector<NodeEntry> SortedGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
-  return {GradNode("gather", n, "data", {og[0], In(n, 1)}), NodeEntry()};
+  return DataGradient(n, GradNode("gather", n, "data", {og[0], In(n, 1)}));
 }
 
 /*! \brief What the sorted segment reductions share: the number of rows is max id + 1, known when they run. */
@@ -249,6 +307,17 @@ void UnsortedOp(Op& op, FCompute compute, FGradient gradient) {
       .set_attr<FInferShape>("FInferShape", UnsortedShape)
       .set_attr<FInferType>("FInferType", SegmentType)
       .set_attr<FCompute>("FCompute", std::move(compute))
+      .set_attr<FGradient>("FGradient", std::move(gradient))
+      .set_attr<TOpPattern>("TOpPattern", kOpaque);
+}
+
+/*! \brief What the unsorted segment reductions with a run-time num_segments share. */
+void UnsortedDimsOp(Op& op, FComputeShaped compute, FGradient gradient) {
+  op.set_num_inputs(3)
+      .set_input_names({"data", "segment_ids", "num_segments"})
+      .set_attr<FInferShape>("FInferShape", UnsortedDimsShape)
+      .set_attr<FInferType>("FInferType", UnsortedDimsType)
+      .set_attr<FComputeShaped>("FComputeShaped", std::move(compute))
       .set_attr<FGradient>("FGradient", std::move(gradient))
       .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
@@ -279,12 +348,26 @@ IR_REGISTER_OP(segment_gather)
         "(unsorted_segment_sum's gradient).")
     .set_num_inputs(2)
     .set_input_names({"dy", "segment_ids"})
-    .set_param<SegmentParam>()
+    .set_param<SegmentGatherParam>()
     .set_attr<FInferShape>("FInferShape", SegmentGatherShape)
     .set_attr<FInferType>("FInferType", SegmentType)
     .set_attr<FCompute>("FCompute", SegmentGatherCompute)
     .set_attr<FGradient>("FGradient", SegmentGatherGradient)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(unsorted_segment_sum_dims)
+    .describe(
+        "unsorted_segment_sum with num_segments a scalar tensor known when the graph runs (TF's "
+        "UnsortedSegmentSum of a computed count).")
+    .apply([](Op& op) { UnsortedDimsOp(op, UnsortedDimsCompute<Combine::kSum>, UnsortedGradient); });
+
+IR_REGISTER_OP(unsorted_segment_max_dims)
+    .describe("unsorted_segment_max with num_segments a scalar tensor known when the graph runs.")
+    .apply([](Op& op) { UnsortedDimsOp(op, UnsortedDimsCompute<Combine::kMax>, ExtremumGradient); });
+
+IR_REGISTER_OP(unsorted_segment_min_dims)
+    .describe("unsorted_segment_min with num_segments a scalar tensor known when the graph runs.")
+    .apply([](Op& op) { UnsortedDimsOp(op, UnsortedDimsCompute<Combine::kMin>, ExtremumGradient); });
 
 IR_REGISTER_OP(segment_sum)
     .describe("Rows of data summed by sorted segment id; the output has max id + 1 rows (tf.segment_sum).")

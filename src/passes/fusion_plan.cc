@@ -136,6 +136,12 @@ class Planner {
         return false;
       }
     }
+    for (const IndexedGraph::Entry& e : idx_[nid].inputs) {  // a dynamic plan's shapes found as it runs
+      if (!shapes_[idx_.entry_id(e)].is_known()) {
+        *why = StrCat("input shape ", shapes_[idx_.entry_id(e)], " is known only when the graph runs");
+        return false;
+      }
+    }
     if (!GeneratesCode(nid)) {
       *why = "no FCodeGen for its input dtypes";
       return false;

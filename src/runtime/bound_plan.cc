@@ -189,6 +189,56 @@ std::string LargestUser(const BoundPlan& plan) {
   return user;
 }
 
+/*!
+ * \brief Whether some shape of `graph` may be known only at run time: it has a control-flow node
+ * (a loop variable whose shape changes across iterations) or an op whose output shape is a
+ * tensor's value (FComputeShaped). Elsewhere an unknown shape is an error.
+ */
+bool MayHaveDynamicShapes(const Graph& graph) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  const auto* shaped = Op::FindAttr<FComputeShaped>("FComputeShaped");
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    if (!node->attrs.subgraphs.empty() || (shaped != nullptr && !node->is_variable() && shaped->count(node->op()))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/*!
+ * \brief Whether some entry of the bound `graph` has an unknown shape; throws, naming the node, when
+ * one can never become known: an input, or the output of a node that computes its shapes from its
+ * inputs' (no FComputeShaped, no bodies) while those are all known.
+ */
+bool HasUnknownShapes(const Graph& graph) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  const ShapeVector& shapes = graph.GetAttr<ShapeVector>("shape");
+  const auto* shaped = Op::FindAttr<FComputeShaped>("FComputeShaped");
+  bool any = false;
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    const Node* node = idx[nid].source;
+    bool unknown_out = false;
+    for (uint32_t j = 0; j < idx.num_outputs(nid); ++j)
+      unknown_out = unknown_out || !shapes[idx.entry_id(nid, j)].is_known();
+    if (!unknown_out) continue;
+    any = true;
+    IR_CHECK(!node->is_variable()) << "input '" << node->attrs.name << "' has the unknown shape "
+                                   << shapes[idx.entry_id(nid, 0)] << ": nothing computes it when the graph runs";
+    bool allocates = !node->attrs.subgraphs.empty() || (shaped != nullptr && shaped->count(node->op()));
+    std::vector<std::string> in;
+    bool from_unknown = false;
+    for (const IndexedGraph::Entry& e : idx[nid].inputs) {
+      in.push_back(shapes[idx.entry_id(e)].ToString());
+      from_unknown = from_unknown || !shapes[idx.entry_id(e)].is_known();
+    }
+    IR_CHECK(allocates || from_unknown) << NodeDesc(node->attrs) << ": cannot tell its output shapes from its inputs' "
+                                        << (in.empty() ? std::string("(none)") : Join(in, ", "))
+                                        << ", and it runs no kernel that finds them";
+  }
+  return any;
+}
+
 }  // namespace
 
 void RegisterKernelSelector(DeviceType type, KernelSelector selector) {
@@ -217,22 +267,6 @@ std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
   return passes;
 }
 
-/*!
- * \brief Whether some shape of `input` (a pipeline input) is known only at run time: a loop
- * variable whose shape changes across iterations, an output whose shape is a tensor's value
- * (FComputeShaped). Graphs without such nodes are not checked: an unknown shape is an error there.
- */
-bool HasDynamicShapes(const Graph& input) {
-  const IndexedGraph& idx = input.indexed_graph();
-  const auto* shaped = Op::FindAttr<FComputeShaped>("FComputeShaped");
-  bool may = false;
-  for (uint32_t nid = 0; nid < idx.num_nodes() && !may; ++nid) {
-    const Node* node = idx[nid].source;
-    may = !node->attrs.subgraphs.empty() || (shaped != nullptr && !node->is_variable() && shaped->count(node->op()));
-  }
-  return may && ApplyPass(input, "InferShape").GetAttr<int>("shape_num_unknown_nodes") > 0;
-}
-
 std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,
                                 const std::vector<NDArray>& values, const SessionOptions& options, Device device) {
   auto start = std::chrono::steady_clock::now();
@@ -240,15 +274,11 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
   try {
     Graph input = PipelineInput(graph, values, options);
     std::vector<std::string> passes = options.passes.empty() ? DefaultPipeline(options) : options.passes;
-    plan->dynamic = HasDynamicShapes(input);
-    if (plan->dynamic) {
-      input.SetAttr("memory.dynamic_shapes", 1);
-      passes = {"InferShape", "InferType", "Vectorize"};
-      if (options.simplify) passes.push_back("Simplify");
-      passes.push_back("ScheduleCollectives");
-      passes.push_back("PlanMemory");
-    }
+    // Shapes found as nodes run get fresh storage; the rest is planned, and fused, as usual.
+    bool may = MayHaveDynamicShapes(input);
+    if (may) input.SetAttr("memory.dynamic_shapes", 1);
     plan->graph = ApplyPasses(std::move(input), passes);
+    plan->dynamic = may && plan->graph.HasAttr("shape") && HasUnknownShapes(plan->graph);
   } catch (const Error& err) {
     throw Error(StrCat("cannot bind the graph for inputs (", InputsDesc(inputs, values), "): ", err.what()));
   }

@@ -47,9 +47,9 @@ struct BoundPlan {
   /*! \brief Per node, when profiling: its op as NodeProfile::op describes it (else empty). */
   std::vector<std::string> op_desc;
   /*!
-   * \brief Some shapes are known only at run time (a loop variable whose shape changes): those
-   * entries get fresh storage, their shapes are inferred from the arrays as nodes run, and the
-   * graph is not fused (bodies still are).
+   * \brief Some shapes are known only at run time (a loop variable whose shape changes, a value
+   * whose shape is a tensor's value): those entries get fresh storage and their shapes are
+   * inferred from the arrays as nodes run; the nodes of known shapes are planned and fused as usual.
    */
   bool dynamic = false;
   /*! \brief Bytes of the memory pool (one arena) of one Workspace of the plan. */

@@ -319,7 +319,7 @@ GoldenGraph LeNetAdam() {
   Builder b("lenet_train_adam");
   LeNet net = LeNetLoss(&b, 16, 32, 256);
   std::vector<NodeEntry> grads = Gradients({net.loss}, net.params), updates;
-  NodeEntry step = b.Input("adam_step", Shape{});
+  NodeEntry step = b.Input("adam_step", Shape::Scalar());
   NodeEntry t = b.Op("assign_add", {step, b.Op("ones_like", {step})});
   NodeEntry c2 = b.Op("sqrt", {b.Scalar("rsubtract_scalar", b.Scalar("rpower_scalar", t, "0.999"), "1")});
   NodeEntry c1 = b.Scalar("rsubtract_scalar", b.Scalar("rpower_scalar", t, "0.9"), "1");

@@ -85,6 +85,27 @@ TEST(SegmentTest, SumsDropNegativeIdsAndGradientsMatch) {
   ExpectNear(max, {0, 0, 4, 5});
 }
 
+TEST(SegmentTest, RunTimeSegmentCountsAllocateTheirRowsAndGradientsMatch) {
+  NDArray ids = Ints32(Shape{4}, {1, -1, 1, 0});
+  NDArray three = NDArray::Scalar<int32_t>(3);
+  NDArray sum = RunShaped("unsorted_segment_sum_dims", {Iota(Shape{4, 2}), ids, three})[0];
+  EXPECT_EQ(sum.shape(), (Shape{3, 2}));
+  ExpectNear(sum, {6, 7, 0 + 4, 1 + 5, 0, 0});
+  ExpectNear(RunShaped("unsorted_segment_max_dims", {Iota(Shape{4, 2}), ids, NDArray::Scalar<int64_t>(2)})[0],
+             {6, 7, 4, 5});
+  CheckGradient("unsorted_segment_sum_dims", {}, {RandomArray(Shape{4, 2}, DType::kFloat64, 5), ids, three});
+  NDArray two = NDArray::Scalar<int32_t>(2);  // no empty segment: its lowest value would swamp the differences
+  CheckGradient("unsorted_segment_max_dims", {}, {RandomArray(Shape{4, 2}, DType::kFloat64, 9), ids, two});
+  CheckGradient("unsorted_segment_min_dims", {}, {RandomArray(Shape{4, 2}, DType::kFloat64, 10), ids, two});
+  CheckGradient("segment_gather", {}, {RandomArray(Shape{3, 2}, DType::kFloat64, 6), ids});  // rows: dy's
+  EXPECT_ERROR(RunShaped("unsorted_segment_sum_dims", {Iota(Shape{4, 2}), ids, NDArray::Scalar<int32_t>(1)}),
+               "segment_ids[0] = 1 is out of range [0, 1)");
+  EXPECT_ERROR(RunShaped("unsorted_segment_sum_dims", {Iota(Shape{4, 2}), ids, NDArray::Scalar<int32_t>(-2)}),
+               "num_segments must be non-negative, got -2");
+  EXPECT_ERROR(RunShaped("unsorted_segment_sum_dims", {Iota(Shape{4, 2}), ids, Ints32(Shape{1}, {3})}),
+               "num_segments must be a scalar, got shape [1]");
+}
+
 TEST(ScanTest, CumsumAndCumprodWithFlagsAndGradients) {
   NDArray x = Iota(Shape{2, 3});  // 0 1 2 / 3 4 5
   ExpectNear(RunOp("cumsum", {{"axis", "1"}}, {x})[0], {0, 1, 3, 3, 7, 12});

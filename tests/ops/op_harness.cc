@@ -138,6 +138,13 @@ std::vector<NDArray> Evaluate(const IndexedGraph& idx, const std::function<NDArr
       in_shapes.push_back(in.back().shape());
       in_types.push_back(in.back().dtype());
     }
+    OpContext ctx;
+    ctx.seed = seed * 1000003 + nid;
+    const auto* shaped = Op::FindAttr<FComputeShaped>("FComputeShaped");
+    if (shaped != nullptr && shaped->count(node->op())) {  // it allocates its outputs as it runs
+      values[nid] = (*shaped)[node->op()](ctx, node->attrs, in);
+      continue;
+    }
     uint32_t nout = node->num_outputs();
     std::vector<Shape> out_shapes(nout);
     std::vector<DType> out_types(nout, DType::kUnknown);
@@ -150,8 +157,6 @@ std::vector<NDArray> Evaluate(const IndexedGraph& idx, const std::function<NDArr
           << DTypeName(out_types[i]);
       out.emplace_back(out_shapes[i], out_types[i]);
     }
-    OpContext ctx;
-    ctx.seed = seed * 1000003 + nid;
     FCompute kernel = kernel_of(nid);
     if (!kernel) kernel = Op::GetAttr<FCompute>("FCompute")[node->op()];
     kernel(ctx, node->attrs, in, out);

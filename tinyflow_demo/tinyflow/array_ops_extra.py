@@ -55,22 +55,30 @@ def scatter_nd(indices, updates, shape, name=None):
                     name=name or "ScatterNd")
 
 
+def _unsorted_segment(op, data, segment_ids, num_segments, name):
+    """`op` with num_segments an attribute when it is known as the graph is built, else its _dims form,
+    which reads a count the graph computes (tf.shape(unique.y)[0] in a sparse optimizer update)."""
+    segment_ids = _indices(segment_ids)
+    try:
+        count = _const_int(num_segments, "num_segments")
+    except TypeError:
+        return apply_op(op + "_dims", [data, segment_ids, _indices(num_segments)], name=name)
+    return apply_op(op, [data, segment_ids], {"num_segments": count}, name=name)
+
+
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Rows of data summed by segment id into num_segments rows; negative ids are dropped."""
-    return apply_op("unsorted_segment_sum", [data, _indices(segment_ids)],
-                    {"num_segments": _const_int(num_segments, "num_segments")}, name=name or "UnsortedSegmentSum")
+    return _unsorted_segment("unsorted_segment_sum", data, segment_ids, num_segments, name or "UnsortedSegmentSum")
 
 
 def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     """The largest row of data per segment id (the dtype's lowest value for an empty segment)."""
-    return apply_op("unsorted_segment_max", [data, _indices(segment_ids)],
-                    {"num_segments": _const_int(num_segments, "num_segments")}, name=name or "UnsortedSegmentMax")
+    return _unsorted_segment("unsorted_segment_max", data, segment_ids, num_segments, name or "UnsortedSegmentMax")
 
 
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     """The smallest row of data per segment id (the dtype's highest value for an empty segment)."""
-    return apply_op("unsorted_segment_min", [data, _indices(segment_ids)],
-                    {"num_segments": _const_int(num_segments, "num_segments")}, name=name or "UnsortedSegmentMin")
+    return _unsorted_segment("unsorted_segment_min", data, segment_ids, num_segments, name or "UnsortedSegmentMin")
 
 
 def segment_sum(data, segment_ids, name=None):

@@ -7,10 +7,12 @@
 #include <algorithm>
 
 #include "convert_functional.h"
+#include "convert_tensor_list.h"
 #include "converter.h"
 #include "function_inline.h"
 #include "graph_importer.h"
 #include "ir/op.h"
+#include "ir/pass.h"
 #include "tf_types.h"
 
 namespace ir {
@@ -269,41 +271,113 @@ std::string InvariantsText(const std::vector<Shape>& shapes) {
   return StrCat("[", Join(items, ","), "]");
 }
 
+/*! \brief Whether loop variable `i` has TF type `type` (T attribute). */
+bool LoopVarIs(const ImportContext& ctx, size_t i, tensorflow::DataType type) {
+  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return false;
+  const auto& types = ctx.Attr("T").list().type();
+  return static_cast<int>(i) < types.size() && types[static_cast<int>(i)] == type;
+}
+
 /*!
  * \brief The loop variables' shapes across iterations: TF's `output_shapes` (the shape invariants)
- * when given, else the entering shapes; sets `attrs` shape_invariants when all ranks are known.
+ * when given, else the entering shapes; sets `attrs` shape_invariants when all ranks are known. A
+ * TensorList's (TF gives a variant's as a scalar) is its array's as it enters, element dimensions not
+ * written yet unknown, and its size unknown when the body may push, pop or resize; a resource's (a
+ * handle, also a scalar) is its variable's.
  */
 std::vector<Shape> LoopShapes(const ImportContext& ctx, const std::vector<Shape>& entering,
                               std::map<std::string, std::string>* attrs) {
-  if (!ctx.HasAttr("output_shapes")) return entering;
-  const tensorflow::AttrValue& value = ctx.Attr("output_shapes");
-  IR_CHECK(value.value_case() == tensorflow::AttrValue::kList) << "attribute 'output_shapes' is not a list";
-  if (value.list().shape_size() == 0) return entering;
-  IR_CHECK(static_cast<size_t>(value.list().shape_size()) == entering.size())
-      << "attribute 'output_shapes' lists " << value.list().shape_size() << " shape(s) for " << entering.size()
+  bool declared = ctx.HasAttr("output_shapes");
+  const tensorflow::AttrValue* value = declared ? &ctx.Attr("output_shapes") : nullptr;
+  IR_CHECK(!declared || value->value_case() == tensorflow::AttrValue::kList)
+      << "attribute 'output_shapes' is not a list";
+  declared = declared && value->list().shape_size() > 0;
+  IR_CHECK(!declared || static_cast<size_t>(value->list().shape_size()) == entering.size())
+      << "attribute 'output_shapes' lists " << value->list().shape_size() << " shape(s) for " << entering.size()
       << " loop variable(s)";
+  const std::shared_ptr<FunctionScope>& scope = ctx.spec().functions;
+  bool resizes = scope != nullptr && MayResizeLists(*scope, FunctionAttr(ctx, "body").name());
   std::vector<Shape> shapes;
-  bool all_ranked = true;
+  bool all_ranked = true, lists = false;
   for (size_t i = 0; i < entering.size(); ++i) {
-    shapes.push_back(ToShape(value.list().shape(static_cast<int>(i))));
-    Shape merged;
-    IR_CHECK(Shape::Merge(entering[i], shapes[i], &merged))
-        << "loop variable " << i << " enters with shape " << entering[i] << ", which does not fit its output_shapes "
-        << shapes[i];
+    if (LoopVarIs(ctx, i, tensorflow::DT_VARIANT)) {  // a TensorList: our tensor array
+      shapes.push_back(ListLoopShape(entering[i], resizes));
+      lists = true;
+    } else if (LoopVarIs(ctx, i, tensorflow::DT_RESOURCE)) {  // a variable's value, passed through
+      shapes.push_back(entering[i]);
+    } else if (declared) {
+      shapes.push_back(ToShape(value->list().shape(static_cast<int>(i))));
+      Shape merged;
+      IR_CHECK(Shape::Merge(entering[i], shapes[i], &merged))
+          << "loop variable " << i << " enters with shape " << entering[i] << ", which does not fit its output_shapes "
+          << shapes[i];
+    } else {
+      shapes.push_back(entering[i]);
+    }
     all_ranked = all_ranked && shapes[i].rank_known();
   }
-  if (all_ranked) (*attrs)["shape_invariants"] = InvariantsText(shapes);
+  if ((declared || lists) && all_ranked) (*attrs)["shape_invariants"] = InvariantsText(shapes);
   return shapes;
 }
 
-/*! \brief Loop variables that are resources (variable handles) would need the loop to update variables. */
-void RejectResourceLoopVars(const ImportContext& ctx) {
-  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return;
+/*!
+ * \brief Lists entering the loop before their elements' rank is known (element_shape -1) get the
+ * rank the body's writes give them: the body is imported once with those loop variables unshaped.
+ */
+void RankEnteringLists(ImportContext& ctx, std::vector<NodeEntry>* inputs, ArgSpec* args) {
+  std::vector<size_t> unranked;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    if (IsUnrankedList((*inputs)[i])) unranked.push_back(i);
+  }
+  if (unranked.empty()) return;
+  std::map<std::string, std::string> attrs;
+  ArgSpec probe = *args;
+  probe.shapes = LoopShapes(ctx, args->shapes, &attrs);
+  for (size_t i : unranked) probe.shapes[i] = Shape();
+  size_t results = 0;
+  BodyPtr body = ImportBody(ctx, "body", FunctionAttr(ctx, "body"), probe, &results);
+  std::vector<Shape> after =
+      InferSubgraphShapes(*body, probe.shapes, StrCat("body function '", FunctionAttr(ctx, "body").name(), "'"));
+  for (size_t i : unranked) {
+    IR_CHECK(i < after.size() && after[i].rank_known() && after[i].ndim() >= 1)
+        << "loop variable " << i << " is a TensorList of unknown element shape (element_shape -1), and the body "
+        << "does not tell its elements' rank";
+    (*inputs)[i] = RankedList(ctx, (*inputs)[i], after[i].ndim() - 1);
+    std::vector<int64_t> dims(static_cast<size_t>(after[i].ndim()), 0);
+    dims[0] = args->shapes[i].is_known() ? args->shapes[i][0] : kUnknownDim;
+    args->shapes[i] = Shape(dims);
+  }
+}
+
+/*!
+ * \brief The resource loop variables (variable handles, as keras' recurrent cells capture their
+ * weights into the body); each must be a variable, which the loop passes by value.
+ */
+std::vector<size_t> ResourceLoopVars(const ImportContext& ctx) {
+  std::vector<size_t> resources;
+  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return resources;
   const auto& types = ctx.Attr("T").list().type();
   for (int i = 0; i < types.size(); ++i) {
-    IR_CHECK(types[i] != tensorflow::DT_RESOURCE)
-        << "loop variable " << i << " ('" << ctx.def().input(i)
-        << "') is a resource (a variable handle): While loops over resources are not supported";
+    if (types[i] != tensorflow::DT_RESOURCE) continue;
+    try {
+      ctx.VariableInput(static_cast<size_t>(i));
+    } catch (const Error& err) {
+      throw Error(StrCat("loop variable ", i, " ('", ctx.def().input(i), "') is a resource: ", err.what()));
+    }
+    resources.push_back(static_cast<size_t>(i));
+  }
+  return resources;
+}
+
+/*! \brief Passing a variable's value is right only if the body reads it (ImportBody rejects writes) and returns it. */
+void CheckPassedThrough(const ImportContext& ctx, const std::vector<size_t>& resources, const Subgraph& body) {
+  for (size_t i : resources) {
+    NodeEntry out = body.graph.outputs[i];
+    while (!out.node->is_variable() && out.node->op()->name == "identity") out = out.node->inputs[0];
+    IR_CHECK(out.node == body.params[i])
+        << "loop variable " << i << " ('" << ctx.def().input(static_cast<int>(i))
+        << "') is a resource (a variable handle) the body does not return unchanged: While loops that replace "
+           "a variable handle are not supported";
   }
 }
 
@@ -311,8 +385,10 @@ Outputs ConvertWhile(ImportContext& ctx) {
   size_t n = ctx.num_inputs();
   IR_CHECK(n >= 1) << "needs at least one loop variable";
   ExpectTypeList(ctx, "T", n);
-  RejectResourceLoopVars(ctx);
+  std::vector<size_t> resources = ResourceLoopVars(ctx);
   ArgSpec args = ArgsOf(ctx, 0);
+  std::vector<NodeEntry> inputs = ctx.inputs();
+  RankEnteringLists(ctx, &inputs, &args);
   std::map<std::string, std::string> attrs;
   args.shapes = LoopShapes(ctx, args.shapes, &attrs);
   size_t cond_results = 0, body_results = 0;
@@ -322,7 +398,8 @@ Outputs ConvertWhile(ImportContext& ctx) {
                               << " values, not 1";
   IR_CHECK(body_results == n) << "body function '" << FunctionAttr(ctx, "body").name() << "' returns " << body_results
                               << " values for " << n << " loop variable(s)";
-  return Results(ctx.OpWithBodies("while_loop", ctx.inputs(), {cond, body}, attrs), n);
+  CheckPassedThrough(ctx, resources, *body);
+  return Results(ctx.OpWithBodies("while_loop", std::move(inputs), {cond, body}, attrs), n);
 }
 
 /*! \brief A body argument: a placeholder the enclosing cond/while_loop binds. */

@@ -32,10 +32,15 @@ Outputs ConvertScatterNd(ImportContext& ctx) {
   return {ctx.Op("scatter_nd", {ctx.input(0), ctx.input(1)}, {{"shape", IntsAttr(ctx.ConstInts(2))}})};
 }
 
-/*! \brief UnsortedSegmentSum/Max/Min(data, ids, num_segments): num_segments must be known at import. */
-Converter UnsortedSegment(const char* op) {
+/*!
+ * \brief UnsortedSegmentSum/Max/Min(data, ids, num_segments): our op with num_segments as an
+ * attribute when it is known at import, else its _dims form, which reads it when it runs (a
+ * sparse optimizer update counts Unique's rows).
+ */
+Converter UnsortedSegment(const std::string& op) {
   return [op](ImportContext& ctx) -> Outputs {
     ctx.ExpectInputs(3);
+    if (!ctx.TryConstInput(2).defined()) return {ctx.Op(op + "_dims", ctx.inputs())};
     return {ctx.Op(op, {ctx.input(0), ctx.input(1)},
                    {{"num_segments", std::to_string(static_cast<int64_t>(ctx.ConstScalar(2)))}})};
   };

@@ -35,6 +35,9 @@ const std::map<std::string, std::vector<std::string>>& MultiOutputArgs() {
        {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2", "reserve_space_3"}},
       {"TopKV2", {"values", "indices"}},
       {"Unique", {"y", "idx"}},
+      {"TensorListPopBack", {"output_handle", "tensor"}},
+      {"TensorListConcat", {"tensor", "lengths"}},
+      {"TensorListConcatV2", {"tensor", "lengths"}},
   };
   return table;
 }

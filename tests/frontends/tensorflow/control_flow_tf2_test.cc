@@ -27,6 +27,9 @@ using test::ExpectClose;
 using test::RunText;
 using test::ToDoubles;
 namespace pb = test::pbtxt;
+using pb::FuncAttr;
+using pb::Function;
+using pb::Library;
 
 const std::string kControlFlowDir = std::string(IR_TF_TEST_DATA_DIR) + "/graphs/control_flow/";
 
@@ -93,38 +96,6 @@ TEST(TFControlFlowTF2Test, FunctionalWhileMatchesOracles) { ExpectMatchesOracles
 TEST(TFControlFlowTF2Test, FunctionalIfMatchesOracles) { ExpectMatchesOracles("tf2_functional_if.pbtxt"); }
 
 // ---------------------------------------------------------------- handwritten graphs
-
-/*! \brief A library function: args and results "name:DT_X", body nodes (pb::Node), rets "result" -> "node:out:i". */
-std::string Function(const std::string& name, const std::vector<std::string>& args,
-                     const std::vector<std::string>& results, const std::string& body,
-                     const std::vector<std::pair<std::string, std::string>>& rets) {
-  auto arg_list = [](const char* field, const std::vector<std::string>& list) {
-    std::string out;
-    for (const std::string& a : list) {
-      size_t colon = a.find(':');
-      out += StrCat(field, " { name: '", a.substr(0, colon), "' type: ", a.substr(colon + 1), " } ");
-    }
-    return out;
-  };
-  std::string nodes = body;  // pb::Node writes graph nodes; a function's are `node_def`
-  for (size_t at = nodes.find("node {"); at != std::string::npos; at = nodes.find("node {", at)) {
-    nodes.replace(at, 4, "node_def");
-  }
-  std::string text = StrCat("function { signature { name: '", name, "' ", arg_list("input_arg", args),
-                            arg_list("output_arg", results), "} ", nodes);
-  for (const auto& kv : rets) text += StrCat(" ret { key: '", kv.first, "' value: '", kv.second, "' }");
-  return text + " }\n";
-}
-
-std::string FuncAttr(const std::string& key, const std::string& fn) {
-  return pb::Attr(key, StrCat("func { name: '", fn, "' }"));
-}
-
-std::string Library(const std::vector<std::string>& functions) {
-  std::string text = "library {\n";
-  for (const std::string& f : functions) text += f;
-  return text + "}\n";
-}
 
 /*! \brief f(x) = op(x) over floats, one function of one node. */
 std::string Unary(const std::string& name, const std::string& op) {
@@ -343,10 +314,23 @@ TEST(TFControlFlowTF2Test, MissingAndMismatchedFunctionsAreErrors) {
   ExpectImportError(inputs + IfNode("if", {"p", "x"}, "", "id") + library, {"then_branch", "names no function"});
   ExpectImportError(inputs + IfNode("if", {"p", "x", "x"}, "id", "id") + library,
                     {"function 'id' takes 1 argument(s), but the node passes 2"});
-  std::string resource_loop = pb::Placeholder("x", {2}) + pb::Node("loop", "While", {"x"},
-                                                                   FuncAttr("cond", "id") + FuncAttr("body", "id") +
-                                                                       pb::Attr("T", "list { type: DT_RESOURCE }"));
-  ExpectImportError(resource_loop + library, {"loop variable 0 ('x') is a resource"});
+  // A resource loop variable is passed by value: only a body returning it unchanged keeps that right.
+  std::string other =
+      Function("other", {"r:DT_RESOURCE"}, {"y:DT_RESOURCE"},
+               pb::Node("w", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2}))),
+               {{"y", "w:resource:0"}});
+  std::string resource_loop =
+      pb::Node("v", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2}))) +
+      pb::Node("loop", "While", {"v"},
+               FuncAttr("cond", "id") + FuncAttr("body", "other") + pb::Attr("T", "list { type: DT_RESOURCE }"));
+  ExpectImportError(resource_loop + Library({Unary("id", "Identity"), other}),
+                    {"loop variable 0 ('v') is a resource (a variable handle) the body does not return unchanged"});
+  ExpectImportError(
+      pb::Const("c", {2}, {1, 2}) +
+          pb::Node("loop", "While", {"c"},
+                   FuncAttr("cond", "id") + FuncAttr("body", "id") + pb::Attr("T", "list { type: DT_RESOURCE }")) +
+          library,
+      {"loop variable 0 ('c') is a resource", "must be a variable"});
   // A branch assigning to the variable passed in would update a copy: an error, not a silent no-op.
   std::string handle =
       pb::Node("v", "VarHandleOp", {}, pb::Type("DT_FLOAT", "dtype") + pb::Attr("shape", pb::ShapeProto({2})));

@@ -160,6 +160,37 @@ std::string Variable(const std::string& name, const std::vector<int64_t>& dims, 
   return Node(name, "VariableV2", {}, Type(dtype, "dtype") + Attr("shape", ShapeProto(dims)));
 }
 
+std::string Function(const std::string& name, const std::vector<std::string>& args,
+                     const std::vector<std::string>& results, const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& rets) {
+  auto arg_list = [](const char* field, const std::vector<std::string>& list) {
+    std::string out;
+    for (const std::string& a : list) {
+      size_t colon = a.find(':');
+      out += StrCat(field, " { name: '", a.substr(0, colon), "' type: ", a.substr(colon + 1), " } ");
+    }
+    return out;
+  };
+  std::string nodes = body;  // Node writes graph nodes; a function's are `node_def`
+  for (size_t at = nodes.find("node {"); at != std::string::npos; at = nodes.find("node {", at)) {
+    nodes.replace(at, 4, "node_def");
+  }
+  std::string text = StrCat("function { signature { name: '", name, "' ", arg_list("input_arg", args),
+                            arg_list("output_arg", results), "} ", nodes);
+  for (const auto& kv : rets) text += StrCat(" ret { key: '", kv.first, "' value: '", kv.second, "' }");
+  return text + " }\n";
+}
+
+std::string FuncAttr(const std::string& key, const std::string& fn) {
+  return Attr(key, StrCat("func { name: '", fn, "' }"));
+}
+
+std::string Library(const std::vector<std::string>& functions) {
+  std::string text = "library {\n";
+  for (const std::string& f : functions) text += f;
+  return text + "}\n";
+}
+
 }  // namespace pbtxt
 
 TFModel TextModel(const std::string& pbtxt) { return ModelFromText(pbtxt, "<test>"); }

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ndarray.h"
@@ -64,6 +65,17 @@ std::string Ints(const std::string& name, const std::vector<int64_t>& values, bo
 std::string Placeholder(const std::string& name, const std::vector<int64_t>& dims,
                         const std::string& dtype = "DT_FLOAT");
 std::string Variable(const std::string& name, const std::vector<int64_t>& dims, const std::string& dtype = "DT_FLOAT");
+/*!
+ * \brief A library function: args and results "name:DT_X", body nodes (written with Node), rets
+ * "result" -> "node:out:i".
+ */
+std::string Function(const std::string& name, const std::vector<std::string>& args,
+                     const std::vector<std::string>& results, const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& rets);
+/*! \brief A function attribute `key` naming `fn`. */
+std::string FuncAttr(const std::string& key, const std::string& fn);
+/*! \brief The graph's `library` holding `functions` (each written with Function). */
+std::string Library(const std::vector<std::string>& functions);
 }  // namespace pbtxt
 
 /*! \brief A model from a text GraphDef. */

@@ -168,7 +168,28 @@ void fused_58ee50e84525(void* const* args) {
   fused_58ee50e84525_body((const float*)args[0], (const float*)args[1], (float*)args[2], (float*)args[3]);
 }
 
-static void fused_9c76517cc767_body(float* in0, const float* in1, float* out0) {
+static void fused_5216a32d4c6f_body(float* in0, float* out1) {
+  #pragma omp simd
+  for (int64_t i0 = 0; i0 < 1; ++i0) {
+    const float t0 = in0[((int64_t)0)];
+    const float t1 = (t0 + 1.0f);
+    const float t2 = powf(0.999000013f, t1);
+    const float t3 = (1.0f - t2);
+    const float t4 = sqrtf(t3);
+    const float t5 = (t4 * 0.00200000009f);
+    const float t6 = powf(0.899999976f, t1);
+    const float t7 = (1.0f - t6);
+    const float t8 = (t5 / t7);
+    in0[i0] = t1;
+    out1[i0] = t8;
+  }
+}
+
+void fused_5216a32d4c6f(void* const* args) {
+  fused_5216a32d4c6f_body((float*)args[0], (float*)args[1]);
+}
+
+static void fused_575b909d20aa_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 16; ++i0) {
     const float t0 = in0[i0];
@@ -177,52 +198,31 @@ static void fused_9c76517cc767_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_9c76517cc767(void* const* args) {
-  fused_9c76517cc767_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_575b909d20aa(void* const* args) {
+  fused_575b909d20aa_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_eaad3e4ba227_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 16; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_eaad3e4ba227(void* const* args) {
-  fused_eaad3e4ba227_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_ed2e06b96162_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 16; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_ed2e06b96162(void* const* args) {
-  fused_ed2e06b96162_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_c83100f33604_body(float* in0, const float* in1, float* out0) {
+static void fused_1e4138c5ee5c_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 400; ++i0) {
     const float t0 = in0[i0];
@@ -231,52 +231,31 @@ static void fused_c83100f33604_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_c83100f33604(void* const* args) {
-  fused_c83100f33604_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_1e4138c5ee5c(void* const* args) {
+  fused_1e4138c5ee5c_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_45ffbaa02bdd_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 400; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_45ffbaa02bdd(void* const* args) {
-  fused_45ffbaa02bdd_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_d4c94718aff6_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 400; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_d4c94718aff6(void* const* args) {
-  fused_d4c94718aff6_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_8744852a7049_body(float* in0, const float* in1, float* out0) {
+static void fused_e564c67d0e27_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 32; ++i0) {
     const float t0 = in0[i0];
@@ -285,52 +264,31 @@ static void fused_8744852a7049_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_8744852a7049(void* const* args) {
-  fused_8744852a7049_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_e564c67d0e27(void* const* args) {
+  fused_e564c67d0e27_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_654e9b1a5ba9_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 32; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_654e9b1a5ba9(void* const* args) {
-  fused_654e9b1a5ba9_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_23e9c8990cd3_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 32; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_23e9c8990cd3(void* const* args) {
-  fused_23e9c8990cd3_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_408ec217763c_body(float* in0, const float* in1, float* out0) {
+static void fused_1c94e556af2d_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 12800; ++i0) {
     const float t0 = in0[i0];
@@ -339,52 +297,31 @@ static void fused_408ec217763c_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_408ec217763c(void* const* args) {
-  fused_408ec217763c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_1c94e556af2d(void* const* args) {
+  fused_1c94e556af2d_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_4fc84c0d887c_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 12800; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_4fc84c0d887c(void* const* args) {
-  fused_4fc84c0d887c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_46a5c6cac64a_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 12800; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_46a5c6cac64a(void* const* args) {
-  fused_46a5c6cac64a_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_3473858ceb80_body(float* in0, const float* in1, float* out0) {
+static void fused_207a8c49bd17_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp parallel for simd schedule(static)
   for (int64_t i0 = 0; i0 < 401408; ++i0) {
     const float t0 = in0[i0];
@@ -393,52 +330,31 @@ static void fused_3473858ceb80_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_3473858ceb80(void* const* args) {
-  fused_3473858ceb80_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_207a8c49bd17(void* const* args) {
+  fused_207a8c49bd17_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_8675c42f6bdf_body(float* in0, const float* in1, float* out1) {
-  #pragma omp parallel for simd schedule(static)
-  for (int64_t i0 = 0; i0 < 401408; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_8675c42f6bdf(void* const* args) {
-  fused_8675c42f6bdf_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_7df17fb6e725_body(float* in0, const float* in1) {
-  #pragma omp parallel for simd schedule(static)
-  for (int64_t i0 = 0; i0 < 401408; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_7df17fb6e725(void* const* args) {
-  fused_7df17fb6e725_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_0f30e049073c_body(float* in0, const float* in1, float* out0) {
+static void fused_2c775061d942_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 256; ++i0) {
     const float t0 = in0[i0];
@@ -447,52 +363,31 @@ static void fused_0f30e049073c_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_0f30e049073c(void* const* args) {
-  fused_0f30e049073c_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_2c775061d942(void* const* args) {
+  fused_2c775061d942_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_fa38cafd0826_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 256; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_fa38cafd0826(void* const* args) {
-  fused_fa38cafd0826_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_5df7bb4d796f_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 256; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_5df7bb4d796f(void* const* args) {
-  fused_5df7bb4d796f_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_288c9c389b83_body(float* in0, const float* in1, float* out0) {
+static void fused_f8f4518b9c08_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 2560; ++i0) {
     const float t0 = in0[i0];
@@ -501,52 +396,31 @@ static void fused_288c9c389b83_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_288c9c389b83(void* const* args) {
-  fused_288c9c389b83_body((float*)args[0], (const float*)args[1], (float*)args[2]);
+void fused_f8f4518b9c08(void* const* args) {
+  fused_f8f4518b9c08_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }
 
-static void fused_fb5fc4daed0e_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 2560; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_fb5fc4daed0e(void* const* args) {
-  fused_fb5fc4daed0e_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_db47230ec337_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 2560; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_db47230ec337(void* const* args) {
-  fused_db47230ec337_body((float*)args[0], (const float*)args[1]);
-}
-
-static void fused_d46fe0bb4de2_body(float* in0, const float* in1, float* out0) {
+static void fused_46ba8e4efffe_body(float* in0, const float* in1, float* in2, const float* in3, float* in4) {
   #pragma omp simd
   for (int64_t i0 = 0; i0 < 10; ++i0) {
     const float t0 = in0[i0];
@@ -555,47 +429,26 @@ static void fused_d46fe0bb4de2_body(float* in0, const float* in1, float* out0) {
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((int64_t)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[i0] = t5;
-    out0[i0] = t4;
+    in2[i0] = t11;
+    in4[i0] = t19;
   }
 }
 
-void fused_d46fe0bb4de2(void* const* args) {
-  fused_d46fe0bb4de2_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_5f5f9df9c370_body(float* in0, const float* in1, float* out1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 10; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[i0] = t6;
-    out1[i0] = t8;
-  }
-}
-
-void fused_5f5f9df9c370(void* const* args) {
-  fused_5f5f9df9c370_body((float*)args[0], (const float*)args[1], (float*)args[2]);
-}
-
-static void fused_7964ebe748ba_body(float* in0, const float* in1) {
-  #pragma omp simd
-  for (int64_t i0 = 0; i0 < 10; ++i0) {
-    const float t0 = in0[i0];
-    const float t1 = in1[((int64_t)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[i0] = t3;
-  }
-}
-
-void fused_7964ebe748ba(void* const* args) {
-  fused_7964ebe748ba_body((float*)args[0], (const float*)args[1]);
+void fused_46ba8e4efffe(void* const* args) {
+  fused_46ba8e4efffe_body((float*)args[0], (const float*)args[1], (float*)args[2], (const float*)args[3], (float*)args[4]);
 }

@@ -133,11 +133,34 @@ extern "C" __global__ __launch_bounds__(256) void fused_58ee50e84525(const float
   }
 }
 
-// ir-launch fused_9c76517cc767 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_9c76517cc767(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
+// ir-launch fused_5216a32d4c6f 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_5216a32d4c6f(float* in0, const long in0_offset, float* out1, const long out1_offset) {
+  in0 += in0_offset;
+  out1 += out1_offset;
+  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 1; idx += (long)gridDim.x * blockDim.x) {
+    long rest = idx;
+    const long i0 = rest;
+    const float t0 = in0[((long)0)];
+    const float t1 = (t0 + 1.0f);
+    const float t2 = powf(0.999000013f, t1);
+    const float t3 = (1.0f - t2);
+    const float t4 = sqrtf(t3);
+    const float t5 = (t4 * 0.00200000009f);
+    const float t6 = powf(0.899999976f, t1);
+    const float t7 = (1.0f - t6);
+    const float t8 = (t5 / t7);
+    in0[idx] = t1;
+    out1[idx] = t8;
+  }
+}
+
+// ir-launch fused_575b909d20aa 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_575b909d20aa(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 16; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -147,53 +170,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_9c76517cc767(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_eaad3e4ba227 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_eaad3e4ba227(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_1e4138c5ee5c 2 256
+extern "C" __global__ __launch_bounds__(256) void fused_1e4138c5ee5c(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 16; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_ed2e06b96162 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_ed2e06b96162(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 16; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_c83100f33604 2 256
-extern "C" __global__ __launch_bounds__(256) void fused_c83100f33604(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 400; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -203,53 +206,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_c83100f33604(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_45ffbaa02bdd 2 256
-extern "C" __global__ __launch_bounds__(256) void fused_45ffbaa02bdd(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_e564c67d0e27 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_e564c67d0e27(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 400; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_d4c94718aff6 2 256
-extern "C" __global__ __launch_bounds__(256) void fused_d4c94718aff6(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 400; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_8744852a7049 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_8744852a7049(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 32; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -259,53 +242,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_8744852a7049(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_654e9b1a5ba9 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_654e9b1a5ba9(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_1c94e556af2d 50 256
+extern "C" __global__ __launch_bounds__(256) void fused_1c94e556af2d(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 32; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_23e9c8990cd3 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_23e9c8990cd3(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 32; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_408ec217763c 50 256
-extern "C" __global__ __launch_bounds__(256) void fused_408ec217763c(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 12800; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -315,53 +278,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_408ec217763c(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_4fc84c0d887c 50 256
-extern "C" __global__ __launch_bounds__(256) void fused_4fc84c0d887c(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_207a8c49bd17 1568 256
+extern "C" __global__ __launch_bounds__(256) void fused_207a8c49bd17(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 12800; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_46a5c6cac64a 50 256
-extern "C" __global__ __launch_bounds__(256) void fused_46a5c6cac64a(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 12800; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_3473858ceb80 1568 256
-extern "C" __global__ __launch_bounds__(256) void fused_3473858ceb80(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 401408; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -371,53 +314,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_3473858ceb80(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_8675c42f6bdf 1568 256
-extern "C" __global__ __launch_bounds__(256) void fused_8675c42f6bdf(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_2c775061d942 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_2c775061d942(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 401408; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_7df17fb6e725 1568 256
-extern "C" __global__ __launch_bounds__(256) void fused_7df17fb6e725(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 401408; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_0f30e049073c 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_0f30e049073c(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 256; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -427,53 +350,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_0f30e049073c(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_fa38cafd0826 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_fa38cafd0826(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_f8f4518b9c08 10 256
+extern "C" __global__ __launch_bounds__(256) void fused_f8f4518b9c08(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 256; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_5df7bb4d796f 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_5df7bb4d796f(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 256; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_288c9c389b83 10 256
-extern "C" __global__ __launch_bounds__(256) void fused_288c9c389b83(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 2560; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -483,53 +386,33 @@ extern "C" __global__ __launch_bounds__(256) void fused_288c9c389b83(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_fb5fc4daed0e 10 256
-extern "C" __global__ __launch_bounds__(256) void fused_fb5fc4daed0e(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
+// ir-launch fused_46ba8e4efffe 1 256
+extern "C" __global__ __launch_bounds__(256) void fused_46ba8e4efffe(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* in2, const long in2_offset, const float* in3, const long in3_offset, float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 2560; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_db47230ec337 10 256
-extern "C" __global__ __launch_bounds__(256) void fused_db47230ec337(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 2560; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_d46fe0bb4de2 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_d46fe0bb4de2(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 10; idx += (long)gridDim.x * blockDim.x) {
     long rest = idx;
     const long i0 = rest;
@@ -539,44 +422,22 @@ extern "C" __global__ __launch_bounds__(256) void fused_d46fe0bb4de2(float* in0,
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrtf(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
-  }
-}
-
-// ir-launch fused_5f5f9df9c370 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_5f5f9df9c370(float* in0, const long in0_offset, const float* in1, const long in1_offset, float* out1, const long out1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 10; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrtf(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_7964ebe748ba 1 256
-extern "C" __global__ __launch_bounds__(256) void fused_7964ebe748ba(float* in0, const long in0_offset, const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = (long)blockIdx.x * blockDim.x + threadIdx.x; idx < 10; idx += (long)gridDim.x * blockDim.x) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }

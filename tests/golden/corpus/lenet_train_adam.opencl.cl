@@ -125,11 +125,34 @@ __kernel void fused_58ee50e84525(__global const float* in0, const long in0_offse
   }
 }
 
-// ir-launch fused_9c76517cc767 1 128
-__kernel void fused_9c76517cc767(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
+// ir-launch fused_5216a32d4c6f 1 128
+__kernel void fused_5216a32d4c6f(__global float* in0, const long in0_offset, __global float* out1, const long out1_offset) {
+  in0 += in0_offset;
+  out1 += out1_offset;
+  for (long idx = get_global_id(0); idx < 1; idx += get_global_size(0)) {
+    long rest = idx;
+    const long i0 = rest;
+    const float t0 = in0[((long)0)];
+    const float t1 = (t0 + 1.0f);
+    const float t2 = pow(0.999000013f, t1);
+    const float t3 = (1.0f - t2);
+    const float t4 = sqrt(t3);
+    const float t5 = (t4 * 0.00200000009f);
+    const float t6 = pow(0.899999976f, t1);
+    const float t7 = (1.0f - t6);
+    const float t8 = (t5 / t7);
+    in0[idx] = t1;
+    out1[idx] = t8;
+  }
+}
+
+// ir-launch fused_575b909d20aa 1 128
+__kernel void fused_575b909d20aa(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 16; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -139,53 +162,33 @@ __kernel void fused_9c76517cc767(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_eaad3e4ba227 1 128
-__kernel void fused_eaad3e4ba227(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_1e4138c5ee5c 4 128
+__kernel void fused_1e4138c5ee5c(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 16; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_ed2e06b96162 1 128
-__kernel void fused_ed2e06b96162(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 16; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_c83100f33604 4 128
-__kernel void fused_c83100f33604(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 400; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -195,53 +198,33 @@ __kernel void fused_c83100f33604(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_45ffbaa02bdd 4 128
-__kernel void fused_45ffbaa02bdd(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_e564c67d0e27 1 128
+__kernel void fused_e564c67d0e27(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 400; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_d4c94718aff6 4 128
-__kernel void fused_d4c94718aff6(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 400; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_8744852a7049 1 128
-__kernel void fused_8744852a7049(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 32; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -251,53 +234,33 @@ __kernel void fused_8744852a7049(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_654e9b1a5ba9 1 128
-__kernel void fused_654e9b1a5ba9(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_1c94e556af2d 100 128
+__kernel void fused_1c94e556af2d(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 32; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_23e9c8990cd3 1 128
-__kernel void fused_23e9c8990cd3(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 32; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_408ec217763c 100 128
-__kernel void fused_408ec217763c(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 12800; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -307,53 +270,33 @@ __kernel void fused_408ec217763c(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_4fc84c0d887c 100 128
-__kernel void fused_4fc84c0d887c(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_207a8c49bd17 1024 128
+__kernel void fused_207a8c49bd17(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 12800; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_46a5c6cac64a 100 128
-__kernel void fused_46a5c6cac64a(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 12800; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_3473858ceb80 1024 128
-__kernel void fused_3473858ceb80(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 401408; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -363,53 +306,33 @@ __kernel void fused_3473858ceb80(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_8675c42f6bdf 1024 128
-__kernel void fused_8675c42f6bdf(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_2c775061d942 2 128
+__kernel void fused_2c775061d942(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 401408; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_7df17fb6e725 1024 128
-__kernel void fused_7df17fb6e725(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 401408; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_0f30e049073c 2 128
-__kernel void fused_0f30e049073c(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 256; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -419,53 +342,33 @@ __kernel void fused_0f30e049073c(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_fa38cafd0826 2 128
-__kernel void fused_fa38cafd0826(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_f8f4518b9c08 20 128
+__kernel void fused_f8f4518b9c08(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 256; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_5df7bb4d796f 2 128
-__kernel void fused_5df7bb4d796f(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 256; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_288c9c389b83 20 128
-__kernel void fused_288c9c389b83(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 2560; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -475,53 +378,33 @@ __kernel void fused_288c9c389b83(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
 
-// ir-launch fused_fb5fc4daed0e 20 128
-__kernel void fused_fb5fc4daed0e(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
+// ir-launch fused_46ba8e4efffe 1 128
+__kernel void fused_46ba8e4efffe(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* in2, const long in2_offset, __global const float* in3, const long in3_offset, __global float* in4, const long in4_offset) {
   in0 += in0_offset;
   in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 2560; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_db47230ec337 20 128
-__kernel void fused_db47230ec337(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 2560; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
-  }
-}
-
-// ir-launch fused_d46fe0bb4de2 1 128
-__kernel void fused_d46fe0bb4de2(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out0, const long out0_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out0 += out0_offset;
+  in2 += in2_offset;
+  in3 += in3_offset;
+  in4 += in4_offset;
   for (long idx = get_global_id(0); idx < 10; idx += get_global_size(0)) {
     long rest = idx;
     const long i0 = rest;
@@ -531,44 +414,22 @@ __kernel void fused_d46fe0bb4de2(__global float* in0, const long in0_offset, __g
     const float t3 = (t2 * 0.100000001f);
     const float t4 = (t1 + t3);
     const float t5 = t4;
+    const float t6 = in2[i0];
+    const float t7 = (t6 * 0.999000013f);
+    const float t8 = (t2 * t2);
+    const float t9 = (t8 * 0.00100000005f);
+    const float t10 = (t7 + t9);
+    const float t11 = t10;
+    const float t12 = in4[i0];
+    const float t13 = in3[((long)0)];
+    const float t14 = (t4 * t13);
+    const float t15 = sqrt(t10);
+    const float t16 = (t15 + 9.99999994e-09f);
+    const float t17 = (t14 / t16);
+    const float t18 = (t12 - t17);
+    const float t19 = t18;
     in0[idx] = t5;
-    out0[idx] = t4;
-  }
-}
-
-// ir-launch fused_5f5f9df9c370 1 128
-__kernel void fused_5f5f9df9c370(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset, __global float* out1, const long out1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  out1 += out1_offset;
-  for (long idx = get_global_id(0); idx < 10; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = (t0 * 0.999000013f);
-    const float t2 = in1[i0];
-    const float t3 = (t2 * t2);
-    const float t4 = (t3 * 0.00100000005f);
-    const float t5 = (t1 + t4);
-    const float t6 = t5;
-    const float t7 = sqrt(t5);
-    const float t8 = (t7 + 9.99999994e-09f);
-    in0[idx] = t6;
-    out1[idx] = t8;
-  }
-}
-
-// ir-launch fused_7964ebe748ba 1 128
-__kernel void fused_7964ebe748ba(__global float* in0, const long in0_offset, __global const float* in1, const long in1_offset) {
-  in0 += in0_offset;
-  in1 += in1_offset;
-  for (long idx = get_global_id(0); idx < 10; idx += get_global_size(0)) {
-    long rest = idx;
-    const long i0 = rest;
-    const float t0 = in0[i0];
-    const float t1 = in1[((long)0)];
-    const float t2 = (t0 - t1);
-    const float t3 = t2;
-    in0[idx] = t3;
+    in2[idx] = t11;
+    in4[idx] = t19;
   }
 }
