@@ -21,9 +21,9 @@ using runtime_test::Var;
 using runtime_test::Variable;
 
 constexpr int kThreads = 8;
-// Under ThreadSanitizer (IR_TSAN_TEST: every access of the test ops' loops is instrumented) smaller
-// arrays keep each case to seconds; the runs overlap the same way.
-#ifdef IR_TSAN_TEST
+// In the lean sanitizer builds (IR_SANITIZED_TEST: every access of the test ops' loops checked)
+// smaller arrays keep each case to seconds; the runs overlap the same way.
+#ifdef IR_SANITIZED_TEST
 constexpr int64_t kElements = 1 << 12;
 #else
 constexpr int64_t kElements = 1 << 18;
