@@ -44,7 +44,8 @@ std::vector<NDArray> Context::Impl::Run(const Trace& trace, DagLock& dag) {
   CachedTrace* cached = Find(trace);
   Graph graph = cached ? Graph() : trace.ToGraph();
   std::vector<NDArray> read, written;
-  for (size_t i = 0; i < trace.leaves.size(); ++i) (trace.variable[i] ? written : read).push_back(trace.leaves[i]->data);
+  for (size_t i = 0; i < trace.leaves.size(); ++i)
+    (trace.variable[i] ? written : read).push_back(trace.leaves[i]->data);
   dag.unlock();
   std::vector<NDArray> outputs;
   Stats delta;
@@ -174,7 +175,7 @@ CachedTrace& Context::Impl::Insert(const Trace& trace, Graph graph, Stats* delta
 }
 
 std::vector<ValuePtr> Context::Impl::Roots(const std::vector<ValuePtr>& requested,
-                                          const std::unordered_set<const Array::Value*>& skip, size_t* live_start) {
+                                           const std::unordered_set<const Array::Value*>& skip, size_t* live_start) {
   std::vector<ValuePtr> roots;
   std::unordered_set<const Array::Value*> seen = skip;
   for (const ValuePtr& value : requested) {

@@ -149,7 +149,6 @@ class Context::Impl {
   uint64_t executors_made_ = 0;
 };
 
-
 }  // namespace lazy
 }  // namespace ir
 
