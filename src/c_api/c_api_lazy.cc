@@ -228,7 +228,11 @@ int IRLazyReadValue(IRLazyHandle array, IRNDArrayHandle* out) {
 }
 
 int IRLazyAssign(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values) {
-  return IRLazyAssignUpdate(num, targets, values, 0);
+  IR_API_BEGIN();
+  IR_API_CHECK_ARRAY(targets, num);
+  IR_API_CHECK_ARRAY(values, num);
+  ir::lazy::AssignAll(LazyArrays(targets, num), LazyArrays(values, num));
+  IR_API_END();
 }
 
 int IRLazyAssignUpdate(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values, int op) {

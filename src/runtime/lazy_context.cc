@@ -41,7 +41,7 @@ Context::Impl::Impl(SessionOptions options)
     : options_(std::move(options)), device_(Device::Parse(options_.target)), id_(++contexts_made) {}
 
 std::vector<NDArray> Context::Impl::Run(const Trace& trace, DagLock& dag) {
-  CachedTrace* cached = Find(trace);
+  std::shared_ptr<CachedTrace> cached = Find(trace);
   Graph graph = cached ? Graph() : trace.ToGraph();
   std::vector<NDArray> read, written;
   for (size_t i = 0; i < trace.leaves.size(); ++i)
@@ -51,12 +51,12 @@ std::vector<NDArray> Context::Impl::Run(const Trace& trace, DagLock& dag) {
   Stats delta;
   (cached ? delta.cache_hits : delta.cache_misses) = 1;
   try {
-    if (!cached) cached = &Insert(trace, std::move(graph), &delta);
+    if (!cached) cached = Insert(trace, std::move(graph), &delta);
     BufferLocks locks(read, written);
     std::unordered_map<std::string, NDArray> feeds;
     for (size_t i = 0, r = 0, w = 0; i < trace.leaves.size(); ++i) {
       if (trace.variable[i]) {
-        variables_->Set(cached->feed_names[i], written[w++]);
+        cached->variables->Set(cached->feed_names[i], written[w++]);
       } else {
         feeds.emplace(cached->feed_names[i], read[r++]);
       }
@@ -89,7 +89,7 @@ std::vector<NDArray> Context::Impl::Run(const Trace& trace, DagLock& dag) {
 
 bool Context::Impl::Cached(const Trace& trace) const {
   auto found = index_.find(trace.key);
-  return found != index_.end() && found->second->topology == trace.topology;
+  return found != index_.end() && (*found->second)->topology == trace.topology;
 }
 
 void Context::Impl::Track(const std::vector<Array>& outputs, uint64_t ns) {
@@ -131,7 +131,7 @@ void Context::Impl::ResetStats() {
 
 void Context::Impl::ReleaseVariables(const Trace& trace, const CachedTrace& cached) {
   for (size_t i = 0; i < trace.leaves.size(); ++i) {
-    if (trace.variable[i]) variables_->Set(cached.feed_names[i], NDArray());
+    if (trace.variable[i]) cached.variables->Set(cached.feed_names[i], NDArray());
   }
 }
 
@@ -144,34 +144,34 @@ void Context::Impl::Erase(uint64_t key) {
 
 size_t Context::Impl::Trim() {
   size_t evicted = 0;
-  for (; lru_.size() > cache_limit_; ++evicted) Erase(lru_.back().key);
+  for (; lru_.size() > cache_limit_; ++evicted) Erase(lru_.back()->key);
   return evicted;
 }
 
-CachedTrace* Context::Impl::Find(const Trace& trace) {
+std::shared_ptr<CachedTrace> Context::Impl::Find(const Trace& trace) {
   auto found = index_.find(trace.key);
-  if (found == index_.end() || found->second->topology != trace.topology) return nullptr;
+  if (found == index_.end() || (*found->second)->topology != trace.topology) return nullptr;
   lru_.splice(lru_.begin(), lru_, found->second);
-  return &lru_.front();
+  return lru_.front();
 }
 
-CachedTrace& Context::Impl::Insert(const Trace& trace, Graph graph, Stats* delta) {
-  CachedTrace cached;
-  cached.key = trace.key;
-  cached.topology = trace.topology;
+std::shared_ptr<CachedTrace> Context::Impl::Insert(const Trace& trace, Graph graph, Stats* delta) {
+  auto cached = std::make_shared<CachedTrace>();
+  cached->key = trace.key;
+  cached->topology = trace.topology;
   // An Executor seeds random ops from (graph seed, node name, its run number); trace nodes are
   // named by position and every Executor counts runs from 1, so two traces would draw the same
   // stream (a [256,10] initializer repeating the first values of a [784,256] one). One seed per
   // Executor, in creation order, keeps draws distinct and a program's draws reproducible.
   SessionOptions options = options_;
   options.seed = Mix(options_.seed, ++executors_made_);
-  cached.executor = std::make_unique<Executor>(std::move(graph), options, variables_);
-  for (size_t i = 0; i < trace.leaves.size(); ++i) cached.feed_names.push_back("p" + std::to_string(i));
+  cached->executor = std::make_unique<Executor>(std::move(graph), options, cached->variables);
+  for (size_t i = 0; i < trace.leaves.size(); ++i) cached->feed_names.push_back("p" + std::to_string(i));
   Erase(trace.key);
-  lru_.push_front(std::move(cached));
+  lru_.push_front(cached);
   index_[trace.key] = lru_.begin();
   delta->evictions += Trim();
-  return lru_.front();
+  return cached;
 }
 
 std::vector<ValuePtr> Context::Impl::Roots(const std::vector<ValuePtr>& requested,
@@ -191,7 +191,9 @@ std::vector<ValuePtr> Context::Impl::Roots(const std::vector<ValuePtr>& requeste
       if (!cell) continue;
       ValuePtr value = cell->value();
       if (!value || !value->node) continue;
-      if (!value->node->isolated && seen.insert(value.get()).second) roots.push_back(std::move(value));
+      // (a value this thread's running trace computes is left to it: its host callback runs this)
+      bool computing = value->claimed_by == std::this_thread::get_id();
+      if (!value->node->isolated && !computing && seen.insert(value.get()).second) roots.push_back(std::move(value));
       live_[kept++] = std::move(weak);  // still pending: it stays tracked (an invalid one too)
       cells.push_back(std::move(cell));
     }
@@ -217,16 +219,16 @@ const SessionOptions& Context::options() const { return impl_->options_; }
 Stats Context::stats() const { return impl_->stats(); }
 void Context::ResetStats() { impl_->ResetStats(); }
 size_t Context::cache_size() const {
-  std::lock_guard<std::mutex> run(impl_->run_mutex_);
+  std::lock_guard<std::recursive_mutex> run(impl_->run_mutex_);
   return impl_->lru_.size();
 }
 size_t Context::cache_limit() const {
-  std::lock_guard<std::mutex> run(impl_->run_mutex_);
+  std::lock_guard<std::recursive_mutex> run(impl_->run_mutex_);
   return impl_->cache_limit_;
 }
 void Context::set_cache_limit(size_t limit) {
   IR_CHECK(limit > 0) << "lazy::Context: the trace cache limit must be positive";
-  std::lock_guard<std::mutex> run(impl_->run_mutex_);
+  std::lock_guard<std::recursive_mutex> run(impl_->run_mutex_);
   impl_->cache_limit_ = limit;
   Stats delta;
   delta.evictions = impl_->Trim();

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -84,8 +85,12 @@ struct Array::Value {
    * recording (ActiveTapes() > 0), so the tape can still differentiate through it.
    */
   std::shared_ptr<Pending> origin;
-  /*! \brief A trace is computing it (another trace that needs it waits: it is computed once). */
-  bool in_flight = false;
+  /*!
+   * \brief The thread whose trace is computing it, if any: another thread's trace that needs it
+   * waits (it is computed once). A trace of the same thread (run by a host callback of the first)
+   * leaves it out of its live arrays, and fails if it needs it (the callback's own result).
+   */
+  std::thread::id claimed_by;
 };
 
 using ValuePtr = std::shared_ptr<Array::Value>;
@@ -112,7 +117,7 @@ NDArray DataOf(const Array& array);
 // ---- threads (lazy_sync.cc; the contract is in include/ir/lazy.h) ----
 
 /*!
- * \brief The lock of the pending DAG: Value's data, node, origin and in_flight, Pending's
+ * \brief The lock of the pending DAG: Value's data, node, origin and claimed_by, Pending's
  * inference results and isolated flag are read and written under it (walks, write-backs,
  * inference, assignment decisions). Held briefly, never while a trace runs; recursive because
  * releasing a value under it may release pending nodes, whose destructor takes it.
@@ -129,7 +134,9 @@ void WaitForValuesInFlight(DagLock& lock);
  * \brief Reader/writer locks over buffers (by storage, in stripes): a trace holds its leaves'
  * shared and its in-place targets' exclusive for its run, a copy assignment its target's
  * exclusive, so a reader sees a whole value. Acquired in stripe order (no deadlock), never
- * while DagMutex is held by the acquiring thread.
+ * while DagMutex is held by the acquiring thread. Re-entrant on a thread (a trace run by a host
+ * callback of a running trace): a stripe it holds is not taken again, and stays held as it was
+ * (so such a nested write into a stripe the outer trace reads is not exclusive of other threads).
  */
 class BufferLocks {
  public:

@@ -76,6 +76,17 @@ std::mutex* AssignStripes() {
 
 size_t StripeOf(const void* key) { return std::hash<const void*>()(key) % kStripes; }
 
+/*! \brief How many times this thread holds each buffer stripe (BufferLocks re-enter their own). */
+struct HeldStripes {
+  uint32_t shared[kStripes] = {};
+  uint32_t exclusive[kStripes] = {};
+};
+
+HeldStripes& Held() {
+  thread_local HeldStripes held;
+  return held;
+}
+
 }  // namespace
 
 std::recursive_mutex& DagMutex() {
@@ -102,22 +113,36 @@ BufferLocks::BufferLocks(const std::vector<NDArray>& read, const std::vector<NDA
     held_.push_back(wanted[i]);
   }
   WriterFirstLock* stripes = BufferStripes();
+  HeldStripes& held = Held();
   for (const auto& [stripe, exclusive] : held_) {
-    if (exclusive) {
+    // Re-entered (a trace run by a host callback of this thread's running trace): the stripe is
+    // not taken again, and held as the outer trace holds it (a shared one cannot be upgraded:
+    // waiting for the outer trace's own read lock would never end).
+    if (held.exclusive[stripe] > 0) {
+      ++held.exclusive[stripe];
+    } else if (held.shared[stripe] > 0) {
+      ++held.shared[stripe];
+    } else if (exclusive) {
       stripes[stripe].lock();
+      ++held.exclusive[stripe];
     } else {
       stripes[stripe].lock_shared();
+      ++held.shared[stripe];
     }
   }
 }
 
 BufferLocks::~BufferLocks() {
   WriterFirstLock* stripes = BufferStripes();
+  HeldStripes& held = Held();
   for (auto it = held_.rbegin(); it != held_.rend(); ++it) {
-    if (it->second) {
-      stripes[it->first].unlock();
+    size_t stripe = it->first;
+    uint32_t* count = held.exclusive[stripe] > 0 ? &held.exclusive[stripe] : &held.shared[stripe];
+    if (--*count > 0 || held.exclusive[stripe] + held.shared[stripe] > 0) continue;
+    if (count == &held.exclusive[stripe]) {
+      stripes[stripe].unlock();
     } else {
-      stripes[it->first].unlock_shared();
+      stripes[stripe].unlock_shared();
     }
   }
 }

@@ -37,7 +37,12 @@ Trace::Trace(std::vector<ValuePtr> requested, uint64_t context) : roots(std::mov
   for (const ValuePtr& root : roots) is_root.insert(root.get());
   std::vector<std::pair<const Pending*, size_t>> stack;
   auto visit = [&](const ValuePtr& value) {
-    busy = busy || value->in_flight;
+    if (value->claimed_by == std::this_thread::get_id()) {
+      throw Error(
+          "lazy: a host callback needs a value its own trace is computing (the callback reads its own "
+          "result): it can never be computed");
+    }
+    busy = busy || value->claimed_by != std::thread::id();
     if (!value->node) {
       if (leaf_index.emplace(value.get(), leaves.size()).second) leaves.push_back(value);
       return;
@@ -201,15 +206,18 @@ bool CanWriteInPlace(const Trace& trace, const Device& device, bool cached) {
   return true;
 }
 
-/*! \brief Marks a trace's roots in flight while it runs; clears them (and wakes waiters) at its end. */
+/*!
+ * \brief Claims a trace's roots for this thread while it runs (the walk waited for or refused any
+ * claimed already); releases them and wakes the waiters at its end. Under DagMutex.
+ */
 class Claim {
  public:
   explicit Claim(const std::vector<ValuePtr>& roots) : roots_(roots) {
-    for (const ValuePtr& root : roots_) root->in_flight = true;
+    for (const ValuePtr& root : roots_) root->claimed_by = std::this_thread::get_id();
   }
   ~Claim() {
     DagLock dag(DagMutex());
-    for (const ValuePtr& root : roots_) root->in_flight = false;
+    for (const ValuePtr& root : roots_) root->claimed_by = std::thread::id();
     NotifyValuesDone();
   }
   Claim(const Claim&) = delete;
@@ -244,7 +252,7 @@ bool MaterializeAssigning(const std::vector<ValuePtr>& requested, const std::vec
   std::vector<ValuePtr> wanted = requested;
   wanted.insert(wanted.end(), assigns.begin(), assigns.end());
   std::vector<std::shared_ptr<Pending>> freed;  // declared first: released after the locks
-  std::lock_guard<std::mutex> run(impl.run_mutex_);
+  std::lock_guard<std::recursive_mutex> run(impl.run_mutex_);
   DagLock dag(DagMutex());
   for (;;) {
     std::vector<ValuePtr> live;

@@ -36,7 +36,10 @@ struct Trace {
   /*! \brief Per node its hash and input refs, then the root refs, then the leaf signatures. */
   std::vector<uint64_t> topology;
   uint64_t key = 0;
-  /*! \brief A value of the DAG is being computed by another trace: wait for it, then walk again. */
+  /*!
+   * \brief A value of the DAG is being computed by another thread's trace: wait for it, then walk
+   * again (one this thread's trace computes throws: a host callback needing its own result).
+   */
   bool busy = false;
   /*!
    * \brief Pending values recorded in another Context than `context` that are not roots: they
@@ -73,18 +76,24 @@ struct Trace {
   }
 };
 
-/*! \brief A compiled trace: its topology (to confirm a hit) and the Executor that runs it. */
+/*!
+ * \brief A compiled trace: its topology (to confirm a hit), the Executor that runs it and the
+ * store that holds its assigned leaves' buffers during a run (as the graph's variables: one store
+ * per trace, so a trace run from a host callback of another binds its own).
+ */
 struct CachedTrace {
   uint64_t key = 0;
   std::vector<uint64_t> topology;
   std::unique_ptr<Executor> executor;
+  std::shared_ptr<VariableStore> variables = std::make_shared<VariableStore>();
   std::vector<std::string> feed_names;
 };
 
 /*!
  * \brief A Context's state. run_mutex_ is held for a whole materialization (one trace at a time
- * per Context: its cache, Executors and variable store); state_mutex_ briefly, for what recording
- * touches (the live arrays, the stats). Lock order: run_mutex_, DagMutex, state_mutex_.
+ * per Context: its cache and Executors; recursive, as a host callback of a running trace may
+ * materialize in the same Context); state_mutex_ briefly, for what recording touches (the live
+ * arrays, the stats). Lock order: run_mutex_, DagMutex, state_mutex_.
  */
 class Context::Impl {
  public:
@@ -129,18 +138,18 @@ class Context::Impl {
   /*! \brief Where the traces run: a leaf elsewhere is assigned by a copy (the run would copy it). */
   Device device_;
   uint64_t id_;
-  std::mutex run_mutex_;
+  std::recursive_mutex run_mutex_;
   size_t cache_limit_ = 256;
-  /*! \brief Cached traces, most recently used first; index_ finds them by key (run_mutex_). */
-  std::list<CachedTrace> lru_;
-  std::unordered_map<uint64_t, std::list<CachedTrace>::iterator> index_;
-  /*! \brief Holds an assigned leaf's buffer during a run (Run), as the graph's variable. */
-  std::shared_ptr<VariableStore> variables_ = std::make_shared<VariableStore>();
+  /*!
+   * \brief Cached traces, most recently used first; index_ finds them by key (run_mutex_). Shared:
+   * a run holds its trace, which a run from one of its host callbacks may evict.
+   */
+  std::list<std::shared_ptr<CachedTrace>> lru_;
+  std::unordered_map<uint64_t, std::list<std::shared_ptr<CachedTrace>>::iterator> index_;
 
  private:
-  CachedTrace* Find(const Trace& trace);
-
-  CachedTrace& Insert(const Trace& trace, Graph graph, Stats* delta);
+  std::shared_ptr<CachedTrace> Find(const Trace& trace);
+  std::shared_ptr<CachedTrace> Insert(const Trace& trace, Graph graph, Stats* delta);
 
   mutable std::mutex state_mutex_;
   Stats stats_;

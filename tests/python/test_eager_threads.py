@@ -41,3 +41,30 @@ def test_every_thread_computes_with_the_enabling_calls_config():
         print(json.dumps(seen))
         """))
     assert out["main"] == out["worker"] == 3  # unfused: exp, multiply, sum in both threads
+
+
+def test_a_py_func_body_computes_and_assigns_eagerly_inside_a_running_trace():
+    # The host callback runs inside the trace that reads v: the nested traces (on the same thread,
+    # in the same Context) read v and assign w without waiting for the outer trace's locks.
+    run_program("""
+        import numpy as np
+        import tinyflow as tf
+        tf.enable_eager_execution()
+        v, w = tf.Variable(np.ones(3, np.float32)), tf.Variable(np.zeros(3, np.float32))
+        def body(a):
+            w.assign_add(tf.constant(a) + v)
+            return (float(tf.reduce_sum(tf.constant(a) * 3.0)) * np.ones(3)).astype(np.float32)
+        z = tf.py_func(body, [v * 2.0], tf.float32)
+        np.testing.assert_array_equal(z.numpy(), [18.0, 18.0, 18.0])
+        np.testing.assert_array_equal(w.numpy(), [3.0, 3.0, 3.0])
+        holder = []
+        own = tf.py_func(lambda a: holder[0].numpy(), [v], tf.float32)  # reads its own result
+        holder.append(own)
+        try:
+            own.numpy()
+        except tf.errors.OpError as err:
+            assert "its own result" in str(err), str(err)
+        else:
+            raise AssertionError("a callback reading its own result returned")
+        np.testing.assert_array_equal((v + 1.0).numpy(), [2.0, 2.0, 2.0])  # and nothing is left locked
+        """, timeout=60)
