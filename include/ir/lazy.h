@@ -66,6 +66,9 @@
  *    an in-place or copying assignment the target's write lock: a read through an op, or
  *    ReadValue, sees the old or the new value, whole. `a.Assign(a + 1)` is a read then a write
  *    (the read when recorded), as in TF: threads doing it concurrently may lose updates; += not.
+ *  - Re-entrant: a host callback (tf.py_func) of a running trace may record, materialize and
+ *    assign on its thread and Context (its nested traces leave the outer trace's values to it);
+ *    reading the outer trace's own result throws ir::Error.
  *  - The caller must not: use one GradientTape from two threads at once; free a Context while a
  *    thread uses it; read the NDArray of Eval()/ToNDArray() while another thread assigns the
  *    array (it is the buffer itself; ReadValue copies it under the lock); write into an NDArray
