@@ -2,8 +2,10 @@
 # The whole test suite, from a fresh Debian 12 machine:
 #   1. installs missing Debian packages,
 #   2. builds build/ (Release, -Wall -Wextra) and runs every test with ctest,
-#   3. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the tests again.
-# Set IR_SKIP_SANITIZERS=1 to skip step 3 during development.
+#   3. ThreadSanitizer: builds the threading layers instrumented into build/ (cmake/ir_lean_sanitize.cmake)
+#      and runs the thread tests and the Python thread stress program under it (scripts/tsan_test.sh),
+#   4. builds build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer and runs the tests again.
+# Set IR_SKIP_SANITIZERS=1 to skip steps 3 and 4 during development (IR_SKIP_TSAN=1: step 3 only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -13,6 +15,11 @@ echo "== build (Release) =="
 scripts/build.sh build -DIR_WERROR=ON
 echo "== tests (Release) =="
 (cd build && ctest --output-on-failure -j "$jobs")
+
+if [ "${IR_SKIP_SANITIZERS:-0}" != "1" ] && [ "${IR_SKIP_TSAN:-0}" != "1" ]; then
+  echo "== ThreadSanitizer (threads tests) =="
+  scripts/tsan_test.sh build
+fi
 
 if [ "${IR_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) =="

@@ -265,10 +265,23 @@ IR_DLL int IRLazyGetShape(IRLazyHandle array, int* ndim, const int64_t** shape);
 IR_DLL int IRLazyGetDType(IRLazyHandle array, int* dtype);
 /*! \brief Computes every pending array of `arrays` in one trace. */
 IR_DLL int IRLazyMaterialize(uint32_t num_arrays, IRLazyHandle* arrays);
-/*! \brief Materializes `array` and returns its value (a new NDArray handle sharing the buffer). */
+/*!
+ * \brief Materializes `array` and returns its value (a new NDArray handle sharing the buffer:
+ * reading it while another thread assigns the array is a race; IRLazyReadValue copies).
+ */
 IR_DLL int IRLazyToNDArray(IRLazyHandle array, IRNDArrayHandle* out);
-/*! \brief targets[i] = values[i] in place, all values computed in one trace. */
+/*! \brief Materializes `array` and returns a copy of its value taken while no assignment writes it. */
+IR_DLL int IRLazyReadValue(IRLazyHandle array, IRNDArrayHandle* out);
+/*!
+ * \brief targets[i] = values[i] in place, all values computed in one trace. A defined target keeps
+ * its shape and dtype (else an error naming both, and nothing is written).
+ */
 IR_DLL int IRLazyAssign(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values);
+/*!
+ * \brief targets[i] = targets[i] op values[i], atomically per target (no other assignment to it in
+ * between, on any thread): op 1 add, 2 subtract, 3 multiply (0: IRLazyAssign).
+ */
+IR_DLL int IRLazyAssignUpdate(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values, int op);
 
 /*! \brief A gradient tape that starts recording now (persistent: gradient may be asked more than once). */
 IR_DLL int IRLazyTapeCreate(int persistent, IRLazyTapeHandle* out);

@@ -42,11 +42,39 @@
  * every read of the old value (a held loss computed in the same trace) before the write. The
  * value handle then shares the target's buffer (as tf.Variable.assign returns the variable).
  * A target is assigned by a copy after the trace instead when it does not qualify: undefined,
- * pending, another shape or dtype, another device, its buffer shared with another leaf of the
- * trace or another target, its old value still read by something outside the trace (a held
- * value of an earlier assignment, a node kept by a tape: it gets a snapshot), or a tape records.
+ * pending, another device, its buffer shared with another leaf of the trace or another target,
+ * its old value still read by something outside the trace (a held value of an earlier
+ * assignment, a node kept by a tape, another thread's pending array: it gets a snapshot), or a
+ * tape records.
  * 0-d inputs do not count toward F_max (docs/ARCHITECTURE.md, Fusion): scalar parameters do not
- * split a kernel.
+ * split a kernel. A defined target keeps its shape and dtype (ir::Error naming both otherwise).
+ *
+ * Threads (TF eager's contract; tests/threads/lazy_threads_test.cc):
+ *  - Per thread: the current Context (a default one per thread; Scope), the gradient tapes (a tape
+ *    differentiates what its thread records and materializes) and the tape cache.
+ *  - Shared: Arrays, their copies and values may be used and released on any thread. A pending
+ *    value is computed once: a trace that needs a value another thread's trace is computing waits
+ *    for it, and a pending value recorded in another Context becomes a root of the trace that
+ *    needs it (so its holders all see one value, one random draw). A failed trace is not kept
+ *    anywhere: its error belongs to the values that depend on the failing op (the live arrays of
+ *    a failed trace are computed when requested from then on). A Context may serve several
+ *    threads: they record concurrently and their traces run one at a time (cache, Executors,
+ *    live arrays and stats are locked); per-thread Contexts run in parallel.
+ *  - Atomic: each assignment is atomic per target. An update (+=, -=, *=, AssignAll with
+ *    Update::kAdd...) reads and writes its target with no other assignment to it in between, on
+ *    any thread (TF's assign_add). A trace holds its leaves' buffers' read locks while it runs,
+ *    an in-place or copying assignment the target's write lock: a read through an op, or
+ *    ReadValue, sees the old or the new value, whole. `a.Assign(a + 1)` is a read then a write
+ *    (the read when recorded), as in TF: threads doing it concurrently may lose updates; += not.
+ *  - Re-entrant: a host callback (tf.py_func) of a running trace may record, materialize and
+ *    assign on its thread and Context (its nested traces leave the outer trace's values to it);
+ *    reading the outer trace's own result throws ir::Error.
+ *  - The caller must not: use one GradientTape from two threads at once; free a Context while a
+ *    thread uses it; read the NDArray of Eval()/ToNDArray() while another thread assigns the
+ *    array (it is the buffer itself; ReadValue copies it under the lock); write into an NDArray
+ *    given to Array(NDArray) while a trace may read it.
+ * Locks (src/runtime/lazy_sync.cc), in order: assignment stripes (per target), a Context's run
+ * lock, buffer stripes, the DAG lock (walks, inference, write-backs: brief), a Context's state lock.
  *
  * Not done yet (follow-ups of issue 15):
  *  - The no_op token that roots a trace's assignments is a kernel launch of its own (a scalar
@@ -54,6 +82,9 @@
  *  - Temporaries still alive during AssignAll (`w -= lr * g` holds `lr * g`) are live arrays:
  *    the barrier computes them as outputs (an extra write each), although they read no variable.
  *  - A cache hit trusts the 64-bit hashes of op and attributes (the topology is compared exactly).
+ *  - One process-wide DAG lock orders the walks, inference and write-backs of every thread's
+ *    traces: held briefly, never while a trace compiles or runs, and recording does not take it,
+ *    but many threads materializing small traces contend on it.
  */
 #ifndef IR_LAZY_H_
 #define IR_LAZY_H_
@@ -96,8 +127,8 @@ struct Stats {
 
 /*!
  * \brief Where traces compile and run: the SessionOptions (target, fusion...), the trace cache
- * and the stats. Each thread has a default Context; a Scope makes another one current.
- * Not thread-safe: one Context serves one thread at a time.
+ * and the stats. Each thread has a default Context; a Scope makes another one current. A Context
+ * may serve several threads at once (they record concurrently; their traces run one at a time).
  */
 class Context {
  public:
@@ -122,8 +153,8 @@ class Context {
   };
 
   const SessionOptions& options() const;
-  const Stats& stats() const;
-  Stats& mutable_stats();
+  /*! \brief A copy of the stats (other threads may be adding to them). */
+  Stats stats() const;
   void ResetStats();
   /*! \brief Number of cached traces. */
   size_t cache_size() const;
@@ -157,15 +188,21 @@ class Array {
   bool defined() const { return cell_ != nullptr; }
   /*! \brief True while the value is a recorded, not yet computed expression. */
   bool is_pending() const;
-  /*! \brief Materializes (with the current Context) and returns the value. */
-  const NDArray& Eval() const;
+  /*!
+   * \brief Materializes (with the current Context) and returns the value. The NDArray shares the
+   * array's buffer: a later in-place assignment changes it, and reading it while another thread
+   * assigns the array is a race (ReadValue copies a whole value).
+   */
+  NDArray Eval() const;
   NDArray ToNDArray() const { return Eval(); }
   /*!
-   * \brief Makes this array's value `value` (AssignAll of one): written into the old buffer in
-   * the trace when shape and dtype match (holders of that NDArray see the change), else into a
-   * new buffer. Pending expressions recorded before the assignment keep reading the old value.
+   * \brief Makes this array's value `value` (AssignAll of one), written into the old buffer
+   * (holders of that NDArray see the change). A defined array keeps its shape and dtype: a value
+   * of another one throws ir::Error naming both (an undefined array takes the value's). Pending
+   * expressions recorded before the assignment keep reading the old value.
    */
   Array& Assign(const Array& value);
+  /*! \brief Atomic updates (AssignAll with Update::kAdd...): `rhs` broadcasts to this shape. */
   Array& operator+=(const Array& rhs);
   Array& operator-=(const Array& rhs);
   Array& operator*=(const Array& rhs);
@@ -206,12 +243,29 @@ void Materialize(const std::vector<Array>& arrays);
 Shape ShapeOf(const Array& array);
 DType DTypeOf(const Array& array);
 
+/*! \brief How an assignment combines a target's current value with the given one. */
+enum class Update {
+  kAssign,    // target = value
+  kAdd,       // target = target + value
+  kSubtract,  // target = target - value
+  kMultiply,  // target = target * value
+};
+
 /*!
- * \brief targets[i].Assign(values[i]) for every i, in one trace that writes the targets in place
- * (an optimizer's update of all its variables is one trace and, fused, one kernel). values[i]
+ * \brief targets[i].Assign(values[i]) for every i (or, for an update, targets[i] op values[i]), in
+ * one trace that writes the targets in place (an optimizer's update of all its variables is one
+ * trace and, fused, one kernel). An update reads its target while no other assignment to it
+ * runs, on any thread (atomic, as TF's assign_add). A defined target keeps its shape and dtype:
+ * otherwise ir::Error, naming both, and no target is written. For Update::kAssign, values[i]
  * then holds targets[i]'s new value (its buffer, when written in place).
  */
-void AssignAll(const std::vector<Array>& targets, const std::vector<Array>& values);
+void AssignAll(const std::vector<Array>& targets, const std::vector<Array>& values, Update update = Update::kAssign);
+
+/*!
+ * \brief A copy of `array`'s value (materialized first), taken while no assignment writes it:
+ * a whole value even while other threads assign the array.
+ */
+NDArray ReadValue(const Array& array);
 
 Array operator+(const Array& lhs, const Array& rhs);
 Array operator-(const Array& lhs, const Array& rhs);

@@ -219,11 +219,28 @@ int IRLazyToNDArray(IRLazyHandle array, IRNDArrayHandle* out) {
   IR_API_END();
 }
 
+int IRLazyReadValue(IRLazyHandle array, IRNDArrayHandle* out) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(array);
+  IR_API_CHECK_NOT_NULL(out);
+  *out = new NDArray(ir::lazy::ReadValue(AsLazy(array)));
+  IR_API_END();
+}
+
 int IRLazyAssign(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values) {
   IR_API_BEGIN();
   IR_API_CHECK_ARRAY(targets, num);
   IR_API_CHECK_ARRAY(values, num);
   ir::lazy::AssignAll(LazyArrays(targets, num), LazyArrays(values, num));
+  IR_API_END();
+}
+
+int IRLazyAssignUpdate(uint32_t num, IRLazyHandle* targets, IRLazyHandle* values, int op) {
+  IR_API_BEGIN();
+  IR_API_CHECK_ARRAY(targets, num);
+  IR_API_CHECK_ARRAY(values, num);
+  IR_CHECK(op >= 0 && op <= static_cast<int>(ir::lazy::Update::kMultiply)) << "IRLazyAssignUpdate: unknown op " << op;
+  ir::lazy::AssignAll(LazyArrays(targets, num), LazyArrays(values, num), static_cast<ir::lazy::Update>(op));
   IR_API_END();
 }
 

@@ -17,8 +17,13 @@
 namespace ir {
 namespace lazy {
 
-/*! \brief Releases long chains of pending nodes iteratively (no recursion depth limit). */
+/*!
+ * \brief Releases long chains of pending nodes iteratively (no recursion depth limit). Under
+ * DagMutex: a value this node held last may just have been written by a trace on another thread.
+ */
 Pending::~Pending() {
+  if (inputs.empty()) return;
+  DagLock dag(DagMutex());
   std::vector<ValuePtr> stack = std::move(inputs);
   while (!stack.empty()) {
     ValuePtr value = std::move(stack.back());
@@ -32,13 +37,14 @@ Pending::~Pending() {
   }
 }
 
+ValuePtr ValueOf(const Array& array, const char* what) {
+  IR_CHECK(array.defined()) << what << ": use of an undefined array";
+  return array.cell()->value();
+}
+
 namespace {
 
-std::shared_ptr<Array::Cell> NewCell(ValuePtr value) {
-  auto cell = std::make_shared<Array::Cell>();
-  cell->value = std::move(value);
-  return cell;
-}
+std::shared_ptr<Array::Cell> NewCell(ValuePtr value) { return std::make_shared<Array::Cell>(std::move(value)); }
 
 ValuePtr LeafValue(NDArray data) {
   IR_CHECK(data.defined()) << "lazy::Array: an undefined NDArray cannot be a leaf";
@@ -46,11 +52,6 @@ ValuePtr LeafValue(NDArray data) {
   value->hash = LeafHash(data);
   value->data = std::move(data);
   return value;
-}
-
-const ValuePtr& ValueOf(const Array& array) {
-  IR_CHECK(array.defined()) << "lazy::Array: use of an undefined array";
-  return array.cell()->value;
 }
 
 }  // namespace
@@ -82,14 +83,25 @@ Array Array::Scalar(double value, DType dtype) {
   return Array(std::move(data));
 }
 
-bool Array::is_pending() const { return defined() && cell_->value->node != nullptr; }
-
-const NDArray& Array::Eval() const {
-  Materialize({*this});
-  return cell_->value->data;
+bool Array::is_pending() const {
+  if (!defined()) return false;
+  ValuePtr value = cell_->value();
+  DagLock dag(DagMutex());
+  return value->node != nullptr;
 }
 
-std::shared_ptr<Pending> RecordNode(const Op* op, std::vector<ValuePtr> inputs,
+NDArray DataOf(const Array& array) {
+  ValuePtr value = ValueOf(array);
+  DagLock dag(DagMutex());
+  return value->data;
+}
+
+NDArray Array::Eval() const {
+  Materialize({*this});
+  return DataOf(*this);
+}
+
+std::shared_ptr<Pending> RecordNode(Context& context, const Op* op, std::vector<ValuePtr> inputs,
                                     const std::map<std::string, std::string>& attrs, uint32_t num_outputs) {
   auto node = std::make_shared<Pending>();
   node->op = op;
@@ -101,6 +113,7 @@ std::shared_ptr<Pending> RecordNode(const Op* op, std::vector<ValuePtr> inputs,
   node->hash = h;
   node->num_outputs = num_outputs;
   node->seq = NextRecordSeq();
+  node->context = ContextId(context);
   return node;
 }
 
@@ -110,8 +123,8 @@ std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& input
   std::vector<ValuePtr> values;
   values.reserve(inputs.size());
   for (const Array& input : inputs) values.push_back(ValueOf(input));
-  std::shared_ptr<Pending> node = RecordNode(Op::Get(op), std::move(values), attrs, num_outputs);
   Context& context = Context::Current();
+  std::shared_ptr<Pending> node = RecordNode(context, Op::Get(op), std::move(values), attrs, num_outputs);
   std::vector<Array> outputs;
   outputs.reserve(num_outputs);
   for (uint32_t i = 0; i < num_outputs; ++i) {
@@ -120,11 +133,8 @@ std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& input
     value->index = i;
     value->hash = Mix(node->hash, i);
     outputs.emplace_back(NewCell(std::move(value)));
-    TrackLive(context, outputs.back().cell());
   }
-  Stats& stats = context.mutable_stats();
-  stats.ops_recorded += 1;
-  stats.record_ns += NowNs() - start;
+  TrackRecorded(context, outputs, NowNs() - start);
   return outputs;
 }
 

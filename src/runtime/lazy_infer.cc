@@ -103,28 +103,25 @@ bool InferPending(const Array::Value& value) {
 }
 
 namespace {
-/*! \brief The pending value of `array`, inferred (throws when invalid), or nullptr for a leaf. */
-const Array::Value* InferredValue(const Array& array) {
-  IR_CHECK(array.defined()) << "lazy::ShapeOf: use of an undefined array";
-  const Array::Value& value = *array.cell()->value;
-  if (!value.node) return nullptr;
-  InferBelow(value.node.get());
-  if (!value.node->infer_error.empty()) throw Error(value.node->infer_error);
-  return &value;
+/*! \brief The shape and dtype of `array`'s value, inferred if pending (throws when invalid). */
+std::pair<Shape, DType> Infer(const Array& array) {
+  ValuePtr value = ValueOf(array, "lazy::ShapeOf");
+  DagLock dag(DagMutex());
+  if (value->node) {
+    InferBelow(value->node.get());
+    if (!value->node->infer_error.empty()) throw Error(value->node->infer_error);
+  }
+  return {ShapeOfValue(*value), DTypeOfValue(*value)};
 }
 }  // namespace
 
 Shape ShapeOf(const Array& array) {
-  const Array::Value* value = InferredValue(array);
-  if (!value) return array.cell()->value->data.shape();
-  Shape shape = ShapeOfValue(*value);
+  Shape shape = Infer(array).first;
   return shape.is_known() ? shape : array.Eval().shape();  // data-dependent: only running tells
 }
 
 DType DTypeOf(const Array& array) {
-  const Array::Value* value = InferredValue(array);
-  if (!value) return array.cell()->value->data.dtype();
-  DType dtype = DTypeOfValue(*value);
+  DType dtype = Infer(array).second;
   return dtype != DType::kUnknown ? dtype : array.Eval().dtype();
 }
 

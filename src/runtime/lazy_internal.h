@@ -7,10 +7,13 @@
 #define IR_RUNTIME_LAZY_INTERNAL_H_
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -52,6 +55,8 @@ struct Pending {
   uint32_t num_outputs = 1;
   /*! \brief Recording order on this thread: traces order their roots by it (a stable key). */
   uint64_t seq = 0;
+  /*! \brief The Context that recorded it (Context::Impl::id): another Context computes it as a root. */
+  uint64_t context = 0;
   /*!
    * \brief Output shapes and dtypes once inferred (ShapeOf, lazy_infer.cc): empty before, so
    * a query infers only the nodes recorded since the last one. Unknown where the op cannot tell.
@@ -60,6 +65,11 @@ struct Pending {
   std::vector<DType> dtypes;
   /*! \brief Why inference failed (the ir::Error text), kept so that a query fails fast again. */
   std::string infer_error;
+  /*!
+   * \brief Set when a trace that computed its outputs as live arrays failed: they are computed only
+   * when requested, so that the error stays with the values that depend on the failed op.
+   */
+  bool isolated = false;
   ~Pending();
 };
 
@@ -75,14 +85,86 @@ struct Array::Value {
    * recording (ActiveTapes() > 0), so the tape can still differentiate through it.
    */
   std::shared_ptr<Pending> origin;
-};
-
-/*! \brief What the copies of an Array share: the current value (Assign replaces it). */
-struct Array::Cell {
-  std::shared_ptr<Value> value;
+  /*!
+   * \brief The thread whose trace is computing it, if any: another thread's trace that needs it
+   * waits (it is computed once). A trace of the same thread (run by a host callback of the first)
+   * leaves it out of its live arrays, and fails if it needs it (the callback's own result).
+   */
+  std::thread::id claimed_by;
 };
 
 using ValuePtr = std::shared_ptr<Array::Value>;
+
+/*!
+ * \brief What the copies of an Array share: the current value (Assign replaces it). Copies may
+ * live on several threads (a tf.Variable shared by them), so the value is loaded and stored
+ * atomically: a reader gets the old or the new value, never a torn pointer.
+ */
+struct Array::Cell {
+  explicit Cell(ValuePtr initial = nullptr) : value_(std::move(initial)) {}
+  ValuePtr value() const { return std::atomic_load(&value_); }
+  void set_value(ValuePtr value) { std::atomic_store(&value_, std::move(value)); }
+
+ private:
+  ValuePtr value_;
+};
+
+/*! \brief The current value of a defined `array` (throws naming `what` for an undefined one). */
+ValuePtr ValueOf(const Array& array, const char* what = "lazy::Array");
+/*! \brief The data of a materialized `array` (read under DagMutex; undefined while pending). */
+NDArray DataOf(const Array& array);
+
+// ---- threads (lazy_sync.cc; the contract is in include/ir/lazy.h) ----
+
+/*!
+ * \brief The lock of the pending DAG: Value's data, node, origin and claimed_by, Pending's
+ * inference results and isolated flag are read and written under it (walks, write-backs,
+ * inference, assignment decisions). Held briefly, never while a trace runs; recursive because
+ * releasing a value under it may release pending nodes, whose destructor takes it.
+ */
+std::recursive_mutex& DagMutex();
+using DagLock = std::unique_lock<std::recursive_mutex>;
+
+/*! \brief Wakes the traces waiting for a value in flight (call after clearing in_flight). */
+void NotifyValuesDone();
+/*! \brief Waits, `lock` (of DagMutex) released meanwhile, until some trace in flight finishes. */
+void WaitForValuesInFlight(DagLock& lock);
+
+/*!
+ * \brief Reader/writer locks over buffers (by storage, in stripes): a trace holds its leaves'
+ * shared and its in-place targets' exclusive for its run, a copy assignment its target's
+ * exclusive, so a reader sees a whole value. Acquired in stripe order (no deadlock), never
+ * while DagMutex is held by the acquiring thread. Re-entrant on a thread (a trace run by a host
+ * callback of a running trace): a stripe it holds is not taken again, and stays held as it was
+ * (so such a nested write into a stripe the outer trace reads is not exclusive of other threads).
+ */
+class BufferLocks {
+ public:
+  /*! \brief Locks `read` shared and `written` exclusively (a storage in both: exclusively). */
+  BufferLocks(const std::vector<NDArray>& read, const std::vector<NDArray>& written);
+  ~BufferLocks();
+  BufferLocks(const BufferLocks&) = delete;
+  BufferLocks& operator=(const BufferLocks&) = delete;
+
+ private:
+  std::vector<std::pair<size_t, bool>> held_;  // stripe, exclusive
+};
+
+/*!
+ * \brief Serializes assignments to the same arrays (by cell, in stripes): held for a whole
+ * AssignAll, so an update (+=) reads and writes its target atomically. Taken first, before
+ * any other lazy lock.
+ */
+class AssignLocks {
+ public:
+  explicit AssignLocks(const std::vector<Array>& targets);
+  ~AssignLocks();
+  AssignLocks(const AssignLocks&) = delete;
+  AssignLocks& operator=(const AssignLocks&) = delete;
+
+ private:
+  std::vector<size_t> held_;
+};
 
 /*! \brief Number of gradient tapes recording on this thread (lazy_tape.cc counts them). */
 inline int& ActiveTapes() {
@@ -90,8 +172,15 @@ inline int& ActiveTapes() {
   return active;
 }
 
-/*! \brief Tracks `cell` (an output of Apply) in `context` until it expires: Materialize computes it. */
-void TrackLive(Context& context, const std::shared_ptr<Array::Cell>& cell);
+/*!
+ * \brief Counts one recorded op that took `ns` in `context`'s stats and tracks its `outputs` there
+ * until they expire (Materialize computes the live ones). Any thread may record in a Context.
+ */
+void TrackRecorded(Context& context, const std::vector<Array>& outputs, uint64_t ns);
+/*! \brief Adds every counter of `delta` to `context`'s stats, under its lock. */
+void AddStats(Context& context, const Stats& delta);
+/*! \brief The id of `context` that its recordings carry (Pending::context). */
+uint64_t ContextId(Context& context);
 
 /*! \brief The next recording sequence number of this thread (Pending::seq). */
 uint64_t NextRecordSeq();
@@ -99,11 +188,15 @@ uint64_t NextRecordSeq();
 /*!
  * \brief Infers the shapes and dtypes of `value`'s pending node and of the nodes it depends on
  * that were not inferred yet; false (the error kept in Pending::infer_error) if one is invalid.
+ * The caller holds DagMutex.
  */
 bool InferPending(const Array::Value& value);
 
-/*! \brief Records a pending node of `op` (hash, recording order); its output values are the caller's. */
-std::shared_ptr<Pending> RecordNode(const Op* op, std::vector<ValuePtr> inputs,
+/*!
+ * \brief Records a pending node of `op` in `context` (hash, recording order); its output values
+ * are the caller's.
+ */
+std::shared_ptr<Pending> RecordNode(Context& context, const Op* op, std::vector<ValuePtr> inputs,
                                     const std::map<std::string, std::string>& attrs, uint32_t num_outputs);
 
 /*!
@@ -111,8 +204,9 @@ std::shared_ptr<Pending> RecordNode(const Op* op, std::vector<ValuePtr> inputs,
  * the same trace `assigns` (outputs of pending assign(leaf, value) nodes): the fused kernels
  * write each leaf's buffer in place, after every read of its old value. Returns false, having
  * run nothing, when an assigned leaf cannot be written in place (lazy_trace.cc CanWriteInPlace).
+ * Takes the current Context's run lock and DagMutex itself (the caller holds neither).
  */
-bool MaterializeAssigning(const std::vector<const Array::Value*>& requested, const std::vector<ValuePtr>& assigns,
+bool MaterializeAssigning(const std::vector<ValuePtr>& requested, const std::vector<ValuePtr>& assigns,
                           const std::unordered_set<const Array::Value*>& skip);
 
 // ---- tape (lazy_tape.cc): declarations below this line belong to the tape ----

@@ -19,9 +19,9 @@ namespace ir {
 namespace lazy {
 namespace {
 
-const ValuePtr& ValueOf(const Array& array, const char* what) {
+ValuePtr TapeValueOf(const Array& array, const char* what) {
   IR_CHECK(array.defined()) << "GradientTape.gradient: undefined " << what;
-  return array.cell()->value;
+  return array.cell()->value();
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ void GradientTape::Release() {
 
 void GradientTape::Watch(const Array& array) {
   IR_CHECK(array.defined()) << "GradientTape.watch: undefined array";
-  watched_.emplace_back(array.cell(), array.cell()->value);
+  watched_.emplace_back(array.cell(), array.cell()->value());
 }
 
 std::vector<Array> GradientTape::Gradient(const std::vector<Array>& targets, const std::vector<Array>& sources,
@@ -107,7 +107,7 @@ std::vector<Array> GradientTape::Gradient(const std::vector<Array>& targets, con
   std::vector<std::vector<ValuePtr>> values(sources.size());
   std::vector<ValuePtr> all;
   for (size_t i = 0; i < sources.size(); ++i) {
-    const ValuePtr& now = ValueOf(sources[i], "source");
+    ValuePtr now = TapeValueOf(sources[i], "source");
     for (const auto& [cell, then] : watched_) {
       if (cell != sources[i].cell()) continue;
       for (const ValuePtr& v : {then, now}) {
@@ -117,9 +117,11 @@ std::vector<Array> GradientTape::Gradient(const std::vector<Array>& targets, con
     all.insert(all.end(), values[i].begin(), values[i].end());
   }
   std::vector<ValuePtr> roots, head_values;
-  for (const Array& target : targets) roots.push_back(ValueOf(target, "target"));
-  for (const Array& head : heads) head_values.push_back(ValueOf(head, "output gradient"));
+  for (const Array& target : targets) roots.push_back(TapeValueOf(target, "target"));
+  for (const Array& head : heads) head_values.push_back(TapeValueOf(head, "output gradient"));
+  DagLock dag(DagMutex());  // the walk reads pending nodes and origins other threads may compute
   TapeRegion region(all, roots, head_values);
+  dag.unlock();
   std::vector<Array> result(sources.size());
   if (region.xs.empty()) return result;
   std::shared_ptr<const TapeProgram> program = TapeProgramFor(region);

@@ -195,12 +195,14 @@ size_t TapeRegion::ReachedIndex(const Array::Value* value) const {
 
 std::shared_ptr<const TapeProgram> TapeProgramFor(const TapeRegion& region) {
   TapeCache& cache = TapeCache::ForThread();
-  Stats& stats = Context::Current().mutable_stats();
+  Stats delta;
   if (std::shared_ptr<const TapeProgram> program = cache.Find(region)) {
-    ++stats.tape_cache_hits;
+    delta.tape_cache_hits = 1;
+    AddStats(Context::Current(), delta);
     return program;
   }
-  ++stats.tape_cache_misses;
+  delta.tape_cache_misses = 1;
+  AddStats(Context::Current(), delta);
   auto program = std::make_shared<const TapeProgram>(DeriveTapeProgram(region));
   cache.Insert(region, program);
   return program;
@@ -211,9 +213,7 @@ std::vector<Array> ReplayTapeProgram(const TapeProgram& program, TapeRegion* reg
   recorded.reserve(program.steps.size());
   auto array_of = [&](const TapeRef& ref) {
     if (ref.kind == TapeRef::kBackward) return recorded.at(ref.node).at(ref.index);
-    auto cell = std::make_shared<Array::Cell>();
-    cell->value = region->ValueOf(ref);
-    return Array(std::move(cell));
+    return Array(std::make_shared<Array::Cell>(region->ValueOf(ref)));
   };
   for (const TapeProgram::Step& step : program.steps) {
     std::vector<Array> step_inputs;

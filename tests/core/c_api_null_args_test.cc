@@ -522,7 +522,16 @@ std::vector<Call> CApiNullArgsTest::Table() {
          IRNDArrayFree(out);
          return rc;
        }},
+      {"IRLazyReadValue",
+       [&](Args& a) {
+         IRNDArrayHandle out = nullptr;
+         int rc = IRLazyReadValue(a("array", lazy_), a("out", &out));
+         IRNDArrayFree(out);
+         return rc;
+       }},
       {"IRLazyAssign", [&](Args& a) { return IRLazyAssign(1, a("targets", &lazy_), a("values", &lazy_)); }},
+      {"IRLazyAssignUpdate",
+       [&](Args& a) { return IRLazyAssignUpdate(1, a("targets", &lazy_), a("values", &lazy_), 1); }},
       {"IRLazyTapeCreate",
        [](Args& a) {
          IRLazyTapeHandle out = nullptr;

@@ -9,6 +9,7 @@
 
 #include "ir/lazy.h"
 #include "runtime/lazy_test_util.h"
+#include "test_util.h"
 
 namespace ir {
 namespace {
@@ -110,9 +111,23 @@ TEST_F(LazyTest, TargetsThatDoNotQualifyAreAssignedByCopy) {
   lazy::AssignAll({a, b}, {a + 1.0f, b + 2.0f});  // both values read the old buffer, b is written last
   EXPECT_EQ(buffer.ToVector<float>(), std::vector<float>({2, 3, 4, 5}));
   EXPECT_EQ(a.Eval().ToVector<float>(), std::vector<float>({2, 3, 4, 5}));
-  Array c(Ramp({4}, 1));
-  c.Assign(lazy::sum(c));  // another shape: a new buffer
-  EXPECT_EQ(c.Eval().ToVector<float>(), std::vector<float>({6}));
+}
+
+TEST_F(LazyTest, AssignmentsKeepTheTargetsShapeAndDType) {
+  // tf.Variable.assign and NumPy's a[...] = b reject another shape; the error names both, and
+  // nothing is written (the other target of the same AssignAll neither).
+  Array c(Ramp({4}, 1)), d(Ramp({4}, 1));
+  EXPECT_ERROR(c.Assign(lazy::sum(c)), "[4] float32 but its value is [] float32");
+  EXPECT_ERROR(lazy::AssignAll({d, c}, {d * 2.0f, Array(Ramp({3, 3}, 1))}), "[3,3] float32");
+  EXPECT_ERROR(c.Assign(lazy::Apply("cast", {c}, {{"dtype", "int32"}})), "[4] float32 but its value is [4] int32");
+  EXPECT_ERROR(c += Array(Ramp({2, 4}, 1)), "[4] float32 but its value is [2,4] float32");  // broadcast grows it
+  EXPECT_EQ(c.Eval().ToVector<float>(), std::vector<float>({0, 1, 2, 3}));
+  EXPECT_EQ(d.Eval().ToVector<float>(), std::vector<float>({0, 1, 2, 3}));
+  c += 1.0f;  // a scalar broadcasts to the target's shape, as NumPy's +=
+  EXPECT_EQ(c.Eval().ToVector<float>(), std::vector<float>({1, 2, 3, 4}));
+  Array fresh;  // an undefined array takes its first value's shape
+  fresh.Assign(Array(Ramp({2}, 1)));
+  EXPECT_EQ(fresh.Eval().shape(), Shape({2}));
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ class LazyTest : public ::testing::Test {
  protected:
   lazy::Context context_;
   lazy::Context::Scope scope_{&context_};
-  const lazy::Stats& stats() const { return context_.stats(); }
+  lazy::Stats stats() const { return context_.stats(); }
 };
 
 inline void ExpectNear(const std::vector<float>& actual, const std::vector<float>& expected) {

@@ -294,10 +294,15 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 
 def _eager_while(cond, body, loop_vars, packed, maximum_iterations):
-    """while_loop in eager mode: a Python loop, each test of `cond` read to the host."""
+    """while_loop in eager mode: a Python loop, each test of `cond` read to the host. As TF's, a body
+    that returns one tensor for a one-element loop_vars makes the result that tensor."""
     limit = None if maximum_iterations is None else int(maximum_iterations)
+    try_to_pack = packed and len(loop_vars) == 1
+    unpacked = False  # (the body's result was one tensor: it is wrapped to call cond and body again)
     count = 0
-    while (limit is None or count < limit) and (cond(*loop_vars) if packed else cond(loop_vars)):
-        loop_vars = body(*loop_vars) if packed else body(loop_vars)
+    while (limit is None or count < limit) and _call(cond, loop_vars, packed):
+        loop_vars = _call(body, loop_vars, packed)
+        if try_to_pack and not isinstance(loop_vars, (list, tuple)):
+            unpacked, loop_vars = True, (loop_vars,)
         count += 1
-    return loop_vars
+    return loop_vars[0] if unpacked else loop_vars

@@ -5,9 +5,15 @@ EagerTensor: nothing runs until a value is needed (.numpy(), printing, `if t > 0
 and then everything pending runs as one fused, hash-cached trace. Python numbers combined with
 tensors enter as 0-d leaves (IRLazyScalar), parameters of the trace, so a changing learning rate
 never recompiles. tf.Variable makes an EagerVariable: a leaf its assignments write in place.
+
+Threads (TF's contract): each thread records and computes with its own lazy Context (with the
+enabling call's config), and tapes record the ops of their own thread. Tensors and variables may
+be shared between threads: an update (assign_add, assign_sub) is atomic, and a read of a variable
+sees a whole value (the old or the new one of a concurrent assignment).
 """
 import ctypes
 import json
+import threading
 
 import numpy as np
 
@@ -27,24 +33,55 @@ _SIGNATURES = {
                     ctypes.c_uint32, _PP, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_PP)],
     "IRLazyFree": [_P], "IRLazyScalar": [ctypes.c_double, ctypes.c_int, _PP],
     "IRLazyFromHost": [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, _PP],
-    "IRLazyAssign": [ctypes.c_uint32, _PP, _PP],
-    "IRLazyToNDArray": [_P, _PP], "IRLazyGetShape": [_P, _INT_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))],
+    "IRLazyAssign": [ctypes.c_uint32, _PP, _PP], "IRLazyAssignUpdate": [ctypes.c_uint32, _PP, _PP, ctypes.c_int],
+    "IRLazyToNDArray": [_P, _PP], "IRLazyReadValue": [_P, _PP], "IRLazyGetShape": [_P, _INT_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))],
     "IRLazyGetDType": [_P, _INT_P]}
 for _name, _args in _SIGNATURES.items():
     getattr(LIB, _name).argtypes = _args
 LIB.IRLazyFree.restype = None
 _LAZY_APPLY, _LAZY_FREE, _FROM_HOST = LIB.IRLazyApply, LIB.IRLazyFree, LIB.IRLazyFromHost  # (the per-op calls)
 
-# IRLazyApply's out-parameters, reused by every call (eager mode is single-threaded like the C++ Context).
-_NOUT = ctypes.c_uint32()
-_OUTS = _PP()
-_NOUT_REF, _OUTS_REF = ctypes.byref(_NOUT), ctypes.byref(_OUTS)
 _HANDLE_ARRAYS = [_P * n for n in range(16)]
 _SPECS = {}  # (op, attribute items) -> (op handle, number of attributes, keys, values) for IRLazyApply
 _SCALARS = {}  # (value, dtype code) -> a 0-d leaf shared by the ops that use that number
 _DIMS = {}  # shape -> the int64 array IRLazyFromHost reads it from (the library copies it)
 _MAX_CACHED = 4096
-_TAPES = []  # the GradientTapes recording (eager_tape.py), innermost last
+_CONFIG = None  # enable_eager_execution's config (JSON): every thread's Context is made with it
+_UPDATES = {"add": 1, "subtract": 2}  # IRLazyAssignUpdate's ops
+
+
+class _Context(object):
+    """A lazy Context made for one thread with the enabling call's config; freed with the thread."""
+
+    def __init__(self, config):
+        self.handle = _P()
+        check_call(LIB.IRLazyContextCreate(c_str(config), ctypes.byref(self.handle)))
+        check_call(LIB.IRLazyContextSetCurrent(self.handle))
+
+    def __del__(self):
+        try:
+            LIB.IRLazyContextFree(self.handle)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class _ThreadState(threading.local):
+    """What each thread has of its own: IRLazyApply's out-parameters (the library writes them while
+    other threads run), the GradientTapes recording on it (innermost last), its Context."""
+
+    def __init__(self):
+        nout, outs = ctypes.c_uint32(), _PP()
+        self.apply = (nout, outs, ctypes.byref(nout), ctypes.byref(outs))
+        self.tapes = []
+        self.context = _Context(_CONFIG) if _CONFIG is not None else None
+
+
+_STATE = _ThreadState()
+
+
+def _tapes():
+    """The GradientTapes recording on this thread (eager_tape.py appends and removes them)."""
+    return _STATE.tapes
 
 
 def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
@@ -55,10 +92,10 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
         return
     if get_default_graph()._names:
         raise ValueError("tf.enable_eager_execution must be called at program startup.")
+    global _CONFIG
     if isinstance(config, dict):
-        context = _P()
-        check_call(LIB.IRLazyContextCreate(c_str(json.dumps(config)), ctypes.byref(context)))
-        check_call(LIB.IRLazyContextSetCurrent(context))  # (lives as long as the process)
+        _CONFIG = json.dumps(config)
+        _STATE.context = _Context(_CONFIG)  # (other threads make theirs at their first op)
     _framework._EAGER = __import__(__name__, fromlist=["apply"])
 
 
@@ -67,15 +104,17 @@ def executing_eagerly():
 
 
 def eager_stats():
-    """What the lazy Context did so far: kernels_launched, traces_compiled, cache_hits, cache_misses,
-    cache_size, evictions, ops_recorded, record_ns, execute_ns, tape_cache_hits, tape_cache_misses
-    (IRLazyContextGetStatsJSON)."""
+    """What this thread's lazy Context did so far: kernels_launched, traces_compiled, cache_hits,
+    cache_misses, cache_size, evictions, ops_recorded, record_ns, execute_ns, tape_cache_hits,
+    tape_cache_misses (IRLazyContextGetStatsJSON)."""
+    _STATE.tapes  # (makes this thread's Context, if it has none yet)
     out = ctypes.c_char_p()
     check_call(LIB.IRLazyContextGetStatsJSON(None, ctypes.byref(out)))
     return json.loads(out.value.decode("utf-8"))
 
 
 def reset_eager_stats():
+    _STATE.tapes
     check_call(LIB.IRLazyContextResetStats(None))
 
 
@@ -113,8 +152,9 @@ def apply(op_type, inputs, attrs=None):
     """Records op_type(inputs) with `attrs`: an EagerTensor, or an _EagerOp when it has several outputs."""
     spec = None if attrs else _SPECS.get(op_type)  # (the common case first: an op without attributes)
     op, nattrs, keys, vals = spec or _lookup_spec(op_type, attrs)
-    if _TAPES:
-        _watch_trainable(inputs)
+    state = _STATE
+    if state.tapes:
+        _watch_trainable(inputs, state.tapes)
     try:
         handles = [x._h for x in inputs]
     except AttributeError:
@@ -122,14 +162,15 @@ def apply(op_type, inputs, attrs=None):
         handles = [x._h for x in inputs]
     n = len(handles)
     array = _HANDLE_ARRAYS[n](*handles) if n < 16 else (_P * n)(*handles)
-    if _LAZY_APPLY(op, nattrs, keys, vals, n, array, _NOUT_REF, _OUTS_REF):
+    nout, outs, nout_ref, outs_ref = state.apply
+    if _LAZY_APPLY(op, nattrs, keys, vals, n, array, nout_ref, outs_ref):
         check_call(-1)
-    if _NOUT.value == 1:
-        out = EagerTensor(_OUTS[0])
+    if nout.value == 1:
+        out = EagerTensor(outs[0])
         if op_type in _FLOAT_PRESERVING and inputs:
             out._dtype = _common_float_dtype(inputs)
         return out
-    return _EagerOp(op_type, [EagerTensor(_OUTS[i]) for i in range(_NOUT.value)])
+    return _EagerOp(op_type, [EagerTensor(outs[i]) for i in range(nout.value)])
 
 
 # Elementwise ops whose output has the dtype of their floating inputs (when these agree): their
@@ -154,11 +195,11 @@ def _common_float_dtype(inputs):
     return dtype
 
 
-def _watch_trainable(inputs):
+def _watch_trainable(inputs, tapes):
     """TF's automatic watching: a trainable variable read while a tape records is watched by it."""
     for x in inputs:
         if isinstance(x, EagerVariable) and x.trainable:
-            for tape in _TAPES:
+            for tape in tapes:
                 tape._watch_variable(x)
 
 
@@ -210,19 +251,31 @@ def _is_number(x):
     return isinstance(x, (int, float, np.number)) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
-def assign_all(pairs):
-    """targets[i] = values[i] in place for (target variable, value) pairs, all computed in one trace."""
+def assign_all(pairs, update=None):
+    """targets[i] = values[i] in place for (target variable, value) pairs, all computed in one trace
+    (update "add" or "subtract": targets[i] op= values[i], each atomically)."""
     if not pairs:
         return
     targets = (_P * len(pairs))(*[t._h for t, _ in pairs])
     values = [convert_to_tensor(v, dtype=t.dtype) for t, v in pairs]  # (held until the call returns)
-    check_call(LIB.IRLazyAssign(len(pairs), targets, (_P * len(pairs))(*[v._h for v in values])))
+    check_call(LIB.IRLazyAssignUpdate(len(pairs), targets, (_P * len(pairs))(*[v._h for v in values]),
+                                      _UPDATES.get(update, 0)))
 
 
-def _to_numpy(h):
+def _value_for(variable, value):
+    """`value` as a tensor of the variable's dtype: TF's convert_to_tensor(value, dtype=variable.dtype),
+    which converts Python and NumPy values but rejects a tensor of another dtype."""
+    tensor = convert_to_tensor(value, dtype=variable.dtype)
+    if tensor.dtype != variable.dtype:
+        raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: %r"
+                         % (variable.dtype.name, tensor.dtype.name, tensor))
+    return tensor
+
+
+def _to_numpy(h, read=LIB.IRLazyToNDArray):
     from .session import from_ndarray
     out = _P()
-    check_call(LIB.IRLazyToNDArray(h, ctypes.byref(out)))
+    check_call(read(h, ctypes.byref(out)))
     return from_ndarray(out)
 
 
@@ -237,6 +290,11 @@ def _dtype_of(h):
     code = ctypes.c_int()
     check_call(LIB.IRLazyGetDType(h, ctypes.byref(code)))
     return _dtypes._BY_ENUM[code.value]
+
+
+def _dims_text(shape):
+    """TensorShape.DebugString's form: [2,2], [] (TF's kernel errors)."""
+    return "[%s]" % ",".join(str(d) for d in shape.dims)
 
 
 class _ValueMethods(object):
@@ -403,6 +461,10 @@ class EagerVariable(_ValueMethods, Variable):
         return _shape_of(self._h)
 
 
+    def numpy(self):
+        """A copy of the current value, whole even while other threads assign the variable."""
+        return _to_numpy(self._h, LIB.IRLazyReadValue)
+
     def value(self):
         """The current value (a snapshot: later assignments do not change it)."""
         return apply("identity", [self])
@@ -410,14 +472,28 @@ class EagerVariable(_ValueMethods, Variable):
     read_value = value
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
+        """TF's ResourceVariable.assign: the value keeps the variable's shape and dtype (ValueError)."""
+        value = _value_for(self, value)
+        if not self.shape.is_compatible_with(value.shape):
+            raise ValueError("Shapes %s and %s are incompatible" % (self.shape, value.shape))
         assign_all([(self, value)])
         return self
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        return self.assign(binary("add", self, delta))
+        """Adds `delta` (of the variable's shape, as TF's AssignAddVariableOp) atomically."""
+        return self._update("add", delta)
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        return self.assign(binary("subtract", self, delta))
+        return self._update("subtract", delta)
+
+    def _update(self, op, delta):
+        delta = _value_for(self, delta)
+        if self.shape != delta.shape:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError(None, None, "Cannot update variable with shape %s using a Tensor with shape %s, "
+                                       "shapes must be equal." % (_dims_text(self.shape), _dims_text(delta.shape)))
+        assign_all([(self, delta)], update=op)
+        return self
 
     def load(self, value, session=None):
         self.assign(value)

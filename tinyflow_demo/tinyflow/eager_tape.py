@@ -71,7 +71,7 @@ class GradientTape(object):
         self._handle = h.value
         self._recording = True
         if self._watch_accessed:
-            _eager._TAPES.append(self)
+            _eager._tapes().append(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -81,8 +81,8 @@ class GradientTape(object):
     def _stop(self):
         if self._recording:
             self._recording = False
-            if self in _eager._TAPES:
-                _eager._TAPES.remove(self)
+            if self in _eager._tapes():
+                _eager._tapes().remove(self)
             check_call(LIB.IRLazyTapeStop(self._handle))
 
     def __del__(self):

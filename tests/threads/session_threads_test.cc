@@ -21,6 +21,13 @@ using runtime_test::Var;
 using runtime_test::Variable;
 
 constexpr int kThreads = 8;
+// In the lean sanitizer builds (IR_SANITIZED_TEST: every access of the test ops' loops checked)
+// smaller arrays keep each case to seconds; the runs overlap the same way.
+#ifdef IR_SANITIZED_TEST
+constexpr int64_t kElements = 1 << 12;
+#else
+constexpr int64_t kElements = 1 << 18;
+#endif
 
 /*! \brief Runs `body(thread)` on kThreads threads at once; failures are collected as text. */
 template <typename Body>
@@ -62,7 +69,7 @@ TEST(SessionConcurrencyTest, ThreadsSharingASessionEachGetTheirOwnResults) {
       float value = static_cast<float>(t * 1000 + i);
       // Two fetch sets and two shapes, as every thread: runs of one plan overlap, and executors
       // and plans are created concurrently.
-      Shape shape{static_cast<int64_t>((1 << 18) + (i % 2) * 17)};
+      Shape shape{kElements + (i % 2) * 17};
       bool both = i % 3 == 0;
       std::vector<NDArray> out = sess.Run(both ? std::vector<NodeEntry>{six, twelve} : std::vector<NodeEntry>{six},
                                           {{"x", Filled(shape, value)}});
@@ -75,10 +82,28 @@ TEST(SessionConcurrencyTest, ThreadsSharingASessionEachGetTheirOwnResults) {
   EXPECT_TRUE(failures.empty()) << Join(failures, "\n");
 }
 
+TEST(SessionConcurrencyTest, ThreadsSharingACompiledSessionGetTheirOwnResults) {
+  Session sess((SessionOptions()));  // the whole pipeline: fused kernels generated and compiled
+  NodeEntry x = Var("x"), b = Var("b");
+  NodeEntry h = Op("relu", "h", {Op("add", "xb", {Op("multiply", "xx", {x, x}), b})});
+  NodeEntry total = Op("sum", "total", {h});
+  std::vector<std::string> failures = RunThreads([&](int t) {
+    for (int i = 0; i < 12; ++i) {
+      auto value = static_cast<float>(t % 4 + i % 3);
+      Shape shape{64, 8 + i % 2};  // two plans, bound and compiled while other threads run
+      std::vector<NDArray> out = sess.Run({h, total}, {{"x", Filled(shape, value)}, {"b", Filled(shape, 1)}});
+      std::string bad = Mismatch(out.at(0), value * value + 1, StrCat("thread ", t, " run ", i, ": h"));
+      if (bad.empty()) bad = Mismatch(out.at(1), static_cast<float>(shape.Size()) * (value * value + 1), "total");
+      if (!bad.empty()) throw Error(bad);
+    }
+  });
+  EXPECT_TRUE(failures.empty()) << Join(failures, "\n");
+}
+
 TEST(SessionConcurrencyTest, ConcurrentAssignAddsAreAtomicAndNoneIsLost) {
   Session sess(UnfusedOptions());
   NodeEntry w = Variable("W");
-  const Shape shape{1 << 18};
+  const Shape shape{kElements};
   sess.Run({}, {{"zero", Filled(shape, 0)}}, {Op("assign", "init", {w, Var("zero")}).node});
   NodeEntry step = Op("assign_add", "step", {w, Var("delta")});
   NodeEntry read = Op("runtime_test_scale", "read", {w});
