@@ -268,7 +268,7 @@ auto RandomOp(FCompute compute, FDeviceKernel device_kernel) {
     op.set_attr<FCompute>("FCompute", compute);
     op.set_attr<FDeviceKernel>("FDeviceKernel", device_kernel);
     op.set_attr<FGradient>("FGradient", ZeroGradient);
-    op.set_attr<TIsStateful>("TIsStateful", true);
+    op.set_attr<TIsStateful>("TIsStateful", true).set_attr<TReplayable>("TReplayable", true);
     op.set_attr<TOpPattern>("TOpPattern", kOpaque);
   };
 }
@@ -301,6 +301,7 @@ IR_REGISTER_OP(random_uniform_like)
     .set_attr<FDeviceKernel>("FDeviceKernel", UniformDeviceKernel)
     .set_attr<FGradient>("FGradient", ZeroGradient)
     .set_attr<TIsStateful>("TIsStateful", true)
+    .set_attr<TReplayable>("TReplayable", true)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(random_normal)
