@@ -86,6 +86,11 @@ struct BodyCall {
   std::vector<bool> donate;
   /*! \brief Per arg (empty: none): a record travelling with the value to a gradient node in the body. */
   std::vector<ForwardRecordPtr> records;
+  /*!
+   * \brief Per output (empty: none): the gradient node, outside the body, that will read the record
+   * of that output's producer (a forward node in the body): it keeps one for it (OpContext::gradient).
+   */
+  std::vector<const NodeAttrs*> output_gradients;
 };
 
 /*! \brief A body's outputs (arrays the caller owns) and the record travelling with each (or null). */

@@ -284,6 +284,7 @@ std::vector<NDArray> CondCompute(const OpContext& ctx, const NodeAttrs& attrs, c
   call.index = branch;
   call.body = ctx.gradient->subgraphs[2 + branch].get();
   call.args = std::move(args);
+  call.output_gradients = SavedValueReaders(*ctx.gradient->subgraphs[branch], *call.body, NumResults(attrs, 0));
   BodyResult result = run_body.Run(call);
   auto runs = std::make_shared<SavedRuns>();
   runs->bodies.push_back(branch);
@@ -319,14 +320,17 @@ struct LoopRun {
  * \brief Runs the loop on `vars`. Iteration k runs its bodies with key k. The body may update the
  * variables flagged in `donate` in place (the loop owns copies of the entering values). With
  * `keep`, the variables it flags are recorded per iteration (the others recorded as undefined):
- * those are never donated. With `saving` (a body returning saved values after the variables),
- * that body runs instead and the values are recorded per iteration.
+ * those are never donated. When `grad` (the _while_loop_grad keeping them) has a saving body (body
+ * 3: saved values after the variables), that body runs instead and the values are recorded too.
  */
 LoopRun RunLoop(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body,
-                const std::vector<bool>& donate, const std::vector<bool>* keep, const Subgraph* saving = nullptr) {
+                const std::vector<bool>& donate, const std::vector<bool>* keep, const NodeAttrs* grad = nullptr) {
   int64_t limit = dmlc::get<WhileParam>(attrs.parsed).maximum_iterations;
   bool donating = std::find(donate.begin(), donate.end(), true) != donate.end();
   const size_t n = vars.size();
+  const Subgraph* saving = grad != nullptr && grad->subgraphs.size() == 4 ? grad->subgraphs[3].get() : nullptr;
+  std::vector<const NodeAttrs*> readers;
+  if (saving != nullptr) readers = SavedValueReaders(*grad->subgraphs[2], *saving, n);
   LoopRun loop;
   if (keep != nullptr) loop.record = std::make_shared<SavedRuns>();
   for (uint64_t k = 0; limit < 0 || k < static_cast<uint64_t>(limit); ++k) {
@@ -344,6 +348,7 @@ LoopRun RunLoop(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRun
     call.args = std::move(vars);
     call.key = k;
     call.donate = donate;
+    call.output_gradients = readers;
     BodyResult result = run_body.Run(call);
     if (saving != nullptr) loop.record->saved.push_back(SplitSaved(&result, n));
     vars = std::move(result.outputs);
@@ -379,8 +384,7 @@ std::vector<NDArray> WhileCompute(const OpContext& ctx, const NodeAttrs& attrs, 
   IR_CHECK(grad.op->name == "_while_loop_grad")
       << NodeDesc(attrs) << ": " << NodeDesc(grad) << " reads its record but is not its _while_loop_grad";
   std::vector<bool> keep = GradientReads(grad, in.size());
-  const Subgraph* saving = grad.subgraphs.size() == 4 ? grad.subgraphs[3].get() : nullptr;
-  LoopRun loop = RunLoop(attrs, in, run_body, Not(keep), &keep, saving);
+  LoopRun loop = RunLoop(attrs, in, run_body, Not(keep), &keep, &grad);
   *ctx.record = loop.record;
   return std::move(loop.vars);
 }

@@ -5,6 +5,7 @@
  */
 #include "ops/control_flow_gradient.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -125,6 +126,23 @@ SavedRuns* ForwardRuns(const OpContext& ctx, const NodeAttrs& attrs) {
   auto* runs = dynamic_cast<SavedRuns*>(ctx.forward.get());
   IR_CHECK(runs != nullptr) << NodeDesc(attrs) << ": the record on its forward input is not its forward node's";
   return runs;
+}
+
+std::vector<const NodeAttrs*> SavedValueReaders(const Subgraph& gradient, const Subgraph& saving, size_t n) {
+  std::vector<const NodeAttrs*> readers(saving.graph.outputs.size(), nullptr);
+  size_t num_saved = readers.size() - std::min(n, readers.size());
+  if (num_saved == 0 || gradient.params.size() < num_saved) return readers;
+  std::unordered_map<const Node*, size_t> saved;  // saved param -> output of `saving`
+  for (size_t j = 0; j < num_saved; ++j) saved[gradient.params[gradient.params.size() - num_saved + j].get()] = n + j;
+  const auto* forward_input = Op::FindAttr<FForwardInput>("FForwardInput");
+  PostOrderDFSVisit(gradient.graph.outputs, [&](const NodePtr& node) {
+    if (forward_input == nullptr || node->is_variable() || !forward_input->count(node->op())) return;
+    int k = (*forward_input)[node->op()](node->attrs, static_cast<uint32_t>(node->inputs.size()));
+    if (k < 0 || static_cast<size_t>(k) >= node->inputs.size()) return;
+    auto it = saved.find(node->inputs[k].node.get());
+    if (it != saved.end() && readers[it->second] == nullptr) readers[it->second] = &node->attrs;
+  });
+  return readers;
 }
 
 BodyGradient DifferentiateBody(const Subgraph& body, const std::string& name, size_t first_x,

@@ -67,6 +67,14 @@ BodyResult SplitSaved(BodyResult* result, size_t n);
 SavedRuns* ForwardRuns(const OpContext& ctx, const NodeAttrs& attrs);
 
 /*!
+ * \brief Per output of `saving` (a saving body whose first `n` outputs are the body's own): null for
+ * those, then per saved value the node of `gradient` (its saved params last) reading it as its
+ * FForwardInput, or null. The forward node passes them as BodyCall::output_gradients, so a nested
+ * forward node keeps its record for a gradient node outside its body.
+ */
+std::vector<const NodeAttrs*> SavedValueReaders(const Subgraph& gradient, const Subgraph& saving, size_t n);
+
+/*!
  * \brief The gradient of `body`'s outputs (head gradients `heads`, each computed from the param
  * in `head_params` of the same position) with respect to its params from `first_x` on. Params
  * it adds are named under `name`. A body with effects is differentiated as it is (not

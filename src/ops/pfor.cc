@@ -108,6 +108,8 @@ struct Iterations {
   SavedRuns* saving = nullptr;
   /*! \brief When set, each iteration reads its saved values (after the other args) from here. */
   const SavedRuns* saved = nullptr;
+  /*! \brief With `saving`: the gradient nodes reading the records of saved values (SavedValueReaders). */
+  std::vector<const NodeAttrs*> readers;
 };
 
 /*!
@@ -126,6 +128,7 @@ void RunIterations(const OpContext& ctx, const NodeAttrs& attrs, int64_t n, cons
     call.args = args;
     call.args[0] = index;
     call.key = static_cast<uint64_t>(i);
+    call.output_gradients = how.readers;
     if (how.saved != nullptr) {
       const BodyResult& saved = how.saved->saved.at(static_cast<size_t>(i));
       call.records.assign(call.args.size(), nullptr);
@@ -174,6 +177,7 @@ std::vector<NDArray> PforCompute(const OpContext& ctx, const NodeAttrs& attrs, c
     auto record = std::make_shared<SavedRuns>();
     how.body = ctx.gradient->subgraphs[1].get();
     how.saving = record.get();
+    how.readers = SavedValueReaders(*ctx.gradient->subgraphs[0], *how.body, results.size());
     *ctx.record = record;
   }
   if (n == 0) {

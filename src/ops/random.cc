@@ -4,7 +4,9 @@
  *
  * Element i is a function of (OpContext::seed, the `seed` attribute, i) only (see
  * random_utils.h), so a run is reproducible and independent of the number of threads.
- * The ops are stateful (TIsStateful): passes must not merge or constant-fold them. The device
+ * The ops are stateful (TIsStateful): passes must not merge or constant-fold them; and replayable
+ * (TReplayable): drawing again with the same seed gives the same values, so a gradient may
+ * recompute them (a body's gradient, with the body's key, draws what the body drew). The device
  * kernels (here, with dropout's) run the same generator in portable kernel C.
  */
 #include <algorithm>

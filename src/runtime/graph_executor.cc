@@ -86,7 +86,7 @@ class Executor::Impl {
     }
     DeviceWait device_wait(device_);  // before the locks are released
     RunStats stats;
-    std::vector<NDArray> outputs = RunLocked(feeds, run_number, false, &stats);
+    std::vector<NDArray> outputs = RunLocked(feeds, run_number, false, &stats, Links());
     device_wait.Wait();
     std::lock_guard<std::mutex> lock(last_mutex_);
     last_stats_ = std::move(stats);
@@ -95,14 +95,16 @@ class Executor::Impl {
 
   /*!
    * \brief A body's run inside an outer run, which holds the store's lock and waits for the device;
-   * `records` travel with the feeds of their names and come back with the outputs.
+   * `records` travel with the feeds of their names and come back with the outputs, whose producers
+   * keep one for `call.output_gradients`.
    */
-  BodyResult RunNested(const std::unordered_map<std::string, NDArray>& feeds,
+  BodyResult RunNested(const std::unordered_map<std::string, NDArray>& feeds, const BodyCall& call,
                        const std::unordered_map<std::string, ForwardRecordPtr>& records, uint64_t run_number,
                        RunStats* outer) {
     RunStats stats;
     BodyResult result;
-    result.outputs = RunLocked(feeds, run_number, true, &stats, &records, &result.records);
+    Links links{&records, &call.output_gradients, &result.records};
+    result.outputs = RunLocked(feeds, run_number, true, &stats, links);
     outer->kernels_launched += stats.kernels_launched;
     outer->host_fallbacks += stats.host_fallbacks;
     for (std::string& name : stats.pfor_fallbacks) outer->pfor_fallbacks.push_back(std::move(name));
@@ -113,14 +115,19 @@ class Executor::Impl {
     return result;
   }
 
+  /*! \brief How a body's run links to the records outside it (see BodyCall); any may be null. */
+  struct Links {
+    const std::unordered_map<std::string, ForwardRecordPtr>* feeds = nullptr;
+    const std::vector<const NodeAttrs*>* output_gradients = nullptr;
+    std::vector<ForwardRecordPtr>* outputs = nullptr;
+  };
+
   /*!
    * \brief Binds (or finds the plan) and runs every node; the caller holds the store's lock. A
    * body's run also takes the records of its params by name and gives those of its outputs.
    */
   std::vector<NDArray> RunLocked(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
-                                 bool nested, RunStats* stats_out,
-                                 const std::unordered_map<std::string, ForwardRecordPtr>* feed_records = nullptr,
-                                 std::vector<ForwardRecordPtr>* output_records = nullptr) {
+                                 bool nested, RunStats* stats_out, const Links& links) {
     auto start = std::chrono::steady_clock::now();
     RunStats& stats = *stats_out;
     std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
@@ -134,17 +141,19 @@ class Executor::Impl {
       stats.bind_ms = plan.bind_ms;
     }
     CheckBoundInputs(plan, values);
-    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}, {}, {}};
+    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}, {}, {}, {}};
     if (plan.dynamic) run.shapes = plan.shapes;
     const IndexedGraph& idx = plan.graph.indexed_graph();
-    if (plan.records || (feed_records != nullptr && !feed_records->empty())) PlaceRecords(&run, feed_records);
+    bool linked = (links.feeds != nullptr && !links.feeds->empty()) ||
+                  (links.output_gradients != nullptr && !links.output_gradients->empty());
+    if (plan.records || linked) PlaceRecords(&run, links);
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
     }
     std::vector<NDArray> outputs = Fetch(plan, run.data, nested);
     for (const IndexedGraph::Entry& out : idx.outputs()) {
-      if (output_records == nullptr) break;
-      output_records->push_back(run.records.empty() ? nullptr : run.records[idx.entry_id(out)]);
+      if (links.outputs == nullptr) break;
+      links.outputs->push_back(run.records.empty() ? nullptr : run.records[idx.entry_id(out)]);
     }
     for (const char* key : {"vectorize.fallbacks", "simplify.fired"}) {
       if (!plan.graph.HasAttr(key)) continue;
@@ -185,16 +194,26 @@ class Executor::Impl {
     ShapeVector shapes;
     /*! \brief Per entry, the record travelling with its value (empty when the plan reads none). */
     std::vector<ForwardRecordPtr> records;
+    /*! \brief Per node, the gradient node it keeps a record for: the plan's, and the caller's for outputs. */
+    std::vector<const NodeAttrs*> gradients;
   };
 
-  /*! \brief Tracks records per entry; the params' records (`feeds`, by name, may be null) placed. */
-  static void PlaceRecords(RunContext* run, const std::unordered_map<std::string, ForwardRecordPtr>* feeds) {
+  /*! \brief Tracks records per entry: the params' records placed, the outputs' producers told to keep them. */
+  static void PlaceRecords(RunContext* run, const Links& links) {
     const IndexedGraph& idx = run->plan.graph.indexed_graph();
     run->records.assign(idx.num_node_entries(), nullptr);
+    run->gradients = run->plan.gradient;
     for (uint32_t nid : idx.input_nodes()) {
-      if (feeds == nullptr) break;
-      auto it = feeds->find(idx[nid].source->attrs.name);
-      if (it != feeds->end()) run->records[idx.entry_id(nid, 0)] = it->second;
+      if (links.feeds == nullptr) break;
+      auto it = links.feeds->find(idx[nid].source->attrs.name);
+      if (it != links.feeds->end()) run->records[idx.entry_id(nid, 0)] = it->second;
+    }
+    for (size_t k = 0;
+         links.output_gradients != nullptr && k < links.output_gradients->size() && k < idx.outputs().size(); ++k) {
+      const IndexedGraph::Entry& out = idx.outputs().at(k);
+      const NodeAttrs* gradient = (*links.output_gradients)[k];
+      if (gradient == nullptr || out.index != 0 || run->plan.control_flow[out.node_id] == nullptr) continue;
+      if (run->gradients[out.node_id] == nullptr) run->gradients[out.node_id] = gradient;
     }
   }
 
@@ -344,7 +363,7 @@ class Executor::Impl {
         ForwardRecordPtr& slot = run->records[idx.entry_id(idx[nid].inputs[plan.forward_input[nid]])];
         ctx.forward = plan.takes_record[nid] ? std::move(slot) : slot;
       }
-      ctx.gradient = plan.gradient[nid];
+      ctx.gradient = run->gradients[nid];
       if (ctx.gradient != nullptr) ctx.record = &made;
     }
     BodyRunner run_body([this, run, &attrs](const BodyCall& call) {
@@ -353,8 +372,8 @@ class Executor::Impl {
       const Subgraph& subgraph = call.body != nullptr ? *call.body : *attrs.subgraphs[call.index];
       runtime::BodyExecutors::Body& body = bodies_.Get(subgraph, call.donate, options_, variables_);
       uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(call.key + 0x5bd1e995u));
-      return body.executor->impl_->RunNested(body.Feeds(attrs, call.index, call.args), body.FeedRecords(call.records),
-                                             number, run->stats);
+      return body.executor->impl_->RunNested(body.Feeds(attrs, call.index, call.args), call,
+                                             body.FeedRecords(call.records), number, run->stats);
     });
     StoreResults(run, nid, (*plan.control_flow[nid])(ctx, attrs, run->in, run_body));
     if (made) run->records[idx.entry_id(nid, 0)] = std::move(made);

@@ -179,6 +179,70 @@ def test_cond_with_an_assign_nested_in_a_differentiated_loop_body():
         _check_gradient(sess, loss, grad, w, feeds)
 
 
+def test_a_loop_with_an_assign_nested_in_a_differentiated_cond_branch():
+    w = tf.Variable(np.array([0.8, -0.5], np.float32))
+    counter = tf.Variable(0.0, trainable=False)
+    pred = tf.placeholder(tf.bool, [])
+    h0 = tf.placeholder(tf.float32, [2])
+
+    def loop():
+        def body(i, h):
+            with tf.control_dependencies([tf.assign_add(counter, 1.0)]):
+                return i + 1, tf.tanh(h * w)
+        return tf.while_loop(lambda i, h: i < 3, body, (0, h0))[1]
+    y = tf.cond(pred, loop, lambda: h0 * w)
+    loss = tf.reduce_sum(y * y)
+    grad = tf.gradients(loss, [w])[0]
+    feeds = {h0: np.array([0.6, -0.9], np.float32), pred: True}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([loss, grad], feeds)
+        assert sess.run(counter) == 3
+        _check_gradient(sess, loss, grad, w, feeds)
+
+
+def test_loops_nested_two_deep_with_a_py_func_inside_run_it_once_per_inner_iteration():
+    calls = []
+
+    def gain(i):
+        calls.append(1)
+        return np.full([2], 1 + 0.25 * i, np.float32)
+    w = tf.Variable(np.array([0.7, -0.6], np.float32))
+    h0 = tf.placeholder(tf.float32, [2])
+
+    def outer(j, h):
+        def inner(i, g):
+            p = tf.py_func(gain, [tf.cast(i + j, tf.float32)], tf.float32)
+            p.set_shape([2])
+            return i + 1, tf.tanh(p * g * w)
+        return j + 1, tf.while_loop(lambda i, g: i < 2, inner, (0, h))[1]
+    _, h = tf.while_loop(lambda j, h: j < 3, outer, (0, h0))
+    loss = tf.reduce_sum(h * h)
+    grad = tf.gradients(loss, [w])[0]
+    feeds = {h0: np.array([0.5, -0.8], np.float32)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([loss, grad], feeds)
+        assert len(calls) == 6
+        _check_gradient(sess, loss, grad, w, feeds)
+
+
+def test_dropout_in_a_loop_body_is_recomputed_with_the_mask_the_forward_drew():
+    """Random ops are replayable: the gradient recomputes the mask from the same key, not a new one."""
+    w = tf.Variable(np.full([64], 1.5, np.float32))
+    x = tf.placeholder(tf.float32, [64])
+    _, y = tf.while_loop(lambda i, h: i < 1, lambda i, h: (i + 1, tf.nn.dropout(h * w, keep_prob=0.5)), (0, x))
+    grad = tf.gradients(tf.reduce_sum(y), [w])[0]
+    xv = np.linspace(1, 2, 64).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(2):  # a new mask each run, the same in forward and gradient
+            yv, g = sess.run([y, grad], {x: xv})
+            kept = yv != 0
+            assert 0 < kept.sum() < 64
+            np.testing.assert_allclose(g, kept * xv / 0.5, rtol=1e-6)
+
+
 # ------------------------------------------------------------------ eager: the tape replays only backward ops
 
 @needs_tape
