@@ -79,8 +79,19 @@ using TOverwritesMutatedInputs = bool;
  */
 using FOverwrittenInputs = std::function<std::vector<uint32_t>(const NodeAttrs& attrs)>;
 
-/*! \brief "TIsStateful": true for ops whose result is not a function of inputs (random ops). */
+/*!
+ * \brief "TIsStateful": true for ops whose result is not a function of inputs, or that act
+ * beyond their outputs (random ops, host callbacks, collectives).
+ */
 using TIsStateful = bool;
+
+/*!
+ * \brief "TReplayable": a stateful op whose outputs are a function of its inputs and
+ * OpContext::seed (the random ops): running it again with the same seed gives the same values,
+ * so a gradient may recompute it. Every other stateful op, every op that mutates an input, and
+ * every node whose bodies hold one, runs exactly once per run of its graph (or body).
+ */
+using TReplayable = bool;
 
 /*!
  * \brief "TMayRaise": true for ops whose kernel raises an error for some input values (check_int_operand,

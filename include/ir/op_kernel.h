@@ -13,13 +13,25 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ndarray.h"
 #include "ir/node.h"
 
 namespace ir {
+
+/*!
+ * \brief What a control-flow node's run keeps for its gradient node in the same run (a loop's
+ * history, the values of stateful nodes the gradient reads, which must not run again). Its
+ * kernel makes it; the executor only hands it over (see FForwardInput).
+ */
+struct ForwardRecord {
+  virtual ~ForwardRecord() = default;
+};
+using ForwardRecordPtr = std::shared_ptr<ForwardRecord>;
 
 /*! \brief What a kernel may know about the run it is part of. */
 struct OpContext {
@@ -33,6 +45,18 @@ struct OpContext {
   uint64_t seed = 0;
   /*! \brief The backend's queue or stream (cl_command_queue, CUstream); null on the CPU. */
   void* queue = nullptr;
+  /*!
+   * \brief For a control-flow node whose output 0 a gradient node of this run reads as its
+   * FForwardInput: that gradient node (its bodies say what to keep), and where the kernel puts
+   * its record. Both null otherwise.
+   */
+  const NodeAttrs* gradient = nullptr;
+  ForwardRecordPtr* record = nullptr;
+  /*!
+   * \brief For a node with FForwardInput: the record on that input (null when none reached it).
+   * The node holds the only reference when it is the record's last reader.
+   */
+  ForwardRecordPtr forward;
 };
 
 /*!
@@ -44,17 +68,59 @@ using FCompute = std::function<void(const OpContext& ctx, const NodeAttrs& attrs
                                     const std::vector<NDArray>& outputs)>;
 
 /*!
- * \brief Runs body `index` of a control-flow node (NodeAttrs::subgraphs) on `args`, one per param,
- * on the run's device, and returns its outputs (arrays the caller owns). `key` numbers the call
- * within the node's run (the iteration): random ops in the body draw from the run's number and
- * `key`, so running a body again with the same key (a gradient recomputing an iteration) draws
- * the same numbers. `donate[i]` (empty: none) says the caller gives up `args[i]`: it owns it,
- * keeps no other reference to it, and it overlaps no other argument; the body may then write an
- * output into it in place (a loop updating a TensorArray row by row does not copy the whole
- * array every iteration).
+ * \brief One run of a body of a control-flow node. `key` numbers the call within the node's run
+ * (the iteration): random ops in the body draw from the run's number and `key`, so running a
+ * body again with the same key (a gradient recomputing an iteration) draws the same numbers.
+ * `donate[i]` (empty: none) says the caller gives up `args[i]`: it owns it, keeps no other
+ * reference to it, and it overlaps no other argument; the body may then write an output into it
+ * in place (a loop updating a TensorArray row by row does not copy the whole array every
+ * iteration).
  */
-using BodyRunner = std::function<std::vector<NDArray>(size_t index, const std::vector<NDArray>& args, uint64_t key,
-                                                      const std::vector<bool>& donate)>;
+struct BodyCall {
+  /*! \brief Which of the node's bodies (NodeAttrs::subgraphs) runs; errors name it. */
+  size_t index = 0;
+  /*! \brief When set, the body that runs instead (a gradient node's extended forward body). */
+  const Subgraph* body = nullptr;
+  std::vector<NDArray> args;
+  uint64_t key = 0;
+  std::vector<bool> donate;
+  /*! \brief Per arg (empty: none): a record travelling with the value to a gradient node in the body. */
+  std::vector<ForwardRecordPtr> records;
+  /*!
+   * \brief Per output (empty: none): the gradient node, outside the body, that will read the record
+   * of that output's producer (a forward node in the body): it keeps one for it (OpContext::gradient).
+   */
+  std::vector<const NodeAttrs*> output_gradients;
+};
+
+/*! \brief A body's outputs (arrays the caller owns) and the record travelling with each (or null). */
+struct BodyResult {
+  std::vector<NDArray> outputs;
+  std::vector<ForwardRecordPtr> records;
+};
+
+/*!
+ * \brief Runs bodies of a control-flow node on the run's device (see BodyCall); the call form
+ * `run_body(index, args, key, donate)` returns just the outputs.
+ */
+class BodyRunner {
+ public:
+  using Function = std::function<BodyResult(const BodyCall& call)>;
+  explicit BodyRunner(Function run) : run_(std::move(run)) {}
+  BodyResult Run(const BodyCall& call) const { return run_(call); }
+  std::vector<NDArray> operator()(size_t index, std::vector<NDArray> args, uint64_t key,
+                                  std::vector<bool> donate) const {
+    BodyCall call;
+    call.index = index;
+    call.args = std::move(args);
+    call.key = key;
+    call.donate = std::move(donate);
+    return run_(call).outputs;
+  }
+
+ private:
+  Function run_;
+};
 
 /*!
  * \brief "FControlFlow": the kernel of an op with bodies (cond, while_loop). It decides which
@@ -64,6 +130,16 @@ using BodyRunner = std::function<std::vector<NDArray>(size_t index, const std::v
  */
 using FControlFlow = std::function<std::vector<NDArray>(
     const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs, const BodyRunner& run_body)>;
+
+/*!
+ * \brief "FForwardInput": for the gradient node of a control-flow node (_while_loop_grad), the
+ * input (of `num_inputs`) reading output 0 of its forward node, or -1. When that input's producer is a
+ * control-flow node of the same plan, the executor runs it with OpContext::gradient set to this
+ * node, and gives this node the record it made (OpContext::forward); a record put on a body's
+ * output travels with the value (BodyResult, BodyCall::records). So the forward node keeps what
+ * the gradient needs, and nothing it computed runs twice.
+ */
+using FForwardInput = std::function<int(const NodeAttrs& attrs, uint32_t num_inputs)>;
 
 /*!
  * \brief "FComputeShaped": the kernel of an op whose output shapes depend on its inputs' values

@@ -219,6 +219,7 @@ IR_REGISTER_OP(random_shuffle)
     .set_attr<FInferType>("FInferType", ElemwiseType)
     .set_attr<FCompute>("FCompute", ShuffleCompute)
     .set_attr<TIsStateful>("TIsStateful", true)
+    .set_attr<TReplayable>("TReplayable", true)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace op

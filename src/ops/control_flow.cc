@@ -7,14 +7,15 @@
  * executor see every value that crosses into a body as a node input. Shapes and dtypes are
  * inferred by running the InferShape / InferType passes on the bodies. The kernels
  * (FControlFlow) decide which bodies run: cond runs only the taken branch; while_loop iterates
- * in the executor. A while loop's gradient keeps the loop variables of every iteration (its
- * accumulator lives in the gradient node's run) and runs the bodies' gradient in reverse.
+ * in the executor. A node whose gradient node is in the same run keeps what that gradient reads
+ * (a loop: the variables entering every iteration; values of nodes with effects, which never
+ * run twice) and hands it over; the loop's gradient runs the body's gradient in reverse.
  */
 #include <unordered_map>
 
-#include "ir/autodiff.h"
 #include "ir/fold_constants.h"
 #include "ir/pass.h"
+#include "ops/control_flow_gradient.h"
 #include "ops/op_common.h"
 
 namespace ir {
@@ -94,15 +95,26 @@ std::vector<Shape> ShapeInvariants(const NodeAttrs& attrs) {
   return shapes;
 }
 
-/*! \brief Parses a while_loop (bodies cond, body) or _while_loop_grad (bodies cond, body, gradient). */
+/*!
+ * \brief Parses a while_loop (bodies cond, body) or _while_loop_grad (bodies cond, body, gradient
+ * and, when the gradient reads values the loop saves, the body returning them after its own).
+ */
 void ParseWhile(NodeAttrs* attrs) {
   ParamParser<WhileParam>(attrs);
   bool grad = attrs->op->name == "_while_loop_grad";
-  CheckBodyCount(*attrs, grad ? 3 : 2, grad ? "cond, body, body gradient" : "cond, body");
+  if (!grad || attrs->subgraphs.size() != 4) {
+    CheckBodyCount(*attrs, grad ? 3 : 2, grad ? "cond, body, body gradient[, saving body]" : "cond, body");
+  }
   size_t n = Body(*attrs, 1).params.size();
   CheckArity(*attrs, 0, "cond", n, 1);
   CheckArity(*attrs, 1, "body", n, static_cast<int>(n));
-  if (grad) CheckArity(*attrs, 2, "body gradient", 2 * n, static_cast<int>(n));
+  if (attrs->subgraphs.size() == 4) {
+    CheckArity(*attrs, 3, "saving body", n, -1);
+    IR_CHECK(Body(*attrs, 3).graph.outputs.size() > n)
+        << NodeDesc(*attrs) << ": body 3 (saving body) saves no value after the " << n << " loop variables";
+  }
+  size_t saved = attrs->subgraphs.size() == 4 ? Body(*attrs, 3).graph.outputs.size() - n : 0;
+  if (grad) CheckArity(*attrs, 2, "body gradient", 2 * n + saved, static_cast<int>(n));
   int limit = dmlc::get<WhileParam>(attrs->parsed).maximum_iterations;
   IR_CHECK(limit >= -1) << NodeDesc(*attrs) << ": maximum_iterations must be at least 0 (or -1: no bound), got "
                         << limit;
@@ -244,7 +256,7 @@ bool WhileShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shap
   for (size_t i = 0; i < n; ++i) {
     if (shapes[i].rank_known()) AssignShape(attrs, StrCat("output ", i), &(*out)[i], shapes[i]);
   }
-  if (in->size() == 2 * n) {  // _while_loop_grad: the gradients entering are shaped like the outputs
+  if (in->size() > n) {  // _while_loop_grad: the gradients entering are shaped like the outputs
     for (size_t i = 0; i < n; ++i) {
       if (shapes[i].rank_known()) AssignShape(attrs, StrCat("input ", n + i), &(*in)[n + i], shapes[i]);
     }
@@ -263,7 +275,7 @@ bool WhileType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType
     DType t = types[i] != DType::kUnknown ? types[i] : after[i];
     if (t == DType::kUnknown) continue;
     AssignType(attrs, StrCat("output ", i), &(*out)[i], t);
-    if (in->size() == 2 * n) AssignType(attrs, StrCat("input ", n + i), &(*in)[n + i], t);
+    if (in->size() > n) AssignType(attrs, StrCat("input ", n + i), &(*in)[n + i], t);
   }
   return AllKnown(*in, *out);
 }
@@ -280,13 +292,31 @@ bool Truthy(const NodeAttrs& attrs, const char* what, const NDArray& value) {
   return result;
 }
 
-/*! \brief Runs the taken branch; its errors (a branch that cannot run on these shapes) name the node and the branch. */
-std::vector<NDArray> CondCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+/*!
+ * \brief Runs the taken branch; its errors (a branch that cannot run on these shapes) name the node
+ * and the branch. With a _cond_grad in the run, it runs that node's saving body of the branch
+ * instead (bodies 2 and 3: the branch returning after its outputs the values of nodes with effects
+ * that the gradient reads) and records them for it.
+ */
+std::vector<NDArray> CondCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                  const BodyRunner& run_body) {
-  std::vector<NDArray> args(in.begin() + 1, in.end());
   size_t branch = Truthy(attrs, "the predicate", in[0]) ? 0 : 1;
+  std::vector<NDArray> args(in.begin() + 1, in.end());
   try {
-    return run_body(branch, args, 0, {});
+    if (ctx.gradient == nullptr) return run_body(branch, args, 0, {});
+    IR_CHECK(ctx.gradient->op->name == "_cond_grad" && ctx.gradient->subgraphs.size() == 4)
+        << NodeDesc(attrs) << ": " << NodeDesc(*ctx.gradient) << " reads its record but is not its _cond_grad";
+    BodyCall call;
+    call.index = branch;
+    call.body = ctx.gradient->subgraphs[2 + branch].get();
+    call.args = args;
+    call.output_gradients = SavedValueReaders(*ctx.gradient->subgraphs[branch], *call.body, NumResults(attrs, 0));
+    BodyResult result = run_body.Run(call);
+    auto runs = std::make_shared<SavedRuns>();
+    runs->bodies.push_back(branch);
+    runs->saved.push_back(SplitSaved(&result, NumResults(attrs, 0)));
+    *ctx.record = runs;
+    return std::move(result.outputs);
   } catch (const Error& err) {
     std::vector<Shape> shapes;
     for (const NDArray& a : args) shapes.push_back(a.shape());
@@ -312,103 +342,130 @@ std::vector<NDArray> OwnedCopies(std::vector<NDArray> args, const std::vector<bo
   return args;
 }
 
-/*! \brief A loop's final variables and, when asked for, the variables entering each iteration. */
+/*! \brief A loop's final variables and, when asked for, what its gradient reads of each iteration. */
 struct LoopRun {
   std::vector<NDArray> vars;
-  std::vector<std::vector<NDArray>> history;
+  std::shared_ptr<SavedRuns> record;
 };
 
 /*!
  * \brief Runs the loop on `vars`. Iteration k runs its bodies with key k. The body may update the
  * variables flagged in `donate` in place (the loop owns copies of the entering values). With
  * `keep`, the variables it flags are recorded per iteration (the others recorded as undefined):
- * those are never donated.
+ * those are never donated. When `grad` (the _while_loop_grad keeping them) has a saving body (body
+ * 3: saved values after the variables), that body runs instead and the values are recorded too.
  */
 LoopRun RunLoop(const NodeAttrs& attrs, std::vector<NDArray> vars, const BodyRunner& run_body,
-                const std::vector<bool>& donate, const std::vector<bool>* keep) {
+                const std::vector<bool>& donate, const std::vector<bool>* keep, const NodeAttrs* grad = nullptr) {
   int64_t limit = dmlc::get<WhileParam>(attrs.parsed).maximum_iterations;
   bool donating = std::find(donate.begin(), donate.end(), true) != donate.end();
+  const size_t n = vars.size();
+  const Subgraph* saving = grad != nullptr && grad->subgraphs.size() == 4 ? grad->subgraphs[3].get() : nullptr;
+  std::vector<const NodeAttrs*> readers;
+  if (saving != nullptr) readers = SavedValueReaders(*grad->subgraphs[2], *saving, n);
   LoopRun loop;
+  if (keep != nullptr) loop.record = std::make_shared<SavedRuns>();
   for (uint64_t k = 0; limit < 0 || k < static_cast<uint64_t>(limit); ++k) {
     if (!Truthy(attrs, "the loop condition's result", run_body(0, vars, k, {}).at(0))) break;
     if (keep != nullptr) {
-      loop.history.emplace_back(vars.size());
-      for (size_t i = 0; i < vars.size(); ++i) {
-        if ((*keep)[i]) loop.history.back()[i] = vars[i];
+      loop.record->history.emplace_back(n);
+      for (size_t i = 0; i < n; ++i) {
+        if ((*keep)[i]) loop.record->history.back()[i] = vars[i];
       }
     }
-    if (donating) vars = OwnedCopies(std::move(vars), donate, k == 0, keep ? loop.history.back() : vars);
-    vars = run_body(1, vars, k, donate);
+    if (donating) vars = OwnedCopies(std::move(vars), donate, k == 0, keep ? loop.record->history.back() : vars);
+    BodyCall call;
+    call.index = 1;
+    call.body = saving;
+    call.args = std::move(vars);
+    call.key = k;
+    call.donate = donate;
+    call.output_gradients = readers;
+    BodyResult result = run_body.Run(call);
+    if (saving != nullptr) loop.record->saved.push_back(SplitSaved(&result, n));
+    vars = std::move(result.outputs);
   }
   loop.vars = std::move(vars);
   return loop;
 }
 
-std::vector<NDArray> WhileCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                                  const BodyRunner& run_body) {
-  return RunLoop(attrs, in, run_body, std::vector<bool>(in.size(), true), nullptr).vars;
+/*! \brief Per loop variable, whether body 2 (the body's gradient) of _while_loop_grad `grad` reads it. */
+std::vector<bool> GradientReads(const NodeAttrs& grad, size_t n) {
+  const Subgraph& gradient = Body(grad, 2);
+  const IndexedGraph& gidx = gradient.graph.indexed_graph();
+  std::vector<bool> keep(n);
+  for (size_t i = 0; i < n; ++i) keep[i] = gidx.has_node(gradient.params[i].get());
+  return keep;
+}
+
+/*! \brief The negation of `mask`: variables the loop does not keep are donated. */
+std::vector<bool> Not(std::vector<bool> mask) {
+  mask.flip();
+  return mask;
 }
 
 /*!
- * \brief The loop again, keeping the variables entering each iteration that the body's gradient
- * reads (the others, a TensorArray being written, say, are updated in place and not kept), then
- * the body's gradient from the last iteration to the first (the same keys: random ops draw what
- * the loop drew). The gradients are updated in place iteration to iteration.
+ * \brief Runs the loop. With its _while_loop_grad in the run, it also records the variables
+ * entering each iteration that the gradient reads (the others, a TensorArray being written,
+ * say, are updated in place and not kept) and the values it saves (its body 3, when it has one).
  */
-std::vector<NDArray> WhileGradCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+std::vector<NDArray> WhileCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                                  const BodyRunner& run_body) {
+  if (ctx.gradient == nullptr) return RunLoop(attrs, in, run_body, std::vector<bool>(in.size(), true), nullptr).vars;
+  const NodeAttrs& grad = *ctx.gradient;
+  IR_CHECK(grad.op->name == "_while_loop_grad")
+      << NodeDesc(attrs) << ": " << NodeDesc(grad) << " reads its record but is not its _while_loop_grad";
+  std::vector<bool> keep = GradientReads(grad, in.size());
+  LoopRun loop = RunLoop(attrs, in, run_body, Not(keep), &keep, &grad);
+  *ctx.record = loop.record;
+  return std::move(loop.vars);
+}
+
+/*!
+ * \brief The body's gradient from the last iteration to the first, on what the forward loop
+ * recorded (the same keys: random ops draw what the loop drew). The gradients are updated in
+ * place iteration to iteration. Without a record (the loop was fed, or rewritten, as vectorizing
+ * a pfor does), a loop without effects runs again here to record it.
+ */
+std::vector<NDArray> WhileGradCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                       const BodyRunner& run_body) {
-  size_t n = in.size() / 2;
-  const Subgraph& gradient = Body(attrs, 2);
-  const IndexedGraph& gidx = gradient.graph.indexed_graph();
-  std::vector<bool> keep(n), donate(n);
-  for (size_t i = 0; i < n; ++i) {
-    keep[i] = gidx.has_node(gradient.params[i].get());
-    donate[i] = !keep[i];
+  size_t n = NumParams(attrs, 1);
+  SavedRuns* runs = ForwardRuns(ctx, attrs);
+  std::shared_ptr<SavedRuns> own;
+  if (runs == nullptr) {
+    IR_CHECK(!BodyHasEffects(Body(attrs, 0)) && !BodyHasEffects(Body(attrs, 1)))
+        << NodeDesc(attrs) << ": what its while_loop recorded did not reach it (is the loop's output fed?), and "
+        << "running the loop again would repeat its effects (assign, host callback, collective)";
+    std::vector<bool> keep = GradientReads(attrs, n);
+    own = RunLoop(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, Not(keep), &keep).record;
+    runs = own.get();
   }
-  LoopRun loop = RunLoop(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, donate, &keep);
-  std::vector<NDArray> grads(in.begin() + n, in.end());
+  const bool exclusive = own != nullptr || ctx.forward.use_count() == 1;  // the record may be consumed
+  std::vector<NDArray> grads(in.begin() + n, in.begin() + 2 * n);
   std::vector<bool> donate_grads(2 * n, false);
   std::fill(donate_grads.begin() + n, donate_grads.end(), true);
-  for (size_t k = loop.history.size(); k-- > 0;) {
-    std::vector<NDArray> args = std::move(loop.history[k]);
-    args.insert(args.end(), grads.begin(), grads.end());
-    args = OwnedCopies(std::move(args), donate_grads, k + 1 == loop.history.size(), {});
-    grads = run_body(2, args, k, donate_grads);
+  const size_t iterations = runs->history.size();
+  for (size_t k = iterations; k-- > 0;) {
+    BodyCall call;
+    call.index = 2;
+    call.key = k;
+    call.args = exclusive ? std::move(runs->history[k]) : runs->history[k];
+    call.args.insert(call.args.end(), grads.begin(), grads.end());
+    call.args = OwnedCopies(std::move(call.args), donate_grads, k + 1 == iterations, {});
+    call.donate = donate_grads;
+    if (k < runs->saved.size()) {
+      const BodyResult& saved = runs->saved[k];
+      call.args.insert(call.args.end(), saved.outputs.begin(), saved.outputs.end());
+      call.records.assign(2 * n, nullptr);
+      call.records.insert(call.records.end(), saved.records.begin(), saved.records.end());
+    }
+    grads = run_body.Run(call).outputs;
+    if (exclusive && k < runs->saved.size()) runs->saved[k] = BodyResult();
   }
   return grads;
 }
 
 // ---------------------------------------------------------------- gradients
-
-/*!
- * \brief A body computing the gradient of `body`: its params, then one head gradient per output;
- * it returns the gradient of each param. It recomputes what it needs of the body from the params.
- */
-std::shared_ptr<const Subgraph> GradientBody(const Subgraph& body, const std::string& name) {
-  auto grad = std::make_shared<Subgraph>();
-  grad->params = body.params;
-  std::vector<NodeEntry> heads, xs;
-  for (size_t j = 0; j < body.graph.outputs.size(); ++j) {
-    NodePtr head = Node::CreateVariable(StrCat(name, "/head_grad_", j));
-    grad->params.push_back(head);
-    heads.push_back(NodeEntry{head, 0});
-  }
-  for (const NodePtr& param : body.params) xs.push_back(NodeEntry{param, 0});
-  grad->graph.outputs = Gradients(body.graph.outputs, xs, heads);
-  return grad;
-}
-
-std::vector<NodeEntry> CondGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds) {
-  const NodeAttrs& attrs = node->attrs;
-  std::vector<NodeEntry> inputs = node->inputs;
-  inputs.insert(inputs.end(), ograds.begin(), ograds.end());
-  NodePtr grad = Node::Create(Op::Get("cond"), attrs.name + "_grad", {}, std::move(inputs),
-                              {GradientBody(Body(attrs, 0), attrs.name + "_grad/then"),
-                               GradientBody(Body(attrs, 1), attrs.name + "_grad/else")});
-  std::vector<NodeEntry> result{NodeEntry()};  // the predicate gets none
-  for (uint32_t i = 0; i + 1 < node->inputs.size(); ++i) result.push_back(Out(grad, i));
-  return result;
-}
 
 std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds) {
   const NodeAttrs& attrs = node->attrs;
@@ -417,10 +474,14 @@ std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<Node
                             << ": it was built with back_prop=false";
   std::vector<NodeEntry> inputs = node->inputs;
   inputs.insert(inputs.end(), ograds.begin(), ograds.end());
+  inputs.push_back(Out(node, 0));  // what the loop records for this node
+  BodyGradient body_grad = GradientBody(Body(attrs, 1), attrs.name + "_grad");
+  std::vector<std::shared_ptr<const Subgraph>> bodies{attrs.subgraphs[0], attrs.subgraphs[1], body_grad.gradient};
+  if (body_grad.forward != nullptr) bodies.push_back(body_grad.forward);
   NodePtr grad = Node::Create(
       Op::Get("_while_loop_grad"), attrs.name + "_grad",
       {{"maximum_iterations", std::to_string(param.maximum_iterations)}, {"shape_invariants", param.shape_invariants}},
-      std::move(inputs), {attrs.subgraphs[0], attrs.subgraphs[1], GradientBody(Body(attrs, 1), attrs.name + "_grad")});
+      std::move(inputs), std::move(bodies));
   std::vector<NodeEntry> result;
   for (uint32_t i = 0; i < node->inputs.size(); ++i) result.push_back(Out(grad, i));
   return result;
@@ -471,7 +532,6 @@ IR_REGISTER_OP(cond)
     .set_attr<FInferShape>("FInferShape", CondShape)
     .set_attr<FInferType>("FInferType", CondType)
     .set_attr<FControlFlow>("FControlFlow", CondCompute)
-    .set_attr<FGradient>("FGradient", CondGradient)
     .set_attr<FInlineConstantInputs>("FInlineConstantInputs", InlineKnownCond)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
@@ -490,15 +550,18 @@ IR_REGISTER_OP(while_loop)
 
 IR_REGISTER_OP(_while_loop_grad)
     .describe(
-        "Gradient of a while_loop: inputs (vars, output gradients); runs the loop keeping each iteration's "
-        "vars, then body 2 (the body's gradient) from the last iteration back; returns the vars' gradients.")
-    .set_num_inputs([](const NodeAttrs& attrs) { return 2 * NumParams(attrs, 1); })
+        "Gradient of a while_loop: inputs (vars, output gradients, the loop's output 0); runs body 2 (the "
+        "body's gradient) from the last iteration back on what the loop recorded of each iteration (the vars "
+        "body 2 reads, the values body 3 saves); returns the vars' gradients.")
+    .set_num_inputs([](const NodeAttrs& attrs) { return 2 * NumParams(attrs, 1) + 1; })
     .set_num_outputs([](const NodeAttrs& attrs) { return NumParams(attrs, 1); })
     .set_param<WhileParam>()
     .set_attr_parser(ParseWhile)
     .set_attr<FInferShape>("FInferShape", WhileShape)
     .set_attr<FInferType>("FInferType", WhileType)
     .set_attr<FControlFlow>("FControlFlow", WhileGradCompute)
+    .set_attr<FForwardInput>("FForwardInput",
+                             [](const NodeAttrs&, uint32_t num_inputs) { return static_cast<int>(num_inputs) - 1; })
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace op

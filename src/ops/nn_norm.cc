@@ -358,6 +358,7 @@ IR_REGISTER_OP(dropout)
     .set_attr<FGradient>("FGradient", DropoutGradient)
     .set_attr<FInplaceOption>("FInplaceOption", OutputReusesInput)
     .set_attr<TIsStateful>("TIsStateful", true)
+    .set_attr<TReplayable>("TReplayable", true)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(batch_norm)

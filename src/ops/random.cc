@@ -4,7 +4,9 @@
  *
  * Element i is a function of (OpContext::seed, the `seed` attribute, i) only (see
  * random_utils.h), so a run is reproducible and independent of the number of threads.
- * The ops are stateful (TIsStateful): passes must not merge or constant-fold them. The device
+ * The ops are stateful (TIsStateful): passes must not merge or constant-fold them; and replayable
+ * (TReplayable): drawing again with the same seed gives the same values, so a gradient may
+ * recompute them (a body's gradient, with the body's key, draws what the body drew). The device
  * kernels (here, with dropout's) run the same generator in portable kernel C.
  */
 #include <algorithm>
@@ -268,7 +270,7 @@ auto RandomOp(FCompute compute, FDeviceKernel device_kernel) {
     op.set_attr<FCompute>("FCompute", compute);
     op.set_attr<FDeviceKernel>("FDeviceKernel", device_kernel);
     op.set_attr<FGradient>("FGradient", ZeroGradient);
-    op.set_attr<TIsStateful>("TIsStateful", true);
+    op.set_attr<TIsStateful>("TIsStateful", true).set_attr<TReplayable>("TReplayable", true);
     op.set_attr<TOpPattern>("TOpPattern", kOpaque);
   };
 }
@@ -301,6 +303,7 @@ IR_REGISTER_OP(random_uniform_like)
     .set_attr<FDeviceKernel>("FDeviceKernel", UniformDeviceKernel)
     .set_attr<FGradient>("FGradient", ZeroGradient)
     .set_attr<TIsStateful>("TIsStateful", true)
+    .set_attr<TReplayable>("TReplayable", true)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 IR_REGISTER_OP(random_normal)

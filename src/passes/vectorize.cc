@@ -5,19 +5,22 @@
  * Each pfor body is first expanded (nested pfor nodes vectorized inside it), then its shapes and
  * dtypes are inferred from the pfor's inputs, then its nodes are converted in topological order
  * (see ir/vectorize.h for the stacked / unstacked rules). A node that cannot be converted becomes
- * a pfor loop of that node alone (vectorize=false) and is listed in "vectorize.fallbacks".
+ * a pfor loop of that node alone (vectorize=false) and is listed in "vectorize.fallbacks". A pfor
+ * whose gradient node reads what it saves (FForwardInput: a _pfor_grad) stays a loop, listed too.
  */
 #include "ir/vectorize.h"
 
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "ir/graph_attr.h"
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
+#include "ir/op_kernel.h"
 #include "ir/pass.h"
 
 namespace ir {
@@ -42,6 +45,22 @@ bool IsPforToVectorize(const Node& node) {
   if (node.is_variable() || node.op()->name != "pfor") return false;
   auto it = node.attrs.dict.find("vectorize");
   return it == node.attrs.dict.end() || it->second == "1" || it->second == "true" || it->second == "True";
+}
+
+/*!
+ * \brief The nodes of `idx` a gradient node reads the record of (FForwardInput): they must run as
+ * the nodes they are, so a pfor among them is not vectorized.
+ */
+std::unordered_set<const Node*> RecordingNodes(const IndexedGraph& idx) {
+  std::unordered_set<const Node*> recording;
+  const auto* forward_input = Op::FindAttr<FForwardInput>("FForwardInput");
+  for (uint32_t nid = 0; nid < idx.num_nodes() && forward_input != nullptr; ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable() || !forward_input->count(node->op())) continue;
+    int k = (*forward_input)[node->op()](node->attrs, static_cast<uint32_t>(node->inputs.size()));
+    if (k >= 0 && static_cast<size_t>(k) < node->inputs.size()) recording.insert(node->inputs[k].node.get());
+  }
+  return recording;
 }
 
 int64_t ResolveN(const Node& node, const std::vector<Shape>& in_shapes) {
@@ -102,6 +121,7 @@ class Vectorizer {
     if (!any) return outputs;
     Inferred inf = Infer(outputs, params, shapes, dtypes, where);
     const IndexedGraph& idx = inf.graph.indexed_graph();
+    const std::unordered_set<const Node*> recording = RecordingNodes(idx);
     std::unordered_map<const Node*, std::vector<NodeEntry>> replaced;
     auto mapped = [&](const NodeEntry& e) {
       auto it = replaced.find(e.node.get());
@@ -117,7 +137,9 @@ class Vectorizer {
         inputs.push_back(mapped(in));
         changed = changed || inputs.back() != in;
       }
-      if (IsPforToVectorize(*node)) {
+      if (IsPforToVectorize(*node) && recording.count(src)) {
+        fallbacks.push_back(StrCat(src->attrs.name, " (pfor: its gradient reads the values of nodes with effects)"));
+      } else if (IsPforToVectorize(*node)) {
         std::vector<Shape> in_shapes;
         std::vector<DType> in_dtypes;
         for (const NodeEntry& in : node->inputs) {

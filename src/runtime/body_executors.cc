@@ -20,6 +20,15 @@ std::unordered_map<std::string, NDArray> BodyExecutors::Body::Feeds(const NodeAt
   return feeds;
 }
 
+std::unordered_map<std::string, ForwardRecordPtr> BodyExecutors::Body::FeedRecords(
+    const std::vector<ForwardRecordPtr>& records) const {
+  std::unordered_map<std::string, ForwardRecordPtr> by_name;
+  for (size_t i = 0; i < records.size() && i < feed_names.size(); ++i) {
+    if (records[i] && !feed_names[i].empty()) by_name.emplace(feed_names[i], records[i]);
+  }
+  return by_name;
+}
+
 BodyExecutors::Body& BodyExecutors::Get(const Subgraph& body, const std::vector<bool>& donate,
                                         const SessionOptions& options,
                                         const std::shared_ptr<VariableStore>& variables) {

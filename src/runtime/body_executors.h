@@ -30,6 +30,8 @@ class BodyExecutors {
     /*! \brief The feeds of a run on `args` (one per param); throws naming the node on a wrong count. */
     std::unordered_map<std::string, NDArray> Feeds(const NodeAttrs& node, size_t index,
                                                    const std::vector<NDArray>& args) const;
+    /*! \brief The records travelling with the args (one per param, or none), by feed name. */
+    std::unordered_map<std::string, ForwardRecordPtr> FeedRecords(const std::vector<ForwardRecordPtr>& records) const;
   };
 
   /*!

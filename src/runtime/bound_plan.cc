@@ -159,6 +159,35 @@ void DescribeNodes(const Graph& graph, uint64_t graph_seed, BoundPlan* plan) {
   }
 }
 
+/*!
+ * \brief Links gradient nodes to the forward nodes whose records they read (FForwardInput): the
+ * forward node is told which gradient node it keeps values for, the last reader takes the record.
+ */
+void LinkForwardRecords(const Graph& graph, BoundPlan* plan) {
+  const IndexedGraph& idx = graph.indexed_graph();
+  const auto* forward_input = Op::FindAttr<FForwardInput>("FForwardInput");
+  plan->forward_input.assign(idx.num_nodes(), -1);
+  plan->takes_record.assign(idx.num_nodes(), false);
+  plan->gradient.assign(idx.num_nodes(), nullptr);
+  std::unordered_map<uint32_t, uint32_t> last_reader;  // entry -> node
+  for (uint32_t nid = 0; nid < idx.num_nodes() && forward_input != nullptr; ++nid) {
+    const Node* node = idx[nid].source;
+    if (node->is_variable() || !forward_input->count(node->op())) continue;
+    int k = (*forward_input)[node->op()](node->attrs, static_cast<uint32_t>(idx[nid].inputs.size()));
+    if (k < 0) continue;
+    IR_CHECK(static_cast<size_t>(k) < idx[nid].inputs.size())
+        << NodeDesc(node->attrs) << ": FForwardInput names input " << k << " of " << idx[nid].inputs.size();
+    plan->forward_input[nid] = k;
+    plan->records = true;
+    const IndexedGraph::Entry& in = idx[nid].inputs[k];
+    last_reader[idx.entry_id(in)] = nid;
+    if (in.index == 0 && plan->control_flow[in.node_id] != nullptr && plan->gradient[in.node_id] == nullptr) {
+      plan->gradient[in.node_id] = &node->attrs;
+    }
+  }
+  for (const auto& [eid, nid] : last_reader) plan->takes_record[nid] = true;
+}
+
 /*! \brief The op of `node` for profiles: a fused node lists its kind and its members' ops. */
 std::string OpDescription(const Node& node) {
   if (node.op()->name != "_fused") return node.op()->name;
@@ -295,6 +324,7 @@ std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput
   plan->input_index = MatchInputs(plan->graph.indexed_graph(), inputs);
   SelectKernels(plan->graph, device, plan.get());
   DescribeNodes(plan->graph, options.seed, plan.get());
+  LinkForwardRecords(plan->graph, plan.get());
   if (options.profile) {
     const IndexedGraph& idx = plan->graph.indexed_graph();
     plan->op_desc.assign(idx.num_nodes(), std::string());

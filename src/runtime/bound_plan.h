@@ -39,6 +39,16 @@ struct BoundPlan {
   std::vector<const FControlFlow*> control_flow;
   /*! \brief Per node: its op's FComputeShaped when it allocates its outputs itself (else null). */
   std::vector<const FComputeShaped*> shaped;
+  /*!
+   * \brief Per node: the input FForwardInput names (-1: none), and whether the node is the last
+   * to read that input's record (it then gets the only reference).
+   */
+  std::vector<int> forward_input;
+  std::vector<bool> takes_record;
+  /*! \brief Per node: the first gradient node reading its output 0 as FForwardInput (else null). */
+  std::vector<const NodeAttrs*> gradient;
+  /*! \brief Whether some node reads a record (a run then tracks records per entry). */
+  bool records = false;
   /*! \brief Per node: inputs the op mutates, and those it overwrites without reading. */
   std::vector<std::vector<uint32_t>> mutated;
   std::vector<std::vector<uint32_t>> overwritten;

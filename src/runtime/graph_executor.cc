@@ -86,18 +86,25 @@ class Executor::Impl {
     }
     DeviceWait device_wait(device_);  // before the locks are released
     RunStats stats;
-    std::vector<NDArray> outputs = RunLocked(feeds, run_number, false, &stats);
+    std::vector<NDArray> outputs = RunLocked(feeds, run_number, false, &stats, Links());
     device_wait.Wait();
     std::lock_guard<std::mutex> lock(last_mutex_);
     last_stats_ = std::move(stats);
     return outputs;
   }
 
-  /*! \brief A body's run inside an outer run, which holds the store's lock and waits for the device. */
-  std::vector<NDArray> RunNested(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
-                                 RunStats* outer) {
+  /*!
+   * \brief A body's run inside an outer run, which holds the store's lock and waits for the device;
+   * `records` travel with the feeds of their names and come back with the outputs, whose producers
+   * keep one for `call.output_gradients`.
+   */
+  BodyResult RunNested(const std::unordered_map<std::string, NDArray>& feeds, const BodyCall& call,
+                       const std::unordered_map<std::string, ForwardRecordPtr>& records, uint64_t run_number,
+                       RunStats* outer) {
     RunStats stats;
-    std::vector<NDArray> outputs = RunLocked(feeds, run_number, true, &stats);
+    BodyResult result;
+    Links links{&records, &call.output_gradients, &result.records};
+    result.outputs = RunLocked(feeds, run_number, true, &stats, links);
     outer->kernels_launched += stats.kernels_launched;
     outer->host_fallbacks += stats.host_fallbacks;
     for (std::string& name : stats.pfor_fallbacks) outer->pfor_fallbacks.push_back(std::move(name));
@@ -105,12 +112,22 @@ class Executor::Impl {
     outer->bind_ms += stats.bind_ms;
     outer->bound = outer->bound || stats.bound;
     for (NodeProfile& node : stats.nodes) outer->nodes.push_back(std::move(node));
-    return outputs;
+    return result;
   }
 
-  /*! \brief Binds (or finds the plan) and runs every node; the caller holds the store's lock. */
+  /*! \brief How a body's run links to the records outside it (see BodyCall); any may be null. */
+  struct Links {
+    const std::unordered_map<std::string, ForwardRecordPtr>* feeds = nullptr;
+    const std::vector<const NodeAttrs*>* output_gradients = nullptr;
+    std::vector<ForwardRecordPtr>* outputs = nullptr;
+  };
+
+  /*!
+   * \brief Binds (or finds the plan) and runs every node; the caller holds the store's lock. A
+   * body's run also takes the records of its params by name and gives those of its outputs.
+   */
   std::vector<NDArray> RunLocked(const std::unordered_map<std::string, NDArray>& feeds, uint64_t run_number,
-                                 bool nested, RunStats* stats_out) {
+                                 bool nested, RunStats* stats_out, const Links& links) {
     auto start = std::chrono::steady_clock::now();
     RunStats& stats = *stats_out;
     std::vector<NDArray> values = runtime::ResolveInputs(inputs_, feeds, variables_.get(), device_);
@@ -124,13 +141,20 @@ class Executor::Impl {
       stats.bind_ms = plan.bind_ms;
     }
     CheckBoundInputs(plan, values);
-    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}, {}};
+    RunContext run{plan, lease.workspace(), InputData(plan, values), run_number, &stats, {}, {}, {}, {}, {}};
     if (plan.dynamic) run.shapes = plan.shapes;
     const IndexedGraph& idx = plan.graph.indexed_graph();
+    bool linked = (links.feeds != nullptr && !links.feeds->empty()) ||
+                  (links.output_gradients != nullptr && !links.output_gradients->empty());
+    if (plan.records || linked) PlaceRecords(&run, links);
     for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
       if (!idx[nid].source->is_variable()) RunNode(&run, nid);
     }
     std::vector<NDArray> outputs = Fetch(plan, run.data, nested);
+    for (const IndexedGraph::Entry& out : idx.outputs()) {
+      if (links.outputs == nullptr) break;
+      links.outputs->push_back(run.records.empty() ? nullptr : run.records[idx.entry_id(out)]);
+    }
     for (const char* key : {"vectorize.fallbacks", "simplify.fired"}) {
       if (!plan.graph.HasAttr(key)) continue;
       auto& into = std::string(key) == "simplify.fired" ? stats.rewrites : stats.pfor_fallbacks;
@@ -168,7 +192,30 @@ class Executor::Impl {
     std::vector<NDArray> in, out;
     /*! \brief A dynamic plan's shapes as this run finds them (empty for a static plan). */
     ShapeVector shapes;
+    /*! \brief Per entry, the record travelling with its value (empty when the plan reads none). */
+    std::vector<ForwardRecordPtr> records;
+    /*! \brief Per node, the gradient node it keeps a record for: the plan's, and the caller's for outputs. */
+    std::vector<const NodeAttrs*> gradients;
   };
+
+  /*! \brief Tracks records per entry: the params' records placed, the outputs' producers told to keep them. */
+  static void PlaceRecords(RunContext* run, const Links& links) {
+    const IndexedGraph& idx = run->plan.graph.indexed_graph();
+    run->records.assign(idx.num_node_entries(), nullptr);
+    run->gradients = run->plan.gradient;
+    for (uint32_t nid : idx.input_nodes()) {
+      if (links.feeds == nullptr) break;
+      auto it = links.feeds->find(idx[nid].source->attrs.name);
+      if (it != links.feeds->end()) run->records[idx.entry_id(nid, 0)] = it->second;
+    }
+    for (size_t k = 0;
+         links.output_gradients != nullptr && k < links.output_gradients->size() && k < idx.outputs().size(); ++k) {
+      const IndexedGraph::Entry& out = idx.outputs().at(k);
+      const NodeAttrs* gradient = (*links.output_gradients)[k];
+      if (gradient == nullptr || out.index != 0 || run->plan.control_flow[out.node_id] == nullptr) continue;
+      if (run->gradients[out.node_id] == nullptr) run->gradients[out.node_id] = gradient;
+    }
+  }
 
   /*! \brief The shape of entry `eid` in this run: the plan's, or as found so far in a dynamic run. */
   static const Shape& ShapeOf(const RunContext& run, uint32_t eid) {
@@ -305,18 +352,31 @@ class Executor::Impl {
    * \brief Runs a control-flow node: its FControlFlow runs bodies through executors of their own
    * (bound per input signature, reused every iteration); its outputs are the arrays they return.
    */
-  void RunControlFlow(RunContext* run, uint32_t nid, const OpContext& ctx) {
+  void RunControlFlow(RunContext* run, uint32_t nid, const OpContext& base) {
     const BoundPlan& plan = run->plan;
     const IndexedGraph& idx = plan.graph.indexed_graph();
     const NodeAttrs& attrs = idx[nid].source->attrs;
-    BodyRunner run_body = [this, run, &attrs](size_t index, const std::vector<NDArray>& args, uint64_t key,
-                                              const std::vector<bool>& donate) {
-      IR_CHECK(index < attrs.subgraphs.size()) << NodeDesc(attrs) << " has no body " << index;
-      runtime::BodyExecutors::Body& body = bodies_.Get(*attrs.subgraphs[index], donate, options_, variables_);
-      uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(key + 0x5bd1e995u));
-      return body.executor->impl_->RunNested(body.Feeds(attrs, index, args), number, run->stats);
-    };
+    OpContext ctx = base;
+    ForwardRecordPtr made;
+    if (!run->records.empty()) {  // a gradient node reads its forward's record; a forward node keeps one
+      if (plan.forward_input[nid] >= 0) {
+        ForwardRecordPtr& slot = run->records[idx.entry_id(idx[nid].inputs[plan.forward_input[nid]])];
+        ctx.forward = plan.takes_record[nid] ? std::move(slot) : slot;
+      }
+      ctx.gradient = run->gradients[nid];
+      if (ctx.gradient != nullptr) ctx.record = &made;
+    }
+    BodyRunner run_body([this, run, &attrs](const BodyCall& call) {
+      IR_CHECK(call.body != nullptr || call.index < attrs.subgraphs.size())
+          << NodeDesc(attrs) << " has no body " << call.index;
+      const Subgraph& subgraph = call.body != nullptr ? *call.body : *attrs.subgraphs[call.index];
+      runtime::BodyExecutors::Body& body = bodies_.Get(subgraph, call.donate, options_, variables_);
+      uint64_t number = runtime::SplitMix64(run->run_number ^ runtime::SplitMix64(call.key + 0x5bd1e995u));
+      return body.executor->impl_->RunNested(body.Feeds(attrs, call.index, call.args), call,
+                                             body.FeedRecords(call.records), number, run->stats);
+    });
     StoreResults(run, nid, (*plan.control_flow[nid])(ctx, attrs, run->in, run_body));
+    if (made) run->records[idx.entry_id(nid, 0)] = std::move(made);
   }
 
   /*!
