@@ -91,9 +91,9 @@ unsigned Facts(const NodeEntry& e, int depth) {
   static const std::set<std::string> positive = {"exp", "sigmoid", "softplus", "softmax", "ones", "ones_like"};
   static const std::set<std::string> nonnegative = {"relu", "relu6", "zeros", "zeros_like"};
   // The same elements rearranged, or one of them (max, min).
-  static const std::set<std::string> same = {"identity", "reshape",      "reshape_like",   "transpose", "expand_dims",
-                                             "squeeze",  "broadcast_to", "broadcast_like", "tile",      "max",
-                                             "min"};
+  static const std::set<std::string> same = {"identity",    "reshape", "reshape_like", "transpose",
+                                             "expand_dims", "squeeze", "broadcast_to", "broadcast_like",
+                                             "tile",        "max",     "min"};
   const std::string& op = n.op()->name;
   if (positive.count(op)) return kPositive;
   if (nonnegative.count(op)) return kNonnegative;

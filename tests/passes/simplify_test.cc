@@ -244,16 +244,15 @@ TEST(SimplifyTest, HandWrittenCrossEntropyGetsAStableGeneralGradientWhenBound) {
   // The gradient is built as written (log's g / p, softmax's backward): no rule runs here.
   NodeEntry grad = Gradients({loss}, {z})[0];
   bool raw = false;
-  PostOrderDFSVisit(std::vector<NodeEntry>{grad}, [&](const NodePtr& n) {
-    raw = raw || (!n->is_variable() && n->op()->name == "divide");
-  });
+  PostOrderDFSVisit(std::vector<NodeEntry>{grad},
+                    [&](const NodePtr& n) { raw = raw || (!n->is_variable() && n->op()->name == "divide"); });
   EXPECT_TRUE(raw) << "log's gradient g / p is in the gradient graph";
   Session session;
   std::vector<NDArray> out = session.Run({loss, grad}, feeds);
   std::vector<std::string> rewrites = session.last_stats().rewrites;
   for (const char* rule : {"xent_neg_sum", "log_softmax_grad_by_hand"}) {
-    EXPECT_TRUE(std::any_of(rewrites.begin(), rewrites.end(),
-                            [&](const std::string& r) { return r.rfind(rule, 0) == 0; }))
+    EXPECT_TRUE(
+        std::any_of(rewrites.begin(), rewrites.end(), [&](const std::string& r) { return r.rfind(rule, 0) == 0; }))
         << rule << " did not fire when the session bound the graph";
   }
   std::vector<double> p = test::Values(test::RunOp("softmax", {}, {logits})[0]), yv = test::Values(labels);

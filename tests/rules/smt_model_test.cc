@@ -106,9 +106,11 @@ TEST(ProveRule, RealAxiomsProveLogOfSoftmaxButNotLogOfAProduct) {
   EXPECT_EQ(Prove(log_softmax, Obligation::kReal).kind, Verdict::Kind::kProved);
   Term log_xy = Op("log", {Op("multiply", {V("x"), V("y")})});
   Term sum_logs = Op("add", {Op("log", {V("x")}), Op("log", {V("y")})});
-  EXPECT_EQ(Prove(MakeRule(RuleTag::kStabilizing, log_xy, sum_logs), Obligation::kReal).kind, Verdict::Kind::kCounterexample);
+  EXPECT_EQ(Prove(MakeRule(RuleTag::kStabilizing, log_xy, sum_logs), Obligation::kReal).kind,
+            Verdict::Kind::kCounterexample);
   rewrite::Guard px{"positive", {"x"}, false}, py{"positive", {"y"}, false};
-  EXPECT_EQ(Prove(MakeRule(RuleTag::kStabilizing, log_xy, sum_logs, {px, py}), Obligation::kReal).kind, Verdict::Kind::kProved);
+  EXPECT_EQ(Prove(MakeRule(RuleTag::kStabilizing, log_xy, sum_logs, {px, py}), Obligation::kReal).kind,
+            Verdict::Kind::kProved);
 }
 
 TEST(ProveRule, ShapeOpsAreCheckedOnTheInstance) {
@@ -121,7 +123,8 @@ TEST(ProveRule, ShapeOpsAreCheckedOnTheInstance) {
       MakeRule(RuleTag::kExact,
                Op("transpose", {Op("transpose", {V("x")}, {{"axes", "(1,2,0)"}})}, {{"axes", "(2,0,1)"}}), V("x"));
   back.test = r.test;
-  EXPECT_EQ(Prove(back, Obligation::kBitExact).kind, Verdict::Kind::kProved) << Prove(back, Obligation::kBitExact).detail;
+  EXPECT_EQ(Prove(back, Obligation::kBitExact).kind, Verdict::Kind::kProved)
+      << Prove(back, Obligation::kBitExact).detail;
 }
 
 TEST(ProveRule, ReportsWhatItCannotModel) {
@@ -177,8 +180,7 @@ TEST(ProveRule, RoundingRejectsChangedSpecialValuesAndBoundsUlps) {
 }
 
 TEST(ProveRule, StabilizingKeepsNaNInputsAndZeroSigns) {
-  Rule log_softmax =
-      MakeRule(RuleTag::kStabilizing, Op("log", {Op("softmax", {V("x")})}), Op("log_softmax", {V("x")}));
+  Rule log_softmax = MakeRule(RuleTag::kStabilizing, Op("log", {Op("softmax", {V("x")})}), Op("log_softmax", {V("x")}));
   EXPECT_EQ(Prove(log_softmax, Obligation::kRealWherePatternDefined).kind, Verdict::Kind::kProved);
   Verdict v = Prove(log_softmax, Obligation::kKeepsNaNAndZeros);
   EXPECT_EQ(v.kind, Verdict::Kind::kProved) << v.detail;
@@ -201,7 +203,8 @@ TEST(ProveRule, ProvesTheFusedCrossEntropyOnlyForRowsSummingToOne) {
   Term grad = Op("subtract", {Op("multiply", {p, total}), V("y")});
   Term fused = Op("softmax_cross_entropy_with_logits", {V("x"), V("y")});
   fused.output = 1;
-  EXPECT_EQ(Prove(MakeRule(RuleTag::kStabilizing, grad, fused), Obligation::kReal).kind, Verdict::Kind::kCounterexample);
+  EXPECT_EQ(Prove(MakeRule(RuleTag::kStabilizing, grad, fused), Obligation::kReal).kind,
+            Verdict::Kind::kCounterexample);
   rewrite::Guard rows{"rows_sum_to_one", {"y", "-1"}, false};
   Verdict v = Prove(MakeRule(RuleTag::kStabilizing, grad, fused, {rows}), Obligation::kReal);
   EXPECT_EQ(v.kind, Verdict::Kind::kProved) << v.detail;

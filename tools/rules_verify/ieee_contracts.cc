@@ -23,9 +23,7 @@ struct Consts {
         pos_zero(z3::expr(x.ctx(), Z3_mk_fpa_zero(x.ctx(), sort, false))),
         one(Value(1)),
         minus_one(Value(-1)) {}
-  z3::expr Value(double v) const {
-    return z3::expr(sort.ctx(), Z3_mk_fpa_numeral_double(sort.ctx(), v, sort));
-  }
+  z3::expr Value(double v) const { return z3::expr(sort.ctx(), Z3_mk_fpa_numeral_double(sort.ctx(), v, sort)); }
   z3::sort sort;
   z3::expr pos_inf, neg_inf, pos_zero, one, minus_one;
 };
@@ -62,8 +60,7 @@ z3::expr UnaryContract(const std::string& fn, const z3::expr& t, const z3::expr&
   }
   if (fn == "tanh") {
     return nan && z3::implies(IsZero(x), t == x) && z3::implies(x == c.pos_inf, t == c.one) &&
-           z3::implies(x == c.neg_inf, t == c.minus_one) &&
-           z3::implies(Finite(x), within_one(t) && keeps_sign);
+           z3::implies(x == c.neg_inf, t == c.minus_one) && z3::implies(Finite(x), within_one(t) && keeps_sign);
   }
   if (fn == "sin" || fn == "cos") {
     z3::expr at_zero = fn == "sin" ? t == x : t == c.one;

@@ -36,7 +36,8 @@ enum class Obligation {
   kUlpBound,
   /*! \brief Reals: equal for every input the guards admit. rounding. */
   kReal,
-  /*! \brief Reals: equal wherever the pattern has a value (divisors nonzero, log's argument positive...). stabilizing. */
+  /*! \brief Reals: equal wherever the pattern has a value (divisors nonzero, log's argument positive...). stabilizing.
+   */
   kRealWherePatternDefined,
   /*! \brief Reals: equal wherever no divisor is 0. fast_math. */
   kRealNonzeroDivisors,

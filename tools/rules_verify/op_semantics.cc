@@ -241,8 +241,7 @@ void ReduceGradBroadcast(SmtModel* m, const NodeAttrs& attrs, const std::vector<
  * \brief One element of a matmul over IEEE: opaque in the operands' order (kIEEE), or, in the
  * rounding model, the same value for the same multiset of (x, y) pairs (any summation order).
  */
-z3::expr IeeeDot(SmtModel* m, const std::string& key, std::vector<std::pair<z3::expr, z3::expr>> pairs,
-                 DType dtype) {
+z3::expr IeeeDot(SmtModel* m, const std::string& key, std::vector<std::pair<z3::expr, z3::expr>> pairs, DType dtype) {
   std::vector<z3::expr> operands;
   if (m->domain() == Domain::kRounding) {
     std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
@@ -320,8 +319,8 @@ void Softmax(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& 
     std::vector<z3::expr> xs;
     for (int64_t e : row) xs.push_back(x.elems[e]);
     for (size_t j = 0; j < row.size(); ++j) {
-      o.elems[row[j]] = !m->ieee() ? RealSoftmax(m, xs, log)[j]
-                                                     : m->Opaque(StrCat(OpaqueKey(attrs, in), "#", j), xs, o.dtype);
+      o.elems[row[j]] =
+          !m->ieee() ? RealSoftmax(m, xs, log)[j] : m->Opaque(StrCat(OpaqueKey(attrs, in), "#", j), xs, o.dtype);
     }
   }
 }

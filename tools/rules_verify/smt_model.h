@@ -71,8 +71,7 @@ class SmtModel {
    * kernels give NaN when an argument is NaN (sums, matmul, softmax; not max and min, whose
    * comparisons skip NaN).
    */
-  z3::expr Opaque(const std::string& name, const std::vector<z3::expr>& args, DType result,
-                  bool propagates_nan = true);
+  z3::expr Opaque(const std::string& name, const std::vector<z3::expr>& args, DType result, bool propagates_nan = true);
   /*!
    * \brief An IEEE sum of `terms` in an order the kernels choose: one term t is +0 + t (the
    * kernels start from +0); several (kRounding only) give the same value for the same multiset

@@ -240,8 +240,8 @@ Verdict ProveRule(const rewrite::Rule& rule, Obligation obligation, const Verify
       if (result == z3::unsat) continue;
       if (result == z3::unknown) {
         verdict.kind = Verdict::Kind::kUnknown;
-        verdict.detail = StrCat(ObligationName(obligation), ": solver gave up on element ", i, " (",
-                                solver.reason_unknown(), ")");
+        verdict.detail =
+            StrCat(ObligationName(obligation), ": solver gave up on element ", i, " (", solver.reason_unknown(), ")");
         return verdict;
       }
       z3::model m = solver.get_model();
