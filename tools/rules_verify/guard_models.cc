@@ -100,6 +100,7 @@ const std::map<std::string, GuardModel>& Table() {
       {"is_int", {}},
       {"known_rank", {}},
       {"known_shape", {}},
+      {"larger", {}},
       {"last_axis", {}},
       {"matmul_cols", {}},
       {"no_copy_dims", {}},

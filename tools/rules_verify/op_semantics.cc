@@ -216,6 +216,24 @@ void CollapseSum(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTenso
   }
 }
 
+/*! \brief bias_add_grad(dy): dy summed over every axis but the channel (NHWC: the last; NCHW: 1). */
+void BiasAddGrad(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in,
+                 std::vector<SymTensor>* out) {
+  int ndim = in[0].shape.ndim();
+  int channel = Attr(attrs, "data_format", "NHWC") == "NCHW" ? 1 : ndim - 1;
+  std::vector<bool> reduced(ndim, true);
+  reduced[channel] = false;
+  SymTensor& o = (*out)[0];
+  bool ieee = m->ieee() && DTypeIsFloat(o.dtype);
+  for (const std::vector<z3::expr>& group : ReductionGroups(in[0], reduced, o.shape.Size())) {
+    if (ieee && (group.size() == 1 || m->domain() == Domain::kRounding)) {
+      o.elems.push_back(m->OrderFreeSum(group, o.dtype));
+    } else {
+      o.elems.push_back(ieee ? m->Opaque(OpaqueKey(attrs, in), group, o.dtype) : Fold(m, "sum", group, o.dtype));
+    }
+  }
+}
+
 /*! \brief _reduce_grad_broadcast(og, like): og spread back over the reduced axes (divided by their count). */
 void ReduceGradBroadcast(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in,
                          std::vector<SymTensor>* out) {
@@ -390,6 +408,7 @@ const std::map<std::string, OpModel>& Models() {
       {"prod", Reduce},
       {"matmul", Matmul},
       {"bias_add", BiasAdd},
+      {"bias_add_grad", BiasAddGrad},
       {"softmax", Softmax},
       {"log_softmax", Softmax},
       {"one_hot", OneHot},
