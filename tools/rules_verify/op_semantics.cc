@@ -217,8 +217,7 @@ void CollapseSum(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTenso
 }
 
 /*! \brief bias_add_grad(dy): dy summed over every axis but the channel (NHWC: the last; NCHW: 1). */
-void BiasAddGrad(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in,
-                 std::vector<SymTensor>* out) {
+void BiasAddGrad(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
   int ndim = in[0].shape.ndim();
   int channel = Attr(attrs, "data_format", "NHWC") == "NCHW" ? 1 : ndim - 1;
   std::vector<bool> reduced(ndim, true);
