@@ -8,10 +8,9 @@
        (TFSession's pipeline before fusion) against the same followed by Simplify;
    (b) tinyflow training graphs (softmax regression with the hand-written cross-entropy, and
        tinyflow_demo/train.py's MLP and LeNet with its loss): the bound graph of a session with
-       fusion=False. Rules off is off everywhere: the model and its gradients are built inside
-       tf.rewrite_options(simplify=False) (gradients are taken when the graph is built, so the
-       session's switch cannot reach them) and run by Session(simplify=False); rules on is the
-       default of both. Each side builds its own graph.
+       fusion=False. Rules off is Session(simplify=False), which reaches the gradients too
+       (they are built without rules; the session applies them when it binds the graph); rules
+       on is the default. Each side builds its own graph.
 2. Step time, median of --reps repetitions (bench_util.median_ms), rules off / rules on (fusion on),
    off and on as in 1b:
    (a) a training step of softmax regression (784 -> 10, batch 100) written as the "MNIST for
@@ -167,15 +166,15 @@ def demo_model(tf, model_fn, batch=64):
                    labels: rng.randint(0, 10, size=batch).astype(np.int32)}
 
 
-def build_graph(tf, build, simplify):
-    """A fresh default graph holding build(tf), its gradients taken with the rules on or off."""
+def build_graph(tf, build):
+    """A fresh default graph holding build(tf) and its gradients (built without rules: the
+    session's `simplify` decides them)."""
     tf.reset_default_graph()
-    with tf.rewrite_options(simplify=simplify):
-        return build(tf)
+    return build(tf)
 
 
 def bound_nodes(tf, build, simplify):
-    fetch, feeds = build_graph(tf, build, simplify)
+    fetch, feeds = build_graph(tf, build)
     with tf.Session(fusion=False, simplify=simplify) as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(fetch, feeds)
@@ -223,7 +222,7 @@ def lift_matvec_softmax(tf, n=2048):
 
 
 def step_ms(tf, build, simplify, reps):
-    fetch, feeds = build_graph(tf, build, simplify)
+    fetch, feeds = build_graph(tf, build)
     with tf.Session(simplify=simplify) as sess:
         sess.run(tf.global_variables_initializer())
         value = sess.run(fetch, feeds)  # binds and compiles

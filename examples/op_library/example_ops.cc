@@ -105,10 +105,11 @@ IR_REGISTER_OP(axpby)
 
 // A rewrite rule that teaches Simplify to use the op: a * x + b * y written with scalar
 // multiplies becomes one axpby (rule set "example_ops", active once the library is loaded).
-// Real, not exact: the kernel may contract a * x + b * y into a fused multiply-add.
+// Exact: axpby computes a * x + b * y with the same two roundings of the products and one of
+// the sum (generated kernels are compiled without contracting them into a fused multiply-add).
 IR_REGISTER_RULES(example_ops, R"(
 commutative: add
-rule example_axpby real {
+rule example_axpby exact {
   match:   add(multiply_scalar{scalar=?a}(x), multiply_scalar{scalar=?b}(y))
   where:   same_shape(x, y)
   rewrite: axpby{alpha=?a, beta=?b}(x, y)

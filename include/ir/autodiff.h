@@ -7,7 +7,8 @@
  * "grad_ys_out_grad" (head gradients, default ones like each y), plus the options below.
  * Its result graph has one output per x: the gradient of the sum of the ys (weighted by the
  * head gradients) with respect to that x. Each op on a path from an x to a y must register
- * FGradient.
+ * FGradient. The forward graph is differentiated as written, without rewrite rules: they run
+ * when a session binds the graph (SessionOptions::simplify), over forward and gradient alike.
  */
 #ifndef IR_AUTODIFF_H_
 #define IR_AUTODIFF_H_
@@ -27,14 +28,6 @@ struct GradientOptions {
   std::string zero_op = "zeros_like";
   /*! \brief Unary op giving ones shaped like its input, the default head gradient ("grad.ones_op"). */
   std::string ones_op = "ones_like";
-  /*!
-   * \brief Take the gradient of the forward graph simplified by the rewrite rules (graph
-   * attribute "grad.simplify"), with the fast_math rules too ("simplify.fast_math"), from these
-   * rule sets ("simplify.sets"; empty: every registered set).
-   */
-  bool simplify = true;
-  bool fast_math = false;
-  std::vector<std::string> rule_sets;
 };
 
 /*!

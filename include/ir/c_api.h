@@ -127,12 +127,11 @@ IR_DLL int IRRulesLoadFile(const char* path, const char** out_set);
  */
 IR_DLL int IRSymbolGradient(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, IRSymbolHandle* out);
 /*!
- * \brief IRSymbolGradient with options: `options_json` (may be NULL: the defaults) sets any of
- * {"simplify":true,"fast_math":false,"rule_sets":[]}, the rewrite rules the forward graph is
- * simplified with before it is differentiated (simplify: apply them, e.g. the fused cross-entropy's
- * stable gradient; fast_math: also the rules that change IEEE results; rule_sets: [] = all), like
- * the session options of the same names, which reach only the graph a session runs; and
+ * \brief IRSymbolGradient with options: `options_json` (may be NULL: the defaults) may set
  * "stop_nodes":["name",..], nodes whose outputs the gradient treats as constants (stop_gradients).
+ * Gradients are built as the ops' gradients write them, without rewrite rules (the keys
+ * "simplify", "fast_math" and "rule_sets" are refused): the session options of those names apply
+ * the rules when the graph is bound, to the gradient as to the forward graph.
  */
 IR_DLL int IRSymbolGradientEx(IRSymbolHandle ys, IRSymbolHandle xs, IRSymbolHandle grad_ys, const char* options_json,
                               IRSymbolHandle* out);
@@ -182,11 +181,12 @@ IR_DLL int IRNDArrayFree(IRNDArrayHandle array);
 /*!
  * \brief A session. `options_json` (may be NULL) sets any of
  * {"target":"cpu","fusion":true,"fmax":-1,"dump_dir":"","seed":0,"is_train":true,"passes":[],
- * "profile":false,"simplify":true,"fast_math":false,"rule_sets":[],"collective_bucket_bytes":-1,
- * "collective_first_bucket_bytes":1048576} (profile: time every node, see
- * IRSessionGetStatsJSON; simplify: apply the rewrite rules; fast_math: also the rules that change
- * IEEE results; rule_sets: the rule sets to apply, [] = all; collective_*: allreduce buckets, see
- * SessionOptions).
+ * "profile":false,"simplify":true,"fast_math":false,"nsz":false,"rule_sets":[],
+ * "collective_bucket_bytes":-1,"collective_first_bucket_bytes":1048576} (profile: time every node,
+ * see IRSessionGetStatsJSON; simplify: apply the rewrite rules, to the gradients too (false: no
+ * rule runs anywhere); fast_math: also the rules that change special values; nsz: also those that
+ * change only the sign of zero; rule_sets: the rule sets to apply, [] = all; collective_*:
+ * allreduce buckets, see SessionOptions).
  */
 IR_DLL int IRSessionCreate(const char* options_json, IRSessionHandle* out);
 /*!

@@ -7,7 +7,7 @@
  *
  * A rule (see docs/REWRITE_RULES.md):
  *
- *     rule log_of_softmax real {
+ *     rule log_of_softmax stabilizing {
  *       match:   log(softmax{axis=?a}(x))
  *       rewrite: log_softmax{axis=?a}(x)
  *       test:    x f32[2,3]
@@ -29,17 +29,34 @@
 namespace ir {
 namespace rewrite {
 
-/*! \brief What a rule preserves. exact and real rules run by default, fast_math on request. */
+/*!
+ * \brief What a rule promises (docs/REWRITE_RULES.md, "Tags"; ir-rules-verify proves it). exact,
+ * rounding and stabilizing rules run by default; nsz and fast_math rules change special values
+ * and run only on request (SimplifyOptions::nsz, SimplifyOptions::fast_math).
+ */
 enum class RuleTag {
   /*! \brief IEEE float32 results bit for bit (NaN for NaN, -0 for -0, Inf for Inf). */
   kExact,
-  /*! \brief Equal over the reals (and for every input the guards admit); rounding may change. */
-  kReal,
-  /*! \brief Equal over the reals, but IEEE results change (x - x -> 0 when x is NaN). */
+  /*!
+   * \brief The same special values (NaN, +-Inf, the sign of zero) as the pattern, finite results
+   * within kRoundingUlps (or, for sums taken in another order, the summation bound).
+   */
+  kRounding,
+  /*!
+   * \brief Equal to the pattern over the reals wherever the pattern is finite, finite where it
+   * overflows; NaN inputs still give NaN and zeros keep their sign (log(softmax) -> log_softmax).
+   */
+  kStabilizing,
+  /*! \brief Bit for bit except the sign of zero (x + 0 -> x gives -0 where the pattern gives +0). */
+  kNsz,
+  /*! \brief Equal over the reals where the guards hold, but special values change (x - x -> 0 for NaN). */
   kFastMath,
 };
 
-/*! \brief "exact", "real" or "fast_math". */
+/*! \brief The ULP bound of a rounding rule's finite results (elementwise rules; ir-rules-verify proves it). */
+constexpr int kRoundingUlps = 2;
+
+/*! \brief "exact", "rounding", "stabilizing", "nsz" or "fast_math". */
 const char* TagName(RuleTag tag);
 
 /*! \brief A pattern or replacement term. */
@@ -186,8 +203,10 @@ std::vector<std::string> DescribeGuards();
 
 /*! \brief Which rules Simplify applies. */
 struct SimplifyOptions {
-  /*! \brief Also apply fast_math rules. */
+  /*! \brief Also apply the nsz and fast_math rules (they change special values). */
   bool fast_math = false;
+  /*! \brief Also apply the nsz rules (bit for bit but for the sign of zero); implied by fast_math. */
+  bool nsz = false;
   /*! \brief Rule sets to apply; empty = every registered set. */
   std::vector<std::string> sets;
   /*! \brief Rules never to apply, by name. */
@@ -195,6 +214,9 @@ struct SimplifyOptions {
   /*! \brief Rule names whose failures to match are explained in "simplify.explain". */
   std::vector<std::string> explain;
 };
+
+/*! \brief Whether Simplify applies rules of `tag` under `options` (exact, rounding, stabilizing: always). */
+bool TagEnabled(RuleTag tag, const SimplifyOptions& options);
 
 /*! \brief What SimplifyEntries did. */
 struct SimplifyResult {
@@ -216,7 +238,7 @@ struct SimplifyResult {
 SimplifyResult SimplifyEntries(const Graph& graph, const SimplifyOptions& options,
                                const std::vector<NodeEntry>& protect = {});
 
-/*! \brief SimplifyOptions read from graph attributes "simplify.fast_math", "simplify.sets", ... */
+/*! \brief SimplifyOptions read from graph attributes "simplify.fast_math", "simplify.nsz", "simplify.sets", ... */
 SimplifyOptions SimplifyOptionsFromGraph(const Graph& graph);
 
 }  // namespace rewrite

@@ -45,10 +45,15 @@ struct SessionOptions {
    * accelerator each node then waits for its device work, so times are the node's own.
    */
   bool profile = false;
-  /*! \brief Apply the Simplify pass (the rewrite rules, docs/REWRITE_RULES.md) before fusion. */
+  /*!
+   * \brief Apply the Simplify pass (the rewrite rules, docs/REWRITE_RULES.md) before fusion: the
+   * one switch for rewrites. Gradients are built without rules, so off means none runs anywhere.
+   */
   bool simplify = true;
-  /*! \brief Also apply the fast_math rules, which change IEEE results (x - x -> 0 for x = NaN). */
+  /*! \brief Also apply the nsz and fast_math rules, which change special values (x - x -> 0 for x = NaN). */
   bool fast_math = false;
+  /*! \brief Also apply the nsz rules: bit for bit but for the sign of zero (x + 0 -> x). */
+  bool nsz = false;
   /*! \brief Rule sets Simplify applies (empty: every registered set). */
   std::vector<std::string> rule_sets;
   /*!

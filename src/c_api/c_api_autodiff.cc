@@ -1,7 +1,7 @@
 /*!
  * \file c_api_autodiff.cc
- * \brief C API: reverse-mode gradients of symbols (the Gradient pass, with its rewrite-rule
- * options), and pfor loops closed over an index (jacobians).
+ * \brief C API: reverse-mode gradients of symbols (the Gradient pass), and pfor loops closed
+ * over an index (jacobians).
  */
 #include <map>
 #include <memory>
@@ -17,29 +17,32 @@
 namespace {
 
 /*!
- * \brief The Gradient pass's input graph for `ys`, with the rewrite-rule options of `json`
- * ({"simplify": bool, "fast_math": bool, "rule_sets": [..], "stop_nodes": [..]}, each optional) as the graph
- * attributes the pass reads: the rules it simplifies the forward graph with before differentiating.
+ * \brief The Gradient pass's input graph for `ys`, with the options of `json` ({"stop_nodes":
+ * [..]}, optional) as the graph attributes the pass reads. The rewrite-rule options gradients
+ * once took (simplify, fast_math, rule_sets) are refused: gradients are built without rules,
+ * which run when a session binds the graph (its options of the same names).
  */
 ir::Graph GradientGraph(const std::vector<ir::NodeEntry>& ys, const char* json) {
   ir::Graph graph(ys);
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return graph;
-  int simplify = 1, fast_math = 0;
-  std::vector<std::string> rule_sets, stop_nodes;
+  std::vector<std::string> stop_nodes;
+  const std::vector<std::string> unset = {"\x01"};  // tells a key left out from an empty list
+  int simplify = -1, fast_math = -1;
+  std::vector<std::string> rule_sets = unset;
   ir::detail::WithJSONContext("gradient options", [&] {
     std::istringstream is(ir::capi::NumericBooleans(json));
     dmlc::JSONReader reader(&is);
     dmlc::JSONObjectReadHelper helper;
+    helper.DeclareOptionalField("stop_nodes", &stop_nodes);
     helper.DeclareOptionalField("simplify", &simplify);
     helper.DeclareOptionalField("fast_math", &fast_math);
     helper.DeclareOptionalField("rule_sets", &rule_sets);
-    helper.DeclareOptionalField("stop_nodes", &stop_nodes);
     helper.ReadAllFields(&reader);
   });
+  IR_CHECK(simplify == -1 && fast_math == -1 && rule_sets == unset)
+      << "IRSymbolGradientEx: the options simplify, fast_math and rule_sets are gone: gradients are built "
+         "without rewrite rules, which run when a session binds the graph (the session options of those names)";
   if (!stop_nodes.empty()) graph.SetAttr("grad.stop_nodes", stop_nodes);
-  graph.SetAttr("grad.simplify", simplify != 0 ? 1 : 0);
-  if (fast_math != 0) graph.SetAttr("simplify.fast_math", 1);
-  if (!rule_sets.empty()) graph.SetAttr("simplify.sets", rule_sets);
   return graph;
 }
 

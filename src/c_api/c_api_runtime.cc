@@ -50,7 +50,7 @@ SessionOptions ParseSessionOptions(const char* json) {
   SessionOptions options;
   if (json == nullptr || std::string(json).find_first_not_of(" \t\r\n") == std::string::npos) return options;
   int fusion = options.fusion, is_train = options.is_train, profile = options.profile;
-  int simplify = options.simplify, fast_math = options.fast_math;
+  int simplify = options.simplify, fast_math = options.fast_math, nsz = options.nsz;
   detail::WithJSONContext("session options", [&] {
     std::istringstream is(NumericBooleans(json));
     dmlc::JSONReader reader(&is);
@@ -65,6 +65,7 @@ SessionOptions ParseSessionOptions(const char* json) {
     helper.DeclareOptionalField("profile", &profile);
     helper.DeclareOptionalField("simplify", &simplify);
     helper.DeclareOptionalField("fast_math", &fast_math);
+    helper.DeclareOptionalField("nsz", &nsz);
     helper.DeclareOptionalField("rule_sets", &options.rule_sets);
     helper.DeclareOptionalField("collective_bucket_bytes", &options.collective_bucket_bytes);
     helper.DeclareOptionalField("collective_first_bucket_bytes", &options.collective_first_bucket_bytes);
@@ -78,6 +79,7 @@ SessionOptions ParseSessionOptions(const char* json) {
   options.profile = profile != 0;
   options.simplify = simplify != 0;
   options.fast_math = fast_math != 0;
+  options.nsz = nsz != 0;
   return options;
 }
 

@@ -5,7 +5,8 @@
  * Only nodes on a path from some x to some y are differentiated, in reverse topological
  * order; an entry that receives several gradient contributions gets them summed by the
  * aggregate op once, and that sum is what flows on (and what an x that is also an inner
- * entry returns).
+ * entry returns). The forward graph is differentiated as written: no rewrite rule runs here
+ * (they run when a session binds the graph, so SessionOptions::simplify decides them all).
  */
 #include "ir/autodiff.h"
 
@@ -19,7 +20,6 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
-#include "ir/rewrite.h"
 
 namespace ir {
 
@@ -31,7 +31,6 @@ constexpr const char* kHeadsKey = "grad_ys_out_grad";
 constexpr const char* kAggregateKey = "grad.aggregate_op";
 constexpr const char* kZeroKey = "grad.zero_op";
 constexpr const char* kOnesKey = "grad.ones_op";
-constexpr const char* kSimplifyKey = "grad.simplify";
 constexpr const char* kStopKey = "grad.stop_nodes";
 
 GradientOptions ReadOptions(const Graph& graph) {
@@ -204,22 +203,6 @@ class ReverseAccumulator {
   std::vector<std::vector<NodeEntry>> grads_;
 };
 
-/*!
- * \brief The ys after the rewrite rules (the Simplify pass's, with its options from `src`), so
- * that gradients are taken of the simplified graph: a softmax cross-entropy written out by hand
- * gets the fused op's stable gradient. The xs and heads are kept as they are.
- */
-std::vector<NodeEntry> SimplifiedForward(const Graph& src, const std::vector<NodeEntry>& ys,
-                                         const std::vector<NodeEntry>& xs, const std::vector<NodeEntry>& heads) {
-  Graph forward(ys);
-  for (const auto& kv : src.attrs) {
-    if (kv.first.compare(0, 9, "simplify.") == 0) forward.attrs.insert(kv);
-  }
-  std::vector<NodeEntry> protect = xs;
-  protect.insert(protect.end(), heads.begin(), heads.end());
-  return rewrite::SimplifyEntries(forward, rewrite::SimplifyOptionsFromGraph(src), protect).outputs;
-}
-
 Graph GradientPass(Graph src) {
   std::vector<NodeEntry> ys = src.GetAttrOr<std::vector<NodeEntry>>(kYsKey, src.outputs);
   const auto& xs = src.GetAttr<std::vector<NodeEntry>>(kXsKey);
@@ -241,10 +224,6 @@ Graph GradientPass(Graph src) {
       for (uint32_t i = 0; i < node->num_outputs(); ++i) stops.push_back(NodeEntry{node, i});
     });
   }
-  std::vector<NodeEntry> kept = heads;  // (kept as they are by the simplification, like the heads)
-  kept.insert(kept.end(), stops.begin(), stops.end());
-  if (src.GetAttrOr<int>(kSimplifyKey, 1) != 0) ys = SimplifiedForward(src, ys, xs, kept);
-
   ReverseAccumulator accumulator(ys, xs, ReadOptions(src), stops);
   accumulator.SeedHeads(ys, heads);
   accumulator.Backward();
@@ -284,12 +263,6 @@ IR_REGISTER_GRAPH_ATTR("grad.stop_nodes")
     .describe("Option of Gradient: names of nodes whose outputs the gradient treats as constants (stop_gradients).")
     .set_type<std::vector<std::string>>();
 
-IR_REGISTER_GRAPH_ATTR("grad.simplify")
-    .describe(
-        "Option of Gradient: simplify the forward graph with the rewrite rules before differentiating (default 1; "
-        "the simplify.* attributes select the rules).")
-    .set_type<int>();
-
 IR_REGISTER_PASS(Gradient)
     .describe(
         "Reverse-mode differentiation: replaces the outputs by the gradients of grad_ys "
@@ -306,9 +279,6 @@ std::vector<NodeEntry> Gradients(const std::vector<NodeEntry>& ys, const std::ve
   graph.SetAttr(kAggregateKey, options.aggregate_op);
   graph.SetAttr(kZeroKey, options.zero_op);
   graph.SetAttr(kOnesKey, options.ones_op);
-  graph.SetAttr(kSimplifyKey, options.simplify ? 1 : 0);
-  graph.SetAttr("simplify.fast_math", options.fast_math ? 1 : 0);
-  if (!options.rule_sets.empty()) graph.SetAttr("simplify.sets", options.rule_sets);
   return ApplyPass(std::move(graph), "Gradient").outputs;
 }
 

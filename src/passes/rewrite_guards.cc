@@ -158,6 +158,10 @@ void RegisterShapeGuards() {
              [](const Bindings&, const auto& v) { return v[0]->shape.is_known(); });
   ValueGuard("known_rank", 1, "x's rank is known",
              [](const Bindings&, const auto& v) { return v[0]->shape.rank_known(); });
+  ValueGuard("larger", 2, "x has more elements than y (both shapes known): a collapse of x to y sums, not copies",
+             [](const Bindings&, const auto& v) {
+               return v[0]->shape.is_known() && v[1]->shape.is_known() && v[0]->shape.Size() > v[1]->shape.Size();
+             });
   ValueGuard("bias_for", 2, "c is a vector as long as m's known last dimension (rank >= 2), of m's dtype",
              [](const Bindings&, const auto& v) {
                const Shape &c = v[0]->shape, &m = v[1]->shape;

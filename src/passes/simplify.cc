@@ -165,7 +165,7 @@ class Simplifier {
       const RuleFile& file = GetRuleSet(set);
       std::map<std::string, double> weights(file.weights.begin(), file.weights.end());
       for (const Rule& r : file.rules) {
-        if (disabled.count(r.name) || (r.tag == RuleTag::kFastMath && !options.fast_math)) continue;
+        if (disabled.count(r.name) || !TagEnabled(r.tag, options)) continue;
         ActiveRule a{r, std::set<std::string>(file.commutative.begin(), file.commutative.end()), !r.why.empty(),
                      explain.count(r.name) != 0};
         by_op_[r.pattern.name].push_back(rules_.size());
@@ -553,9 +553,15 @@ Graph SimplifyPass(Graph src) {
 
 }  // namespace
 
+bool TagEnabled(RuleTag tag, const SimplifyOptions& options) {
+  if (tag == RuleTag::kFastMath) return options.fast_math;
+  return tag != RuleTag::kNsz || options.fast_math || options.nsz;
+}
+
 SimplifyOptions SimplifyOptionsFromGraph(const Graph& graph) {
   SimplifyOptions options;
   options.fast_math = graph.GetAttrOr<int>("simplify.fast_math", 0) != 0;
+  options.nsz = graph.GetAttrOr<int>("simplify.nsz", 0) != 0;
   options.sets = StringsAttr(graph, "simplify.sets");
   options.disabled = StringsAttr(graph, "simplify.disable");
   options.explain = StringsAttr(graph, "simplify.explain");
@@ -570,7 +576,10 @@ SimplifyResult SimplifyEntries(const Graph& graph, const SimplifyOptions& option
 }  // namespace rewrite
 
 IR_REGISTER_GRAPH_ATTR("simplify.fast_math")
-    .describe("Option of Simplify: also apply the fast_math rules (which change IEEE results) when nonzero.")
+    .describe("Option of Simplify: also apply the nsz and fast_math rules (which change special values) when nonzero.")
+    .set_type<int>();
+IR_REGISTER_GRAPH_ATTR("simplify.nsz")
+    .describe("Option of Simplify: also apply the nsz rules (bit for bit but for the sign of zero) when nonzero.")
     .set_type<int>();
 IR_REGISTER_GRAPH_ATTR("simplify.sets")
     .describe("Option of Simplify: the rule sets to apply (default: every registered set).")
@@ -590,8 +599,8 @@ IR_REGISTER_GRAPH_ATTR("simplify.explained")
 
 IR_REGISTER_PASS(Simplify)
     .describe(
-        "Merges equal subexpressions and applies the rewrite rules (exact and real by default, fast_math "
-        "on request) to a fixed point; records each rewrite in simplify.fired.")
+        "Merges equal subexpressions and applies the rewrite rules (exact, rounding and stabilizing by default, "
+        "nsz and fast_math on request) to a fixed point; records each rewrite in simplify.fired.")
     .set_body(rewrite::SimplifyPass)
     .set_change_graph(true)
     .provide_graph_attr("simplify.fired")

@@ -62,6 +62,7 @@ Graph PipelineInput(const Graph& graph, const std::vector<NDArray>& values, cons
   g.SetAttr("collective.first_bucket_bytes", options.collective_first_bucket_bytes);
   if (!options.dump_dir.empty()) g.SetAttr("dump_dir", options.dump_dir);
   if (options.fast_math) g.SetAttr("simplify.fast_math", 1);
+  if (options.nsz) g.SetAttr("simplify.nsz", 1);
   if (!options.rule_sets.empty()) g.SetAttr("simplify.sets", options.rule_sets);
   return g;
 }

@@ -54,9 +54,7 @@ TapeProgram DeriveTapeProgram(const TapeRegion& region) {
   for (const TapeRef& ref : region.roots) ys.push_back(entry_of(ref));
   for (const TapeRef& ref : region.heads) heads.push_back(entry_of(ref));
   for (uint32_t j : region.xs) xs.push_back(sources[j]);
-  GradientOptions options;
-  options.simplify = false;  // keep the forward nodes: the backward pass reads their values
-  std::vector<NodeEntry> grads = Gradients(ys, xs, heads, options);
+  std::vector<NodeEntry> grads = Gradients(ys, xs, heads);  // (no rewrite: the forward nodes stay)
   // The gradient graph's other nodes become the program's steps, in post order.
   TapeProgram program;
   auto ref_of = [&](const NodeEntry& e) {

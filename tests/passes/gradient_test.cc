@@ -192,6 +192,14 @@ TEST(GradientTest, CApiReturnsOneGradientPerX) {
   EXPECT_EQ(IRSymbolGradient(&bad, &xs, &g, &out), -1);
   EXPECT_NE(std::string(IRGetLastError()).find("cannot differentiate through node 'am'"), std::string::npos);
   EXPECT_EQ(IRSymbolGradient(nullptr, &xs, nullptr, &out), -1);
+  // Gradients take no rewrite-rule options (the session's decide the rules): a clear error.
+  EXPECT_EQ(IRSymbolGradientEx(&y, &xs, nullptr, "{\"simplify\": false}", &out), -1);
+  EXPECT_NE(std::string(IRGetLastError()).find("the options simplify, fast_math and rule_sets are gone"),
+            std::string::npos)
+      << IRGetLastError();
+  EXPECT_EQ(IRSymbolGradientEx(&y, &xs, nullptr, "{\"rule_sets\": []}", &out), -1);
+  ASSERT_EQ(IRSymbolGradientEx(&y, &xs, nullptr, "{\"stop_nodes\": [\"w\"]}", &out), 0) << IRGetLastError();
+  IRSymbolFree(out);
 }
 
 }  // namespace

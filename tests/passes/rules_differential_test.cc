@@ -3,9 +3,11 @@
  * \brief Every shipped rule, run: its pattern instantiated at its `test:` clause as a graph,
  * evaluated with Simplify restricted to that rule and without Simplify, on random inputs that
  * mix NaN, +-Inf, +-0, denormals and huge values with normal ones. The rule must fire, and the
- * results must agree as its tag promises: exact bit for bit (any NaN for any NaN) on inputs
- * with NaN and Inf; real and fast_math within a tolerance wherever the unsimplified result is
- * finite, on finite inputs (+-0, denormals and huge values included).
+ * results must agree as its tag promises (docs/REWRITE_RULES.md, "Tags"): exact bit for bit,
+ * nsz bit for bit but for the sign of zero, rounding with the same special values and finite
+ * results within tolerance; stabilizing within tolerance where the unsimplified result is
+ * finite and normal, NaN for NaN inputs, and finite on large logits where the unsimplified
+ * result overflows; fast_math within tolerance on finite inputs where the result is finite.
  */
 #include <gtest/gtest.h>
 
@@ -64,6 +66,11 @@ class Instance {
         specs_[key] = value;
       }
     }
+    // A value guard holds of what its variable's producer tells: positive(x) of x = exp(v).
+    for (const rewrite::Guard& g : rule.guards) {
+      if (g.name == "positive" || g.name == "nonzero") producers_[g.args[0]] = "exp";
+      if (g.name == "nonnegative") producers_[g.args[0]] = "square";
+    }
     root_ = Build(rule.pattern);
   }
 
@@ -101,35 +108,52 @@ class Instance {
     Shape shape{2, 3};
     if (specs_.count(name)) ParseSpec(specs_.at(name), &dtype, &shape);
     variables_[name] = {dtype, shape};
-    return entries_[name] = NodeEntry{Node::CreateVariable(name), 0};
+    NodeEntry variable{Node::CreateVariable(name), 0};
+    auto producer = producers_.find(name);
+    if (producer != producers_.end()) variable = MakeNode(producer->second, Name(), {variable});
+    return entries_[name] = variable;
   }
 
   std::string Name() { return "n" + std::to_string(count_++); }
 
-  std::map<std::string, std::string> attrs_, specs_;
+  std::map<std::string, std::string> attrs_, specs_, producers_;
   std::map<std::string, NodeEntry> entries_;
   std::map<std::string, std::pair<DType, Shape>> variables_;
   NodeEntry root_;
   int count_ = 0;
 };
 
+/*! \brief What a draw of random inputs mixes into normal values in [-3, 3]. */
+enum class Draw {
+  /*! \brief About a third NaN, +-Inf, +-0, denormals or huge values. */
+  kSpecial,
+  /*! \brief +-0, denormals and huge finite values (fast_math promises nothing of NaN and Inf). */
+  kFinite,
+  /*! \brief About a third NaN, no other special value (so a NaN result comes from a NaN input). */
+  kNaN,
+  /*! \brief Values up to +-1e4, where exp overflows (stabilizing rules must stay finite there). */
+  kLarge,
+};
+
 /*!
- * \brief Random elements: normal values in [-3, 3], and (unless `finite_only`) about a third of
- * them NaN, +-Inf, +-0, denormals or huge; with `finite_only`, +-0, denormals and huge finite
- * values only (real and fast_math rules promise equality over the reals: Inf and NaN are not).
- * Integers lie in [0, 2] (valid class indices of the test clauses' depth 3).
+ * \brief Random elements of `draw`'s kind. Integers lie in [0, 2] (valid class indices of the
+ * test clauses' depth 3).
  */
-NDArray RandomInput(DType dtype, const Shape& shape, bool finite_only, std::mt19937* rng) {
+NDArray RandomInput(DType dtype, const Shape& shape, Draw draw, std::mt19937* rng) {
   static const double kInf = std::numeric_limits<double>::infinity();
-  static const std::vector<double> kSpecial = {std::nan(""), kInf, -kInf, 0.0, -0.0, 1e-40, -1e-40, 3e38, -3e38, -1e30};
-  static const std::vector<double> kFinite = {0.0, -0.0, 1e-40, -1e-40, 3e38, -3e38, -1e30};
+  static const std::map<Draw, std::vector<double>> kMixed = {
+      {Draw::kSpecial, {std::nan(""), kInf, -kInf, 0.0, -0.0, 1e-40, -1e-40, 3e38, -3e38, -1e30}},
+      {Draw::kFinite, {0.0, -0.0, 1e-40, -1e-40, 3e38, -3e38, -1e30}},
+      {Draw::kNaN, {std::nan("")}},
+      {Draw::kLarge, {1e4, -1e4, 300, -300, 90, -90}},
+  };
   NDArray out(shape, dtype);
   std::uniform_real_distribution<double> normal(-3, 3), coin(0, 1);
   std::uniform_int_distribution<int> index(0, 2);
-  const std::vector<double>& special = finite_only ? kFinite : kSpecial;
+  const std::vector<double>& special = kMixed.at(draw);
   std::uniform_int_distribution<size_t> pick(0, special.size() - 1);
   for (int64_t i = 0; i < shape.Size(); ++i) {
-    double v = coin(*rng) < 0.35 ? special[pick(*rng)] : normal(*rng);
+    double v = coin(*rng) < (draw == Draw::kLarge ? 0.6 : 0.35) ? special[pick(*rng)] : normal(*rng);
     switch (dtype) {
       case DType::kFloat32:
         out.data<float>()[i] = static_cast<float>(v);
@@ -151,6 +175,20 @@ NDArray RandomInput(DType dtype, const Shape& shape, bool finite_only, std::mt19
   return out;
 }
 
+/*! \brief The draws a rule's tag makes promises about. */
+std::vector<Draw> DrawsOf(RuleTag tag) {
+  switch (tag) {
+    case RuleTag::kExact:
+    case RuleTag::kNsz:
+    case RuleTag::kRounding:
+      return {Draw::kSpecial};
+    case RuleTag::kStabilizing:
+      return {Draw::kFinite, Draw::kNaN, Draw::kLarge};
+    default:
+      return {Draw::kFinite};
+  }
+}
+
 /*! \brief The graph with Simplify applying `rule` alone (its set, every other rule of it disabled). */
 Graph SimplifyWithOnly(Graph graph, const Rule& rule) {
   std::vector<std::string> disabled;
@@ -160,6 +198,7 @@ Graph SimplifyWithOnly(Graph graph, const Rule& rule) {
   graph.SetAttr("simplify.sets", std::vector<std::string>{rule.set});
   graph.SetAttr("simplify.disable", disabled);
   graph.SetAttr("simplify.fast_math", rule.tag == RuleTag::kFastMath ? 1 : 0);
+  graph.SetAttr("simplify.nsz", rule.tag == RuleTag::kNsz ? 1 : 0);
   return ApplyPass(graph, "Simplify");
 }
 
@@ -170,41 +209,64 @@ bool Fired(const Graph& graph, const std::string& rule) {
   return false;
 }
 
-/*! \brief Compares one output element as `tag` promises; "" when it agrees, else why not. */
-std::string Disagreement(RuleTag tag, double expected, double actual) {
-  if (tag == RuleTag::kExact) {
-    if (std::isnan(expected) && std::isnan(actual)) return "";
-    if (expected == actual && std::signbit(expected) == std::signbit(actual)) return "";
-    return "not bit for bit";
-  }
-  if (!std::isfinite(expected)) return "";  // only where the unsimplified result is finite
-  if (std::fabs(actual - expected) <= 1e-5 + 1e-4 * std::fabs(expected)) return "";
-  return "outside the tolerance";
+bool Close(double expected, double actual) { return std::fabs(actual - expected) <= 1e-5 + 1e-4 * std::fabs(expected); }
+
+bool SameBits(double expected, double actual) {
+  return (std::isnan(expected) && std::isnan(actual)) ||
+         (expected == actual && std::signbit(expected) == std::signbit(actual));
 }
 
-/*! \brief Checks one rule on six random draws of its inputs. */
+/*! \brief Compares one output element as `tag` promises on `draw`; "" when it agrees, else why not. */
+std::string Disagreement(RuleTag tag, Draw draw, double expected, double actual) {
+  switch (tag) {
+    case RuleTag::kExact:
+      return SameBits(expected, actual) ? "" : "not bit for bit";
+    case RuleTag::kNsz:
+      return SameBits(expected, actual) || (expected == 0 && actual == 0) ? "" : "not bit for bit but the zero sign";
+    case RuleTag::kRounding:
+      if (std::isnan(expected) || std::isnan(actual) || std::isinf(expected) || std::isinf(actual) ||
+          (expected == 0 && actual == 0)) {
+        return SameBits(expected, actual) ? "" : "a special value changed";
+      }
+      return Close(expected, actual) ? "" : "outside the tolerance";
+    case RuleTag::kStabilizing:
+      if (draw == Draw::kNaN) return std::isnan(expected) && !std::isnan(actual) ? "a NaN input gave a number" : "";
+      if (draw == Draw::kLarge && !std::isfinite(expected)) {
+        return std::isfinite(actual) ? "" : "not finite where the pattern overflows";
+      }
+      if (expected == 0 && actual == 0) return SameBits(expected, actual) ? "" : "the sign of zero changed";
+      if (!std::isnormal(expected)) return "";  // promised only where the pattern is finite and normal
+      return Close(expected, actual) ? "" : "outside the tolerance";
+    default:
+      return !std::isfinite(expected) || Close(expected, actual) ? "" : "outside the tolerance";
+  }
+}
+
+/*! \brief Checks one rule on random draws of its inputs of each kind its tag promises about. */
 void CheckRule(const Rule& rule) {
   SCOPED_TRACE(rule.set + ":" + std::to_string(rule.line) + " rule " + rule.name + " (" + rewrite::TagName(rule.tag) +
                ")");
   Instance instance(rule);
   std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(rule.name)));
-  for (int trial = 0; trial < 6; ++trial) {
-    std::map<std::string, NDArray> feeds;
-    for (const auto& [name, spec] : instance.variables()) {
-      feeds.emplace(name, RandomInput(spec.first, spec.second, rule.tag != RuleTag::kExact, &rng));
-    }
-    Graph plain = test::InferFromFeeds({instance.root()}, feeds);
-    Graph simplified = SimplifyWithOnly(plain, rule);
-    ASSERT_TRUE(Fired(simplified, rule.name)) << "the rule did not fire on its own test instance";
-    NDArray expected = test::EvalGraphWithKernels(plain, feeds).at(0);
-    NDArray actual = test::EvalGraphWithKernels(simplified, feeds).at(0);
-    ASSERT_EQ(expected.shape(), actual.shape());
-    ASSERT_EQ(expected.dtype(), actual.dtype());
-    std::vector<double> want = test::Values(expected), got = test::Values(actual);
-    for (size_t i = 0; i < want.size(); ++i) {
-      std::string why = Disagreement(rule.tag, want[i], got[i]);
-      ASSERT_TRUE(why.empty()) << why << " at element " << i << ": " << got[i] << " instead of " << want[i]
-                               << " (trial " << trial << ")";
+  for (Draw draw : DrawsOf(rule.tag)) {
+    for (int trial = 0; trial < 6; ++trial) {
+      std::map<std::string, NDArray> feeds;
+      for (const auto& [name, spec] : instance.variables()) {
+        feeds.emplace(name, RandomInput(spec.first, spec.second, draw, &rng));
+      }
+      Graph plain = test::InferFromFeeds({instance.root()}, feeds);
+      Graph simplified = SimplifyWithOnly(plain, rule);
+      ASSERT_TRUE(Fired(simplified, rule.name)) << "the rule did not fire on its own test instance";
+      NDArray expected = test::EvalGraphWithKernels(plain, feeds).at(0);
+      NDArray actual = test::EvalGraphWithKernels(simplified, feeds).at(0);
+      ASSERT_EQ(expected.shape(), actual.shape());
+      ASSERT_EQ(expected.dtype(), actual.dtype());
+      std::vector<double> want = test::Values(expected), got = test::Values(actual);
+      for (size_t i = 0; i < want.size(); ++i) {
+        std::string why = Disagreement(rule.tag, draw, want[i], got[i]);
+        ASSERT_TRUE(why.empty()) << why << " at element " << i << ": " << got[i] << " instead of " << want[i]
+                                 << " (draw " << static_cast<int>(draw) << ", trial " << trial << ")";
+      }
     }
   }
 }

@@ -1,8 +1,10 @@
 /*!
  * \file simplify_test.cc
  * \brief The rule engine: the language's errors, the cost order, hash consing, explanations,
- * rule sets of op libraries (rules and guards registered from code), and the hand-written
- * softmax cross-entropy reaching the fused op's stable gradient through Gradient and Session.
+ * rule sets of op libraries (rules and guards registered from code), the tags that run by
+ * default (none changes a special value), the value-guarded fast_math rules, and the
+ * hand-written softmax cross-entropy reaching a stable gradient when a Session binds its
+ * rule-free gradient graph.
  */
 #include <gtest/gtest.h>
 
@@ -11,10 +13,13 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "ir/autodiff.h"
+#include "ir/fold_constants.h"
+#include "ir/op.h"
 #include "ir/pass.h"
 #include "ir/rewrite.h"
 #include "ir/runtime.h"
@@ -78,6 +83,18 @@ TEST(RuleLanguageTest, ErrorsNameTheSetTheLineAndWhatWasExpected) {
   EXPECT_ERROR(rewrite::ParseRules("garbage here", "s"), "s:1: expected 'rule'");
 }
 
+TEST(RuleLanguageTest, TheSplitRealTagIsAnErrorThatNamesItsSuccessors) {
+  // real rules ran by default though x + 0 -> x among them turns -0 into +0: no silent mapping.
+  EXPECT_ERROR(rewrite::ParseRules("rule a real {\n match: add(x, 0)\n rewrite: x\n}", "user"),
+               "user:1: tag 'real' was split");
+  EXPECT_ERROR(rewrite::ParseRules("rule a real {\n match: add(x, 0)\n rewrite: x\n}", "user"),
+               "rounding (the same special values, finite results within 2 ULP), stabilizing");
+  for (const char* tag : {"exact", "rounding", "stabilizing", "nsz", "fast_math"}) {
+    rewrite::RuleFile f = rewrite::ParseRules(StrCat("rule a ", tag, " {\n match: add(x, 0)\n rewrite: x\n}"), "t");
+    EXPECT_STREQ(rewrite::TagName(f.rules[0].tag), tag);
+  }
+}
+
 TEST(RuleLanguageTest, CheckRulesNeedsKnownOpsAndGuardsAndALowerCost) {
   auto check = [](const std::string& text) { rewrite::CheckRules(rewrite::ParseRules(text, "c")); };
   EXPECT_ERROR(check("rule a exact {\n match: no_such_op(x)\n rewrite: x\n}"), "unknown op 'no_such_op'");
@@ -87,12 +104,13 @@ TEST(RuleLanguageTest, CheckRulesNeedsKnownOpsAndGuardsAndALowerCost) {
   EXPECT_ERROR(check("rule a exact {\n match: exp(x, x)\n rewrite: x\n}"), "exp takes 1 inputs");
 }
 
-/*! \brief Simplify of `outputs` with only `sets` (and fast_math if asked), inferred from `feeds`. */
+/*! \brief Simplify of `outputs` with only `sets` (and fast_math or nsz if asked), inferred from `feeds`. */
 Graph Simplified(const std::vector<NodeEntry>& outputs, const std::map<std::string, NDArray>& feeds,
-                 const std::vector<std::string>& sets, bool fast_math = false) {
+                 const std::vector<std::string>& sets, bool fast_math = false, bool nsz = false) {
   Graph g = test::InferFromFeeds(outputs, feeds);
   if (!sets.empty()) g.SetAttr("simplify.sets", sets);
   g.SetAttr("simplify.fast_math", fast_math ? 1 : 0);
+  g.SetAttr("simplify.nsz", nsz ? 1 : 0);
   return ApplyPass(g, "Simplify");
 }
 
@@ -116,6 +134,42 @@ TEST(SimplifyTest, MergesEqualSubexpressionsAndAppliesFastMathOnlyWhenAsked) {
   ASSERT_FALSE(Fired(fast).empty());
   EXPECT_EQ(Fired(fast)[0], "sub_self @ d");
   EXPECT_EQ(test::Values(test::EvalGraphWithKernels(fast, feeds)[0]), std::vector<double>(6, 0.0));
+}
+
+TEST(SimplifyTest, DefaultRulesKeepSpecialValuesNszAndFastMathChangeThem) {
+  // x + 0 with x = -0 is +0: the default (exact, rounding, stabilizing) leaves it; nsz or
+  // fast_math rewrite it to x (-0). log(exp(-0)) = +0 likewise needs fast_math.
+  NodeEntry x = Var("x");
+  NodeEntry zero = MakeConstantNode("zero", NDArray::FromVector<float>(Shape::Scalar(), {0.0f}));
+  NodeEntry sum = Apply("add", "sum", {x, zero}), log_exp = Apply("log", "le", {Apply("exp", "e", {x})});
+  std::map<std::string, NDArray> feeds{{"x", NDArray::FromVector<float>(Shape{3}, {-0.0f, 1.0f, -2.0f})}};
+  Graph by_default = Simplified({sum, log_exp}, feeds, {});
+  EXPECT_TRUE(Fired(by_default).empty()) << Fired(by_default)[0];
+  EXPECT_FALSE(std::signbit(test::Values(test::EvalGraphWithKernels(by_default, feeds)[0])[0]));
+  Graph nsz = Simplified({sum, log_exp}, feeds, {}, false, true);
+  EXPECT_EQ(Fired(nsz), std::vector<std::string>{"add_zero @ sum"});
+  Graph fast = Simplified({sum, log_exp}, feeds, {}, true);
+  EXPECT_EQ(Fired(fast), (std::vector<std::string>{"add_zero @ sum", "log_exp @ le"}));
+  EXPECT_TRUE(std::signbit(test::Values(test::EvalGraphWithKernels(fast, feeds)[0])[0]));
+}
+
+TEST(SimplifyTest, ValueGuardedFastMathRulesFireWhereTheProducerTellsTheSign) {
+  NodeEntry v = Var("v");
+  NodeEntry positive = Apply("softplus", "p", {v}), square = Apply("square", "sq", {v});
+  NodeEntry exp_log = Apply("exp", "el", {Apply("log", "l", {positive})});
+  NodeEntry root_twice = Apply("multiply", "rr", {Apply("sqrt", "r", {square}), Apply("sqrt", "r2", {square})});
+  NodeEntry ratio = Apply("divide", "q", {positive, positive});
+  NodeEntry unknown = Apply("exp", "eu", {Apply("log", "lu", {v})});  // v may be <= 0: log has no value
+  std::map<std::string, NDArray> feeds{{"v", NDArray::FromVector<float>(Shape{3}, {-1.5f, 0.25f, 2.0f})}};
+  std::vector<NodeEntry> outputs{exp_log, root_twice, ratio, unknown};
+  EXPECT_TRUE(Fired(Simplified(outputs, feeds, {"algebra"})).empty());
+  Graph fast = Simplified(outputs, feeds, {"algebra"}, true);
+  EXPECT_EQ(Fired(fast), (std::vector<std::string>{"exp_log @ el", "sqrt_mul_sqrt @ rr", "div_self @ q"}));
+  std::vector<NDArray> got = test::EvalGraphWithKernels(fast, feeds);
+  test::ExpectNear(got[0], {std::log1p(std::exp(-1.5)), std::log1p(std::exp(0.25)), std::log1p(std::exp(2.0))}, 1e-6,
+                   1e-6);
+  test::ExpectNear(got[1], {2.25, 0.0625, 4}, 1e-6, 1e-6);
+  EXPECT_EQ(test::Values(got[2]), std::vector<double>(3, 1.0));
 }
 
 TEST(SimplifyTest, ExplainsWhyANamedRuleDidNotFire) {
@@ -145,17 +199,17 @@ TEST(SimplifyTest, OpLibrariesRegisterRulesAndGuardsAndACycleIsAnErrorNotAHang) 
     return b.values.at(args[0]).dtype == DType::kFloat64;
   });
   rewrite::RegisterRuleText("test_library", R"(
-rule test_double_exp_log real {
+rule test_double_exp_log stabilizing {
   match:   log(exp(x))
   where:   test_is_float64(x)
   rewrite: x
 }
-rule test_cycle_a real {
+rule test_cycle_a exact {
   match:   sin(x)
   rewrite: cos(x)
   why:     a deliberate cycle
 }
-rule test_cycle_b real {
+rule test_cycle_b exact {
   match:   cos(x)
   rewrite: sin(x)
   why:     a deliberate cycle
@@ -180,19 +234,27 @@ NodeEntry HandWrittenCrossEntropy(const NodeEntry& z, const NodeEntry& y) {
   return Apply("negative", "xent", {Apply("sum", "row", {Apply("multiply", "yl", {y, log_p})}, {{"axis", "1"}})});
 }
 
-TEST(SimplifyTest, HandWrittenCrossEntropyGetsTheFusedOpsStableGeneralGradient) {
+TEST(SimplifyTest, HandWrittenCrossEntropyGetsAStableGeneralGradientWhenBound) {
   NodeEntry z = Var("z"), y = Var("y");
   NodeEntry loss = Apply("mean", "loss", {HandWrittenCrossEntropy(z, y)});
   // Logits of 1e4 overflow exp; label rows that sum to 2, 1 and 0.5 (p - y is not the gradient).
   NDArray logits = NDArray::FromVector<float>(Shape{3, 3}, {1e4f, 0, -1e4f, 3, 1, 2, -5e3f, 5e3f, 0});
   NDArray labels = NDArray::FromVector<float>(Shape{3, 3}, {1, 1, 0, 0, 1, 0, 0.25f, 0, 0.25f});
   std::unordered_map<std::string, NDArray> feeds{{"z", logits}, {"y", labels}};
+  // The gradient is built as written (log's g / p, softmax's backward): no rule runs here.
   NodeEntry grad = Gradients({loss}, {z})[0];
+  bool raw = false;
+  PostOrderDFSVisit(std::vector<NodeEntry>{grad},
+                    [&](const NodePtr& n) { raw = raw || (!n->is_variable() && n->op()->name == "divide"); });
+  EXPECT_TRUE(raw) << "log's gradient g / p is in the gradient graph";
   Session session;
   std::vector<NDArray> out = session.Run({loss, grad}, feeds);
   std::vector<std::string> rewrites = session.last_stats().rewrites;
-  EXPECT_TRUE(std::any_of(rewrites.begin(), rewrites.end(),
-                          [](const std::string& r) { return r.rfind("xent_neg_sum", 0) == 0; }));
+  for (const char* rule : {"xent_neg_sum", "log_softmax_grad_by_hand"}) {
+    EXPECT_TRUE(
+        std::any_of(rewrites.begin(), rewrites.end(), [&](const std::string& r) { return r.rfind(rule, 0) == 0; }))
+        << rule << " did not fire when the session bound the graph";
+  }
   std::vector<double> p = test::Values(test::RunOp("softmax", {}, {logits})[0]), yv = test::Values(labels);
   std::vector<double> want(9);
   for (int r = 0; r < 3; ++r) {
@@ -201,17 +263,30 @@ TEST(SimplifyTest, HandWrittenCrossEntropyGetsTheFusedOpsStableGeneralGradient) 
   }
   test::ExpectNear(out[1], want, 1e-6, 1e-5);
   EXPECT_TRUE(std::isfinite(test::Values(out[0])[0]));
-  // Without the rules the same program overflows: the test can fail.
+  // simplify = false runs the same graph as written (as TF with grappler off): no rule fires,
+  // and log(softmax) overflows, in the loss and in its gradient.
   SessionOptions off;
   off.simplify = false;
   Session plain(off);
-  Graph forward({loss});
-  forward.SetAttr("grad_xs", std::vector<NodeEntry>{z});
-  forward.SetAttr("grad.simplify", 0);
-  NodeEntry raw_grad = ApplyPass(forward, "Gradient").outputs[0];
-  std::vector<NDArray> raw = plain.Run({loss, raw_grad}, feeds);
+  std::vector<NDArray> unsimplified = plain.Run({loss, grad}, feeds);
   EXPECT_TRUE(plain.last_stats().rewrites.empty());
-  EXPECT_FALSE(std::isfinite(test::Values(raw[0])[0]));
+  EXPECT_FALSE(std::isfinite(test::Values(unsimplified[0])[0]));
+  std::vector<double> g = test::Values(unsimplified[1]);
+  EXPECT_FALSE(std::all_of(g.begin(), g.end(), [](double v) { return std::isfinite(v); }));
+}
+
+TEST(SimplifyTest, GradientsAreBuiltAsWrittenWithoutRewriteRules) {
+  // log(exp(x)) -> x and x * 1 -> x would leave no exp or multiply to differentiate; the
+  // Gradient pass applies no rule (a Session applies them when it binds the graph).
+  NodeEntry x = Var("x");
+  NodeEntry one = Apply("ones_like", "one", {x});
+  NodeEntry y = Apply("log", "l", {Apply("exp", "e", {Apply("multiply", "m", {x, one})})});
+  NodeEntry dx = Gradients({y}, {x})[0];
+  std::set<std::string> ops;
+  PostOrderDFSVisit(std::vector<NodeEntry>{dx}, [&](const NodePtr& n) {
+    if (!n->is_variable()) ops.insert(n->op()->name);
+  });
+  EXPECT_TRUE(ops.count("exp") && ops.count("divide") && ops.count("multiply")) << ops.size();
 }
 
 TEST(SimplifyTest, GradientWithRespectToAnIntermediateKeepsThatValue) {
@@ -237,7 +312,7 @@ TEST(SimplifyTest, WaitsThatOrderNothingAreDroppedWaitsOnWritesKept) {
   NodeEntry tuple = Apply("identity", "tuple", {g});
   tuple.node->control_deps.push_back(group.node);
   Graph out = Simplified({Apply("log", "y", {tuple})}, {{"x", test::RandomArray({3}, DType::kFloat32, 1)}}, {});
-  EXPECT_EQ(OpNodes(out), 0u) << "the identity no longer waits, so it goes, and log(exp(x)) -> x";
+  EXPECT_EQ(OpNodes(out), 2u) << "the identity no longer waits, so it goes; log(exp(x)) stays (fast_math)";
   // A write waiting on a read keeps waiting (OrderMutations' order of reads before writes).
   NodeEntry w = Var("w");
   NodeEntry read = Apply("exp", "read", {w});

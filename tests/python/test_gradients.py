@@ -68,8 +68,9 @@ def test_gradients_of_several_ys_are_summed_and_unreached_xs_get_zeros():
 
 @pytest.mark.parametrize("value", [0.0, 1.0, 2.5])
 def test_gradient_with_respect_to_a_constant_keeps_its_paths(value):
-    # The rewrite rules simplify the forward graph first; an x that happens to be a constant 0 or 1
-    # must not be taken for the literal (0 + y -> y dropped x's own path: d(a + 2a)/da came out 2).
+    # An x that happens to be a constant 0 or 1 keeps its own path (when rules simplified the
+    # forward graph first, 0 + y -> y dropped it: d(a + 2a)/da came out 2); the rules now run at
+    # bind time, over the gradient as built.
     a = tf.constant(value)
     with tf.Session() as sess:
         got = sess.run(tf.gradients(a + 2.0 * a, a) + tf.gradients(a * 1.0 + a * a, a) + tf.gradients(a * 0.0 + a, a))

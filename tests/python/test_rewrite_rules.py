@@ -1,8 +1,8 @@
 """Rewrite rules seen from tinyflow: the hand-written softmax cross-entropy becomes a stable form
-with the right gradient, the session switches (simplify=, fast_math=), the graph's switches for the
-gradients it builds (tf.rewrite_options) and user rule files."""
+with the right gradient when the session binds the graph, the session switches (simplify=,
+fast_math=, nsz=) that decide every rule, gradients built before the session included, and user
+rule files."""
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -86,11 +86,11 @@ def test_fed_labels_get_the_general_gradient_and_stay_finite_for_large_logits():
     np.testing.assert_allclose(loss, -(ys * np_log_softmax(z)).sum(1).mean(), rtol=1e-4)
     np.testing.assert_allclose(gw, xs.T.astype(np.float64) @ dz, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(gb, dz.sum(0), rtol=1e-3, atol=1e-4)
-    with pytest.warns(UserWarning, match="gradients"):  # (they were built with the rules)
-        sess = tf.Session(fusion=False, simplify=False)
-    with sess:  # the decomposed form: log(0) * 0 = nan
+    with tf.Session(fusion=False, simplify=False) as sess:  # the decomposed form: log(0) * 0 = nan
         sess.run(tf.global_variables_initializer())
-        assert not np.isfinite(sess.run(cross_entropy, {x: xs, y_: ys}))
+        loss, gw = sess.run([cross_entropy, grads[0]], {x: xs, y_: ys})
+        assert sess.rewrites() == []
+    assert not np.isfinite(loss) and not np.isfinite(gw).all()  # the gradients too: no rule ran
 
 
 def synthetic_classes(rng, n, n_in, n_out):
@@ -103,11 +103,10 @@ def test_softmax_regression_trains_to_the_same_accuracy_with_and_without_rules()
     rng = np.random.RandomState(2)
     xs, c = synthetic_classes(rng, 300, 10, 4)
     results = {}
-    for simplify in (True, False):  # rules off in the gradients and the session alike
+    for simplify in (True, False):  # the session's switch: rules off in the gradients too
         tf.reset_default_graph()
-        with tf.rewrite_options(simplify=simplify):
-            x, y_, _, _, y, cross_entropy = build_softmax_regression(10, 4)
-            train = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
+        x, y_, _, _, y, cross_entropy = build_softmax_regression(10, 4)
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
         accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
         with tf.Session(simplify=simplify) as sess:
             sess.run(tf.global_variables_initializer())
@@ -130,64 +129,51 @@ def large_logit_xent():
     return loss, grad, {logits: z, labels: y}
 
 
-def test_gradient_rules_follow_the_graph_setting_not_the_session():
-    loss, grad, feed = large_logit_xent()  # default: rules on
+def test_the_session_decides_the_rules_of_gradients_built_before_it():
+    loss, grad, feed = large_logit_xent()  # built once, before any session, with no rule
     z, y = feed.values()
     p = np.exp(np_log_softmax(z)).astype(np.float32)
-    with tf.Session(fusion=False) as sess:
+    with tf.Session(fusion=False) as sess:  # rules on: bound with the stable forms
         value, g = sess.run([loss, grad], feed)
+        assert "log_softmax_grad_by_hand" in fired_rules(sess), sess.rewrites()
     assert np.isfinite(value) and np.isfinite(g).all()
-    np.testing.assert_array_equal(g, p * y.sum(1, keepdims=True) - y)
-    tf.reset_default_graph()
-    with tf.rewrite_options(simplify=False):
-        loss, grad, feed = large_logit_xent()
+    np.testing.assert_allclose(g, p * y.sum(1, keepdims=True) - y, atol=1e-6)
     with tf.Session(fusion=False, simplify=False) as sess:  # the decomposed form: log(0) = -inf
         value, g = sess.run([loss, grad], feed)
         assert sess.rewrites() == []
     assert not np.isfinite(value) and not np.isfinite(g).all()
 
 
-def test_rewrite_options_scope_restores_the_enclosing_setting():
-    graph = tf.get_default_graph()
-    with graph.rewrite_options(simplify=False, rule_sets=["algebra"]):
-        with tf.rewrite_options(fast_math=True):
-            assert graph._rewrite == {"simplify": False, "fast_math": True, "rule_sets": ["algebra"]}
-        assert graph._rewrite == {"simplify": False, "fast_math": False, "rule_sets": ["algebra"]}
-    assert graph._rewrite == {"simplify": True, "fast_math": False, "rule_sets": None}
+def test_fast_math_of_the_session_reaches_a_gradient_built_before_it():
+    x = tf.placeholder(tf.float32, [3])
+    w = tf.placeholder(tf.float32, [3])
+    grad = tf.gradients(tf.reduce_sum(w * (x - x)), w)[0]  # (x - x): NaN at x = inf in IEEE
+    feed = {x: np.array([2, np.inf, -1], np.float32), w: np.ones(3, np.float32)}
+    with tf.Session(fusion=False) as sess:
+        exact = sess.run(grad, feed)
+    with tf.Session(fusion=False, fast_math=True) as sess:
+        fast = sess.run(grad, feed)
+        assert "sub_self" in fired_rules(sess), sess.rewrites()
+    assert np.isnan(exact[1]) and exact[0] == 0 and exact[2] == 0
+    np.testing.assert_array_equal(fast, [0, 0, 0])
 
 
-def test_fast_math_set_on_the_graph_reaches_the_gradient():
-    results = {}
-    for fast_math in (False, True):
-        tf.reset_default_graph()
-        x = tf.placeholder(tf.float32, [3])
-        w = tf.constant([1.0, 2.0, 3.0])
-        with tf.rewrite_options(fast_math=fast_math):
-            grad = tf.gradients(tf.reduce_sum(w * (x / x)), x)[0]  # div_self: x / x -> 1 (NaN at 0 in IEEE)
-        with tf.Session(fusion=False) as sess:  # the session's own fast_math stays off
-            results[fast_math] = sess.run(grad, {x: np.array([2, 0, -1], np.float32)})
-    np.testing.assert_array_equal(results[True], [0, 0, 0])
-    assert np.isnan(results[False][1]) and results[False][0] == 0 and results[False][2] == 0
-
-
-def test_rules_off_in_the_session_only_warns_once_about_gradients_built_with_rules():
-    loss, grad, feed = large_logit_xent()
-    with pytest.warns(UserWarning, match=r"rewrite_options\(simplify=False\)"):
-        tf.Session(simplify=False).close()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        tf.Session(simplify=False).close()  # once per graph
-        tf.reset_default_graph()
-        with tf.rewrite_options(simplify=False):
-            large_logit_xent()
-        tf.Session(simplify=False).close()  # the gradients have no rules: nothing to warn about
-
-
-def test_gradient_options_are_checked():
+def test_nsz_rules_run_with_nsz_or_fast_math_only():
     x = tf.placeholder(tf.float32, [2])
-    with tf.rewrite_options(rule_sets=["no_such_rule_set"]):
-        with pytest.raises(tf.TinyflowError, match="no_such_rule_set"):
-            tf.gradients(tf.reduce_sum(tf.exp(x)), x)
+    out = x + tf.zeros([2])
+    feed = {x: np.array([-0.0, 1.0], np.float32)}
+    for options, minus_zero in (({}, False), ({"nsz": True}, True), ({"fast_math": True}, True)):
+        with tf.Session(fusion=False, **options) as sess:
+            value = sess.run(out, feed)
+            assert ("add_zero" in fired_rules(sess)) == minus_zero, (options, sess.rewrites())
+        assert bool(np.signbit(value[0])) == minus_zero, options
+
+
+def test_user_rule_files_with_the_old_real_tag_are_refused(tmp_path):
+    path = tmp_path / "old_tags.rules"
+    path.write_text(USER_RULES.replace("user_double_negation exact", "old_double_negation real"))
+    with pytest.raises(tf.TinyflowError, match="tag 'real' was split"):
+        tf.load_rules(str(path))
 
 
 def test_simplify_false_fires_nothing():

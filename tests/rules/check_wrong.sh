@@ -19,6 +19,12 @@ expect=(
   "wrong_log_product" "counterexample x = .*y = "
   "wrong_xent_gradient" "counterexample z = .*y = "
   "wrong_double_transpose" "counterexample x = "
+  "wrong_add_zero_rounding" "special values: counterexample x = \[.*-0"
+  "wrong_add_zero_stabilizing" "NaN and zero signs: counterexample x = \[.*-0"
+  "wrong_div_self_stabilizing" "NaN and zero signs: counterexample x = \[.*NaN"
+  "wrong_log_exp_stabilizing" "NaN and zero signs: counterexample x = \[.*-0"
+  "wrong_mul_zero_nsz" "sign of zero: counterexample x = \[.*(NaN|Inf)"
+  "wrong_scalar_chain_rounding" "special values: counterexample .*Inf"
 )
 for ((i = 0; i < ${#expect[@]}; i += 2)); do
   name="${expect[i]}"

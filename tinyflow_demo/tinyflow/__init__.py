@@ -21,7 +21,7 @@ from ._lib import LIB_PATH, TinyflowError, check_call as _check_call, c_str as _
 from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64  # noqa: A004
 from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variable, constant, control_dependencies,
                         convert_to_tensor, get_default_graph, name_scope, placeholder, placeholder_with_default,
-                        reset_default_graph, rewrite_options)
+                        reset_default_graph)
 from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403

@@ -16,7 +16,6 @@ from ._lib import LIB, TinyflowError, c_handle_array, c_str, c_str_array, check_
 
 __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "reset_default_graph",
            "apply_op", "convert_to_tensor", "placeholder", "placeholder_with_default", "constant", "control_dependencies",
-           "rewrite_options",
            "name_scope", "TensorShape", "Dimension"]
 
 _OP_HANDLES = {}
@@ -169,11 +168,6 @@ class Graph(object):
         self._body_stack = []  # control-flow bodies being traced, innermost last (control_flow_ops)
         self._op_log = None  # while a pfor loop function runs: the operations it builds (parallel_for)
         self.seed = None
-        # The rewrite rules tf.gradients simplifies the forward graph with (rewrite_options), and
-        # whether some gradient of this graph was built with them on (Session warns on simplify=False).
-        self._rewrite = {"simplify": True, "fast_math": False, "rule_sets": None}
-        self._gradients_with_rules = False
-        self._warned_gradient_rules = False
         self._shape_epoch = 0  # counts set_shape calls that refine what inference sees
         self._iterator_feeds = {}  # tf.data: placeholder name -> the Iterator whose get_next() it is (data.py)
 
@@ -261,33 +255,6 @@ class Graph(object):
         pass
 
     @contextlib.contextmanager
-    def rewrite_options(self, simplify=None, fast_math=None, rule_sets=None):
-        """tinyflow extension: the rewrite rules (docs/REWRITE_RULES.md) of the gradients built in
-        this scope (tf.gradients, Optimizer.minimize / compute_gradients). Gradients are built when
-        the graph is, before any Session exists, so Session(simplify=, fast_math=, rule_sets=)
-        cannot reach them: they take the forward graph as these options simplify it. simplify:
-        apply the rules (default True: a hand-written softmax cross-entropy gets the fused op's
-        stable gradient); fast_math: also the rules that change IEEE results (default False);
-        rule_sets: names of the sets to apply (None: all). An argument left None keeps the
-        enclosing scope's value; the scope restores it on exit."""
-        saved = dict(self._rewrite)
-        given = {"simplify": simplify, "fast_math": fast_math,
-                 "rule_sets": list(rule_sets) if rule_sets is not None else None}
-        self._rewrite.update({k: v for k, v in given.items() if v is not None})
-        try:
-            yield
-        finally:
-            self._rewrite = saved
-
-    def _gradient_options(self):
-        """The options JSON of IRSymbolGradientEx for a gradient built now; notes a gradient with rules."""
-        options = {"simplify": bool(self._rewrite["simplify"]), "fast_math": bool(self._rewrite["fast_math"])}
-        if self._rewrite["rule_sets"] is not None:
-            options["rule_sets"] = self._rewrite["rule_sets"]
-        self._gradients_with_rules = self._gradients_with_rules or options["simplify"]
-        return options
-
-    @contextlib.contextmanager
     def _init_scope(self):
         """Builds outside every control-flow body and control-dependency scope (TF's init_scope):
         variables and their initializers belong to the outer graph, not to a loop or branch."""
@@ -331,12 +298,6 @@ def _control_scope(graph, control_inputs):
 
 def control_dependencies(control_inputs):
     return get_default_graph().control_dependencies(control_inputs)
-
-
-def rewrite_options(simplify=None, fast_math=None, rule_sets=None):
-    """tinyflow extension: get_default_graph().rewrite_options(...), the rewrite rules of the
-    gradients built in this scope (see Graph.rewrite_options)."""
-    return get_default_graph().rewrite_options(simplify=simplify, fast_math=fast_math, rule_sets=rule_sets)
 
 
 @contextlib.contextmanager

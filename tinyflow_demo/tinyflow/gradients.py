@@ -16,8 +16,8 @@ def _as_list(x):
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
               aggregation_method=None, stop_gradients=None, unconnected_gradients="none"):
     """d(sum of ys)/d(x) for each x in xs (a list, in order); grad_ys are the head gradients. The
-    forward graph is first simplified by the rewrite rules the default graph's rewrite_options
-    select (default: the exact and real rules), so the gradient is taken of the simplified graph.
+    forward graph is differentiated as written: the rewrite rules run when a Session binds the
+    graph (Session(simplify=...)), over the gradient as over the forward graph, as TF's grappler.
     As TF, an x that no y depends on, and an integer x, get None (unconnected_gradients="zero":
     zeros like x); stop_gradients: tensors the gradient treats as constants (not flowing through them)."""
     if _framework._EAGER is not None:
@@ -63,9 +63,7 @@ def _gradient_tensors(graph, ys, xs, grad_ys, name, stops):
     out = ctypes.c_void_p()
     y_group = _Symbol.group([y._symbol for y in ys])  # named: the handles must outlive the call
     x_group = _Symbol.group([x._symbol for x in xs])
-    options = graph._gradient_options()
-    if stops:
-        options["stop_nodes"] = [t.op.name for t in stops]
+    options = {"stop_nodes": [t.op.name for t in stops]} if stops else {}
     options = c_str(json.dumps(options))
     check_call(LIB.IRSymbolGradientEx(y_group.handle, x_group.handle, head.handle if head is not None else None,
                                       options, ctypes.byref(out)))

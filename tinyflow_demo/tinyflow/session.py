@@ -2,7 +2,6 @@
 import ctypes
 import json
 import os
-import warnings
 
 import numpy as np
 
@@ -231,15 +230,6 @@ class _RunPlan(object):
                          % (arr.shape, self.tensors[k].name, str(TensorShape(list(self.shapes[k])))))
 
 
-def _warn_gradients_with_rules(graph):
-    """Warns (once per graph) that simplify=False leaves the rules in the gradients built with them."""
-    if graph._gradients_with_rules and not graph._warned_gradient_rules:
-        graph._warned_gradient_rules = True
-        warnings.warn("Session(simplify=False): the gradients of this graph were built with the rewrite rules on "
-                      "(tf.gradients and minimize simplify the forward graph when they run); to build them without, "
-                      "call them inside `with tf.rewrite_options(simplify=False):`", stacklevel=3)
-
-
 def _collective_buckets(bucket_bytes, first_bucket_bytes):
     """Session options of the allreduce buckets: the arguments, else HOROVOD_FUSION_THRESHOLD (bytes)."""
     threshold = os.environ.get("HOROVOD_FUSION_THRESHOLD")
@@ -267,20 +257,20 @@ class Session(object):
     elementwise chains into generated kernels; fmax: most array inputs of one fused kernel
     (None: the library's default); dump_dir: write the IR after every pass there; profile:
     time every node of every run (stats()["nodes"], profile_table()); simplify: apply the rewrite
-    rules (docs/REWRITE_RULES.md; rewrites() lists what fired); fast_math: also the rules that
-    change IEEE results (x - x -> 0); rule_sets: names of the rule sets to apply (None: all).
+    rules (docs/REWRITE_RULES.md; rewrites() lists what fired) to the graph the session runs,
+    gradients included (tf.gradients and minimize build them without rules): simplify=False runs
+    the graph as written, as TF with grappler off; fast_math: also the rules that change special
+    values (x - x -> 0, x + 0 -> x); nsz: of those, only the ones that change the sign of zero
+    alone; rule_sets: names of the rule sets to apply (None: all).
     collective_bucket_bytes / collective_first_bucket_bytes: the allreduce buckets of data-parallel
     training (tinyflow.horovod; default: a 1 MB first bucket, then 25 MB as PyTorch DDP, or a quarter of
     the model's gradient bytes when that is less, so a small model overlaps several buckets; Horovod's
     HOROVOD_FUSION_THRESHOLD sets both; 0 runs every allreduce alone and synchronously).
-    These options reach the graph the session runs, not the gradients, which tf.gradients and
-    minimize built earlier with the graph's rewrite_options (tf.rewrite_options); simplify=False
-    on a graph whose gradients were built with rules warns once.
     """
 
     def __init__(self, target="cpu", graph=None, config=None, fusion=True, fmax=None, dump_dir=None, seed=None,
                  is_train=True, passes=None, profile=False, simplify=True, fast_math=False, rule_sets=None,
-                 collective_bucket_bytes=None, collective_first_bucket_bytes=None):
+                 collective_bucket_bytes=None, collective_first_bucket_bytes=None, nsz=False):
         from . import framework
         if framework._EAGER is not None:
             raise RuntimeError("tf.Session is not supported when eager execution is enabled: ops run as they "
@@ -291,14 +281,13 @@ class Session(object):
         seed = seed if seed is not None else (self.graph.seed or 0)
         self.options = {"target": target, "fusion": bool(fusion), "fmax": -1 if fmax is None else int(fmax),
                         "dump_dir": dump_dir or "", "seed": int(seed), "is_train": bool(is_train),
-                        "profile": bool(profile), "simplify": bool(simplify), "fast_math": bool(fast_math)}
+                        "profile": bool(profile), "simplify": bool(simplify), "fast_math": bool(fast_math),
+                        "nsz": bool(nsz)}
         if passes is not None:
             self.options["passes"] = list(passes)
         if rule_sets is not None:
             self.options["rule_sets"] = list(rule_sets)
         self.options.update(_collective_buckets(collective_bucket_bytes, collective_first_bucket_bytes))
-        if not simplify:
-            _warn_gradients_with_rules(self.graph)
         self.handle = ctypes.c_void_p()
         check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
         self._plans = {}

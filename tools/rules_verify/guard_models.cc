@@ -18,10 +18,7 @@ const SymTensor& ValueOf(const Instance& inst, const std::string& name) {
 }
 
 /*! \brief x is a float element that is neither NaN nor infinite (always, over the reals). */
-z3::expr Finite(SmtModel* m, const z3::expr& x) {
-  if (!x.is_fpa()) return m->ctx().bool_val(true);
-  return !z3::expr(m->ctx(), Z3_mk_fpa_is_nan(m->ctx(), x)) && !z3::expr(m->ctx(), Z3_mk_fpa_is_infinite(m->ctx(), x));
-}
+z3::expr FiniteElement(SmtModel* m, const z3::expr& x) { return x.is_fpa() ? Finite(x) : m->ctx().bool_val(true); }
 
 /*! \brief A value guard holding when `pred` holds of every element of its first argument. */
 FAssume EveryElement(std::function<z3::expr(SmtModel*, const z3::expr&, DType)> pred) {
@@ -62,7 +59,7 @@ FAssume RowsSumToOne(bool one_hot) {
     z3::expr all = m->ctx().bool_val(true);
     for (int64_t e = 0; e < y.shape.Size(); ++e) {
       const z3::expr& x = y.elems[e];
-      all = all && Finite(m, x);
+      all = all && FiniteElement(m, x);
       if (one_hot) all = all && (x == m->Constant(0, y.dtype) || x == m->Constant(1, y.dtype));
       if ((e / inner) % extent != 0) continue;  // not the first element of its row
       z3::expr total = m->ctx().real_val(0);
@@ -76,13 +73,19 @@ FAssume RowsSumToOne(bool one_hot) {
 const std::map<std::string, GuardModel>& Table() {
   auto zero = [](SmtModel* m, DType dt) { return m->Constant(0, dt); };
   static const std::map<std::string, GuardModel> table = {
-      // Value guards: assumptions on every element.
-      {"positive", {EveryElement([zero](SmtModel* m, const z3::expr& x, DType dt) { return x > zero(m, dt); })}},
-      {"nonnegative", {EveryElement([zero](SmtModel* m, const z3::expr& x, DType dt) { return x >= zero(m, dt); })}},
-      {"nonzero", {EveryElement([](SmtModel* m, const z3::expr& x, DType dt) {
-         return !m->Compare("==", x, m->Constant(0, dt), dt);
+      // Value guards: assumptions on every element. positive, nonnegative and nonzero are facts
+      // over the reals (rewrite_value_guards.cc): over IEEE a positive value may still be NaN, +0
+      // (exp underflows) or -0 (sqrt(-0)), so there they say only that x is not below 0.
+      {"positive", {EveryElement([zero](SmtModel* m, const z3::expr& x, DType dt) {
+         return x.is_fpa() ? !(x < zero(m, dt)) : x > zero(m, dt);
        })}},
-      {"finite", {EveryElement([](SmtModel* m, const z3::expr& x, DType) { return Finite(m, x); })}},
+      {"nonnegative", {EveryElement([zero](SmtModel* m, const z3::expr& x, DType dt) {
+         return x.is_fpa() ? !(x < zero(m, dt)) : x >= zero(m, dt);
+       })}},
+      {"nonzero", {EveryElement([](SmtModel* m, const z3::expr& x, DType dt) {
+         return x.is_fpa() ? m->ctx().bool_val(true) : !m->Compare("==", x, m->Constant(0, dt), dt);
+       })}},
+      {"finite", {EveryElement([](SmtModel* m, const z3::expr& x, DType) { return FiniteElement(m, x); })}},
       {"not_nan", {EveryElement([](SmtModel* m, const z3::expr& x, DType dt) { return m->Compare("==", x, x, dt); })}},
       {"rows_sum_to_one", {RowsSumToOne(false)}},
       {"one_hot_rows", {RowsSumToOne(true)}},
@@ -97,6 +100,7 @@ const std::map<std::string, GuardModel>& Table() {
       {"is_int", {}},
       {"known_rank", {}},
       {"known_shape", {}},
+      {"larger", {}},
       {"last_axis", {}},
       {"matmul_cols", {}},
       {"no_copy_dims", {}},

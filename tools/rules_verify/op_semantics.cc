@@ -177,12 +177,18 @@ void Reduce(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& i
   std::vector<bool> reduced(ndim, axes.empty());
   for (int64_t a : axes) reduced[NormalizeAxis(a, ndim)] = true;
   SymTensor& o = (*out)[0];
-  bool ieee = m->domain() == Domain::kIEEE && DTypeIsFloat(o.dtype);
+  bool ieee = m->ieee() && DTypeIsFloat(o.dtype);
+  bool summed = op == "sum" || op == "mean";
   for (const std::vector<z3::expr>& group : ReductionGroups(in[0], reduced, o.shape.Size())) {
     IR_CHECK(!group.empty()) << "cannot model op " << op << " over an empty axis";
-    if (ieee) {
-      // The kernels' summation order (and max's NaN and -0 choices) are not pinned down.
-      o.elems.push_back(m->Opaque(OpaqueKey(attrs, in), group, o.dtype));
+    if (ieee && summed && (group.size() == 1 || m->domain() == Domain::kRounding)) {
+      // A sum of one term is +0 + t in every kernel (they start from +0).
+      z3::expr total = m->OrderFreeSum(group, o.dtype);
+      o.elems.push_back(op == "mean" ? m->Arith('/', total, m->Constant(group.size(), o.dtype), o.dtype) : total);
+    } else if (ieee) {
+      // The kernels' summation order (and max's NaN and -0 choices) are not pinned down;
+      // max and min skip a NaN (their comparisons are false), sums and products keep it.
+      o.elems.push_back(m->Opaque(OpaqueKey(attrs, in), group, o.dtype, summed || op == "prod"));
     } else if (op == "mean") {
       o.elems.push_back(m->Arith('/', Fold(m, "sum", group, o.dtype), m->Constant(group.size(), o.dtype), o.dtype));
     } else {
@@ -198,9 +204,32 @@ void CollapseSum(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTenso
   for (int64_t e = 0; e < in[0].shape.Size(); ++e) {
     groups[BroadcastSource(o.shape, Unravel(e, in[0].shape))].push_back(in[0].elems[e]);
   }
-  bool ieee = m->domain() == Domain::kIEEE && DTypeIsFloat(o.dtype);
+  bool ieee = m->ieee() && DTypeIsFloat(o.dtype);
   for (const std::vector<z3::expr>& group : groups) {
-    o.elems.push_back(ieee ? m->Opaque(OpaqueKey(attrs, in), group, o.dtype) : Fold(m, "sum", group, o.dtype));
+    if (group.size() == 1) {
+      o.elems.push_back(group[0]);  // nothing was broadcast: the kernels copy
+    } else if (ieee && m->domain() == Domain::kRounding) {
+      o.elems.push_back(m->OrderFreeSum(group, o.dtype));
+    } else {
+      o.elems.push_back(ieee ? m->Opaque(OpaqueKey(attrs, in), group, o.dtype) : Fold(m, "sum", group, o.dtype));
+    }
+  }
+}
+
+/*! \brief bias_add_grad(dy): dy summed over every axis but the channel (NHWC: the last; NCHW: 1). */
+void BiasAddGrad(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
+  int ndim = in[0].shape.ndim();
+  int channel = Attr(attrs, "data_format", "NHWC") == "NCHW" ? 1 : ndim - 1;
+  std::vector<bool> reduced(ndim, true);
+  reduced[channel] = false;
+  SymTensor& o = (*out)[0];
+  bool ieee = m->ieee() && DTypeIsFloat(o.dtype);
+  for (const std::vector<z3::expr>& group : ReductionGroups(in[0], reduced, o.shape.Size())) {
+    if (ieee && (group.size() == 1 || m->domain() == Domain::kRounding)) {
+      o.elems.push_back(m->OrderFreeSum(group, o.dtype));
+    } else {
+      o.elems.push_back(ieee ? m->Opaque(OpaqueKey(attrs, in), group, o.dtype) : Fold(m, "sum", group, o.dtype));
+    }
   }
 }
 
@@ -225,23 +254,41 @@ void ReduceGradBroadcast(SmtModel* m, const NodeAttrs& attrs, const std::vector<
   }
 }
 
+/*!
+ * \brief One element of a matmul over IEEE: opaque in the operands' order (kIEEE), or, in the
+ * rounding model, the same value for the same multiset of (x, y) pairs (any summation order).
+ */
+z3::expr IeeeDot(SmtModel* m, const std::string& key, std::vector<std::pair<z3::expr, z3::expr>> pairs, DType dtype) {
+  std::vector<z3::expr> operands;
+  if (m->domain() == Domain::kRounding) {
+    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+      return a.first.id() != b.first.id() ? a.first.id() < b.first.id() : a.second.id() < b.second.id();
+    });
+  }
+  for (const auto& p : pairs) {
+    operands.push_back(p.first);
+    operands.push_back(p.second);
+  }
+  return m->Opaque(m->domain() == Domain::kRounding ? StrCat("order_free_dot", pairs.size()) : key, operands, dtype);
+}
+
 void Matmul(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
   const Shape &a = in[0].shape, &b = in[1].shape;
   IR_CHECK(a.ndim() == 2 && b.ndim() == 2) << "cannot model op matmul of rank other than 2";
   bool ta = BoolAttr(attrs, "transpose_a"), tb = BoolAttr(attrs, "transpose_b");
   int64_t k_extent = ta ? a[0] : a[1];
   SymTensor& o = (*out)[0];
+  bool ieee = m->ieee() && DTypeIsFloat(o.dtype);
   for (int64_t e = 0; e < o.shape.Size(); ++e) {
     int64_t i = e / o.shape[1], j = e % o.shape[1];
-    std::vector<z3::expr> terms, operands;
+    std::vector<z3::expr> terms;
+    std::vector<std::pair<z3::expr, z3::expr>> pairs;
     for (int64_t k = 0; k < k_extent; ++k) {
       z3::expr x = in[0].elems[ta ? k * a[1] + i : i * a[1] + k], y = in[1].elems[tb ? j * b[1] + k : k * b[1] + j];
       terms.push_back(m->Arith('*', x, y, o.dtype));
-      operands.push_back(x);
-      operands.push_back(y);
+      pairs.emplace_back(x, y);
     }
-    bool ieee = m->domain() == Domain::kIEEE && DTypeIsFloat(o.dtype);
-    o.elems.push_back(ieee ? m->Opaque(OpaqueKey(attrs, in), operands, o.dtype) : Fold(m, "sum", terms, o.dtype));
+    o.elems.push_back(ieee ? IeeeDot(m, OpaqueKey(attrs, in), pairs, o.dtype) : Fold(m, "sum", terms, o.dtype));
   }
 }
 
@@ -289,8 +336,8 @@ void Softmax(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& 
     std::vector<z3::expr> xs;
     for (int64_t e : row) xs.push_back(x.elems[e]);
     for (size_t j = 0; j < row.size(); ++j) {
-      o.elems[row[j]] = m->domain() == Domain::kReal ? RealSoftmax(m, xs, log)[j]
-                                                     : m->Opaque(StrCat(OpaqueKey(attrs, in), "#", j), xs, o.dtype);
+      o.elems[row[j]] =
+          !m->ieee() ? RealSoftmax(m, xs, log)[j] : m->Opaque(StrCat(OpaqueKey(attrs, in), "#", j), xs, o.dtype);
     }
   }
 }
@@ -307,7 +354,7 @@ void CrossEntropy(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTens
       labels.push_back(sparse ? z3::ite(y.elems[r] == m->Constant(j, y.dtype), m->Constant(1, dt), m->Constant(0, dt))
                               : y.elems[r * classes + j]);
     }
-    if (m->domain() == Domain::kIEEE) {
+    if (m->ieee()) {
       std::vector<z3::expr> args = xs;
       args.insert(args.end(), labels.begin(), labels.end());
       (*out)[0].elems.push_back(m->Opaque(StrCat(OpaqueKey(attrs, in), "#loss"), args, dt));
@@ -339,7 +386,7 @@ void OneHot(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& i
 
 /*! \brief softplus over the reals is log(1 + e^x); its FCodeGen is a stable rewrite of that. */
 void RealSoftplus(SmtModel* m, const NodeAttrs& attrs, const std::vector<SymTensor>& in, std::vector<SymTensor>* out) {
-  if (m->domain() == Domain::kIEEE) return Elementwise(m, attrs, in, out);
+  if (m->ieee()) return Elementwise(m, attrs, in, out);
   for (const z3::expr& x : in[0].elems)
     (*out)[0].elems.push_back(m->Call("log", {1 + m->Call("exp", {x}, in[0].dtype)}, in[0].dtype));
 }
@@ -360,6 +407,7 @@ const std::map<std::string, OpModel>& Models() {
       {"prod", Reduce},
       {"matmul", Matmul},
       {"bias_add", BiasAdd},
+      {"bias_add_grad", BiasAddGrad},
       {"softmax", Softmax},
       {"log_softmax", Softmax},
       {"one_hot", OneHot},

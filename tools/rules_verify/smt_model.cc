@@ -5,6 +5,7 @@
  */
 #include "smt_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -39,9 +40,9 @@ bool IsApp(const z3::expr& e, Z3_decl_kind kind) { return e.is_app() && e.decl()
 z3::sort SmtModel::SortOf(DType dtype) const {
   switch (dtype) {
     case DType::kFloat32:
-      return domain_ == Domain::kIEEE ? ctx_->fpa_sort(8, 24) : ctx_->real_sort();
+      return ieee() ? ctx_->fpa_sort(8, 24) : ctx_->real_sort();
     case DType::kFloat64:
-      return domain_ == Domain::kIEEE ? ctx_->fpa_sort(11, 53) : ctx_->real_sort();
+      return ieee() ? ctx_->fpa_sort(11, 53) : ctx_->real_sort();
     case DType::kInt32:
     case DType::kInt64:
       return ctx_->bv_sort(IntBits(dtype));
@@ -73,7 +74,7 @@ z3::expr SmtModel::Constant(double value, DType dtype) const {
 }
 
 z3::expr SmtModel::Arith(char op, const z3::expr& a, const z3::expr& b, DType dtype) const {
-  if (IsFloat(dtype) && domain_ == Domain::kIEEE) {
+  if (IsFloat(dtype) && ieee()) {
     Z3_context c = *ctx_;
     switch (op) {
       case '+':
@@ -94,7 +95,10 @@ z3::expr SmtModel::Arith(char op, const z3::expr& a, const z3::expr& b, DType dt
     case '*':
       return a * b;
     case '/':
-      if (IsFloat(dtype)) divisors_.push_back(b);
+      if (IsFloat(dtype)) {
+        divisors_.push_back(b);
+        conditions_.push_back(b != 0);
+      }
       return a / b;  // bit-vectors: signed, truncating (C's division)
     case '%':
       if (IsInt(dtype)) return z3::srem(a, b);
@@ -124,7 +128,7 @@ z3::expr SmtModel::Cast(const z3::expr& x, DType from, DType to) const {
     return IntBits(to) > IntBits(from) ? z3::sext(x, IntBits(to) - IntBits(from)) : x.extract(IntBits(to) - 1, 0);
   }
   Z3_context c = *ctx_;
-  if (domain_ == Domain::kIEEE) {
+  if (ieee()) {
     if (IsFloat(from) && IsFloat(to)) return z3::expr(*ctx_, Z3_mk_fpa_to_fp_float(c, Rne(), x, target));
     if (IsInt(from)) return z3::expr(*ctx_, Z3_mk_fpa_to_fp_signed(c, Rne(), x, target));
     return z3::expr(*ctx_, Z3_mk_fpa_to_sbv(c, Z3_mk_fpa_rtz(c), x, IntBits(to)));  // C truncates
@@ -148,7 +152,10 @@ z3::func_decl SmtModel::Function(const std::string& name, const std::vector<z3::
   return f;
 }
 
-z3::expr SmtModel::Opaque(const std::string& name, const std::vector<z3::expr>& args, DType result) {
+z3::expr SmtModel::Opaque(const std::string& name, const std::vector<z3::expr>& args, DType result,
+                          bool propagates_nan) {
+  opaque_.insert(name);
+  if (propagates_nan) propagates_nan_.insert(name);
   std::vector<z3::sort> sorts;
   z3::expr_vector values(*ctx_);
   for (const z3::expr& a : args) {
@@ -162,6 +169,10 @@ z3::expr SmtModel::RealCall(const std::string& fn, const std::vector<z3::expr>& 
   const z3::expr& x = args[0];
   z3::sort real = ctx_->real_sort();
   auto unary = [&](const char* name, const z3::expr& arg) { return Function(name, {real}, real)(arg); };
+  // Where each function has a real value (what a stabilizing rule's pattern assumes of itself).
+  if (fn == "log" || fn == "rsqrt") conditions_.push_back(x > 0);
+  if (fn == "log1p") conditions_.push_back(1 + x > 0);
+  if (fn == "sqrt") conditions_.push_back(x >= 0);
   if (fn == "exp" || fn == "log" || fn == "sqrt" || fn == "sin" || fn == "cos" || fn == "rint")
     return unary(fn.c_str(), x);
   if (fn == "log1p") return unary("log", 1 + x);
@@ -177,9 +188,13 @@ z3::expr SmtModel::RealCall(const std::string& fn, const std::vector<z3::expr>& 
   if (fn == "pow" && args[1].is_numeral_i64(k) && k >= -4 && k <= 4) {
     z3::expr power = ctx_->real_val(1);
     for (int64_t i = 0; i < (k < 0 ? -k : k); ++i) power = power * x;
+    if (k < 0) conditions_.push_back(power != 0);
     return k < 0 ? 1 / power : power;
   }
-  if (fn == "pow") return Function("pow", {real, real}, real)(x, args[1]);
+  if (fn == "pow") {
+    conditions_.push_back(x > 0);
+    return Function("pow", {real, real}, real)(x, args[1]);
+  }
   throw Error(StrCat("cannot model math function ", fn));
 }
 
@@ -193,8 +208,21 @@ z3::expr SmtModel::IeeeCall(const std::string& fn, const std::vector<z3::expr>& 
   if (fn == "rint") return z3::expr(*ctx_, Z3_mk_fpa_round_to_integral(c, Rne(), x));
   if (fn == "fmin") return z3::expr(*ctx_, Z3_mk_fpa_min(c, x, args[1]));
   if (fn == "fmax") return z3::expr(*ctx_, Z3_mk_fpa_max(c, x, args[1]));
-  // libm's (and the devices') exp, log, tanh... are not correctly rounded: only congruence.
-  return Opaque(fn, args, dtype);
+  // Every dialect prints rsqrt as 1 / sqrt(x), and its CPU kernel computes that.
+  if (fn == "rsqrt") return Arith('/', Constant(1, dtype), z3::expr(*ctx_, Z3_mk_fpa_sqrt(c, Rne(), x)), dtype);
+  // The rounding model's contract of pow: x^1 and x^2 correctly rounded, as libm's are to within
+  // their error (which a rounding rule's bound adds to).
+  if (fn == "pow" && domain_ == Domain::kRounding) {
+    for (int k : {1, 2}) {
+      if (z3::expr(args[1] == Constant(k, dtype)).simplify().is_true()) return k == 1 ? x : Arith('*', x, x, dtype);
+    }
+  }
+  // libm's (and the devices') exp, log, tanh... are not correctly rounded: congruence and their
+  // special values only (IeeeAxioms).
+  std::vector<z3::sort> sorts(args.size(), SortOf(dtype));
+  z3::expr_vector values(*ctx_);
+  for (const z3::expr& a : args) values.push_back(a);
+  return Function(fn, sorts, SortOf(dtype))(values);
 }
 
 z3::expr SmtModel::Call(const std::string& fn, const std::vector<z3::expr>& args, DType dtype) {
@@ -237,22 +265,43 @@ z3::expr SmtModel::Translate(const ast::Expr& e, const std::map<std::string, z3:
 
 namespace {
 
-/*! \brief Applications of uninterpreted functions under `roots`, children first. */
-void CollectApps(const z3::expr& e, std::set<unsigned>* seen, std::vector<z3::expr>* apps) {
-  if (!e.is_app() || !seen->insert(e.id()).second) return;
-  for (unsigned i = 0; i < e.num_args(); ++i) CollectApps(e.arg(i), seen, apps);
-  if (e.decl().decl_kind() == Z3_OP_UNINTERPRETED && e.num_args() > 0) apps->push_back(e);
-}
-
 bool Named(const z3::expr& e, const char* name) {
   return e.is_app() && e.decl().decl_kind() == Z3_OP_UNINTERPRETED && e.decl().name().str() == name;
 }
 
 }  // namespace
 
+void CollectApps(const z3::expr& e, std::set<unsigned>* seen, std::vector<z3::expr>* apps) {
+  if (!e.is_app() || !seen->insert(e.id()).second) return;
+  for (unsigned i = 0; i < e.num_args(); ++i) CollectApps(e.arg(i), seen, apps);
+  if (e.decl().decl_kind() == Z3_OP_UNINTERPRETED && e.num_args() > 0) apps->push_back(e);
+}
+
+z3::expr SmtModel::OrderFreeSum(const std::vector<z3::expr>& terms, DType dtype) {
+  // The kernels start from +0: one term t sums to +0 + t (-0 becomes +0).
+  if (terms.size() == 1) return Arith('+', Constant(0, dtype), terms[0], dtype);
+  std::vector<z3::expr> sorted = terms;
+  std::sort(sorted.begin(), sorted.end(), [](const z3::expr& a, const z3::expr& b) { return a.id() < b.id(); });
+  sums_.insert(StrCat("order_free_sum", sorted.size()));
+  return Opaque(StrCat("order_free_sum", sorted.size()), sorted, dtype);
+}
+
+bool SmtModel::HasOpaque(const z3::expr& e) const {
+  std::vector<z3::expr> stack = {e};
+  std::set<unsigned> seen;
+  while (!stack.empty()) {
+    z3::expr t = stack.back();
+    stack.pop_back();
+    if (!t.is_app() || !seen.insert(t.id()).second) continue;
+    if (t.decl().decl_kind() == Z3_OP_UNINTERPRETED && opaque_.count(t.decl().name().str())) return true;
+    for (unsigned i = 0; i < t.num_args(); ++i) stack.push_back(t.arg(i));
+  }
+  return false;
+}
+
 z3::expr_vector SmtModel::Axioms(const z3::expr_vector& roots) {
+  if (domain_ != Domain::kReal) return IeeeAxioms(roots);
   z3::expr_vector axioms(*ctx_);
-  if (domain_ != Domain::kReal) return axioms;
   z3::sort real = ctx_->real_sort();
   z3::func_decl exp = Function("exp", {real}, real), log = Function("log", {real}, real);
   z3::func_decl sqrt = Function("sqrt", {real}, real);

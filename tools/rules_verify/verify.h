@@ -2,7 +2,7 @@
  * \file verify.h
  * \brief Proves one rewrite rule with Z3: instantiates it at its `test:` clause (one fresh
  * symbolic element per tensor element), assumes its value guards, checks its instance guards,
- * and asks whether pattern and replacement can differ.
+ * and asks whether pattern and replacement can differ as the rule's tag forbids.
  */
 #ifndef IR_TOOLS_RULES_VERIFY_VERIFY_H_
 #define IR_TOOLS_RULES_VERIFY_VERIFY_H_
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ir/rewrite.h"
+#include "obligations.h"
 #include "smt_model.h"
 
 namespace ir {
@@ -34,14 +35,17 @@ struct Verdict {
   Kind kind = Kind::kError;
   /*! \brief kCounterexample: "x = [NaN, +0, ...], ...; at [0,0]: pattern NaN, replacement +0". Else why. */
   std::string detail;
+  /*! \brief kProved: what the proof left out ("ULP bound not modeled: ..."), or empty. */
+  std::string note;
 };
 
-/*! \brief Proves `rule` over `domain` (IEEE float32 for exact rules, the reals otherwise). */
-Verdict ProveRule(const rewrite::Rule& rule, Domain domain, const VerifyOptions& options);
+/*! \brief Proves `obligation` of `rule`. */
+Verdict ProveRule(const rewrite::Rule& rule, Obligation obligation, const VerifyOptions& options);
 
 /*!
- * \brief The line the tool prints for `rule`: "ok   NAME (tag)" or "FAIL NAME (tag): why", and
- * for fast_math rules the IEEE counterexample that makes them fast_math.
+ * \brief The line the tool prints for `rule`: "ok   NAME (tag)" or "FAIL NAME (tag): why", having
+ * proved each obligation of its tag, and for fast_math rules the IEEE counterexample that makes
+ * them fast_math.
  * \param failed set to true when the rule fails.
  */
 std::string VerifyRule(const rewrite::Rule& rule, const VerifyOptions& options, bool* failed);

@@ -6,6 +6,8 @@
  * -march=native for the host's vector units; -fno-math-errno and -fno-trapping-math let
  * loops over math functions vectorize (with the prelude's `omp declare simd` declarations,
  * through libmvec) while NaN and infinity keep their IEEE meaning (no -ffast-math);
+ * -ffp-contract=off: gcc's GNU C default would fuse a * b + c into one fma, which rounds once
+ * and overflows differently (the OpenCL prelude and NVRTC's --fmad=false say the same);
  * -fopenmp for the parallel loops. Loaded objects are never closed: closing a library that
  * used OpenMP crashes at exit. The compiler (IR_CC: one program, no arguments) runs from an
  * argument vector, never through a shell, and is killed after IR_COMPILE_TIMEOUT seconds.
@@ -28,8 +30,9 @@
 namespace ir {
 namespace {
 
-const std::vector<std::string> kFlags = {"-O3",      "-march=native", "-fno-math-errno", "-fno-trapping-math",
-                                         "-fopenmp", "-shared",       "-fPIC",           "-std=gnu11"};
+const std::vector<std::string> kFlags = {
+    "-O3",      "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+    "-fopenmp", "-shared",       "-fPIC",           "-std=gnu11"};
 
 // IR_CC names one program (a path, or a name looked up in PATH), never a command line.
 std::string CompilerPath() {
