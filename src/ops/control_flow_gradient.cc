@@ -154,9 +154,8 @@ BodyGradient DifferentiateBody(const Subgraph& body, const std::string& name, si
   for (size_t i = first_x; i < body.params.size(); ++i) xs.push_back(NodeEntry{body.params[i], 0});
   BodyGradient result;
   bool effects = BodyHasEffects(body);
-  GradientOptions options;
-  options.simplify = !effects;  // simplifying would copy nodes with effects that it rewrites the inputs of
-  std::vector<NodeEntry> grads = Gradients(body.graph.outputs, xs, heads, options);
+  // Gradients applies no rewrite rule, so the gradient reads the body's own nodes (saved values below).
+  std::vector<NodeEntry> grads = Gradients(body.graph.outputs, xs, heads);
   if (!effects) {
     grad->graph.outputs = std::move(grads);
     result.gradient = grad;
