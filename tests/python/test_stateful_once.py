@@ -262,3 +262,27 @@ def test_eager_tape_never_runs_a_recorded_py_func_again():
         print(len(calls), grad)
     """)
     assert out.split() == ["1", "[12.0,", "32.0]"], out
+
+
+# ------------------------------------------------------------------ outside control flow
+
+def test_py_func_outside_control_flow_runs_once_in_a_differentiated_graph():
+    # Gradients built with the rewrite rules once copied the forward (x * 1.0 -> x rewrote the
+    # py_func's input), so a run of loss and its gradient held the py_func twice.
+    calls = []
+
+    def double(a):
+        calls.append(1)
+        return a * 2
+    x = tf.placeholder(tf.float32, [3])
+    w = tf.Variable(np.ones([3], np.float32))
+    y = tf.py_func(double, [x * 1.0], tf.float32)
+    y.set_shape([3])
+    loss = tf.reduce_sum(y * w)
+    grad = tf.gradients(loss, [w])[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        value, g = sess.run([loss, grad], {x: np.arange(3, dtype=np.float32)})
+    assert len(calls) == 1
+    assert value == 6.0
+    np.testing.assert_array_equal(g, [0.0, 2.0, 4.0])
