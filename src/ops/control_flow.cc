@@ -398,10 +398,20 @@ std::vector<bool> GradientReads(const NodeAttrs& grad, size_t n) {
   return keep;
 }
 
-/*! \brief The negation of `mask`: variables the loop does not keep are donated. */
-std::vector<bool> Not(std::vector<bool> mask) {
-  mask.flip();
-  return mask;
+/*!
+ * \brief The loop variables the loop may donate to its body: those `kept` does not flag, except
+ * loop invariants (the body returns the param itself). An invariant is never written, and not
+ * copying it keeps a variable that enters the loop the variable's own storage: a read of it in the
+ * body after an assign in the body (ordered by a control edge) sees the update, as in TensorFlow.
+ */
+std::vector<bool> Donated(const NodeAttrs& attrs, const std::vector<bool>& kept) {
+  const Subgraph& body = Body(attrs, 1);
+  std::vector<bool> donate(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const NodeEntry& out = body.graph.outputs[i];
+    donate[i] = !kept[i] && !(out.node == body.params[i] && out.index == 0);
+  }
+  return donate;
 }
 
 /*!
@@ -411,12 +421,14 @@ std::vector<bool> Not(std::vector<bool> mask) {
  */
 std::vector<NDArray> WhileCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                   const BodyRunner& run_body) {
-  if (ctx.gradient == nullptr) return RunLoop(attrs, in, run_body, std::vector<bool>(in.size(), true), nullptr).vars;
+  if (ctx.gradient == nullptr) {
+    return RunLoop(attrs, in, run_body, Donated(attrs, std::vector<bool>(in.size(), false)), nullptr).vars;
+  }
   const NodeAttrs& grad = *ctx.gradient;
   IR_CHECK(grad.op->name == "_while_loop_grad")
       << NodeDesc(attrs) << ": " << NodeDesc(grad) << " reads its record but is not its _while_loop_grad";
   std::vector<bool> keep = GradientReads(grad, in.size());
-  LoopRun loop = RunLoop(attrs, in, run_body, Not(keep), &keep, &grad);
+  LoopRun loop = RunLoop(attrs, in, run_body, Donated(attrs, keep), &keep, &grad);
   *ctx.record = loop.record;
   return std::move(loop.vars);
 }
@@ -437,7 +449,8 @@ std::vector<NDArray> WhileGradCompute(const OpContext& ctx, const NodeAttrs& att
         << NodeDesc(attrs) << ": what its while_loop recorded did not reach it (is the loop's output fed?), and "
         << "running the loop again would repeat its effects (assign, host callback, collective)";
     std::vector<bool> keep = GradientReads(attrs, n);
-    own = RunLoop(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, Not(keep), &keep).record;
+    own =
+        RunLoop(attrs, std::vector<NDArray>(in.begin(), in.begin() + n), run_body, Donated(attrs, keep), &keep).record;
     runs = own.get();
   }
   const bool exclusive = own != nullptr || ctx.forward.use_count() == 1;  // the record may be consumed
@@ -467,6 +480,25 @@ std::vector<NDArray> WhileGradCompute(const OpContext& ctx, const NodeAttrs& att
 
 // ---------------------------------------------------------------- gradients
 
+/*!
+ * \brief Throws when the gradient of loop `node` reads a variable entering the loop that its body
+ * assigns: the body reads the variable's current value (the loop does not copy it), which no
+ * recorded history of the loop holds per iteration.
+ */
+void CheckGradientReadsNoWrittenVariable(const Node& node, const Subgraph& gradient) {
+  std::set<std::string> written = WrittenVariables(Body(node.attrs, 1));
+  std::set<std::string> in_cond = WrittenVariables(Body(node.attrs, 0));
+  written.insert(in_cond.begin(), in_cond.end());
+  const IndexedGraph& idx = gradient.graph.indexed_graph();
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Node& input = *node.inputs[i].node;
+    IR_CHECK(!input.is_variable() || !written.count(input.attrs.name) || !idx.has_node(gradient.params[i].get()))
+        << "cannot differentiate through " << NodeDesc(node.attrs) << ": its body assigns variable '"
+        << input.attrs.name << "' and reads it (loop variable " << i
+        << "), so the value each iteration read is not the one the loop entered with";
+  }
+}
+
 std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds) {
   const NodeAttrs& attrs = node->attrs;
   const WhileParam& param = dmlc::get<WhileParam>(attrs.parsed);
@@ -476,6 +508,7 @@ std::vector<NodeEntry> WhileGradient(const NodePtr& node, const std::vector<Node
   inputs.insert(inputs.end(), ograds.begin(), ograds.end());
   inputs.push_back(Out(node, 0));  // what the loop records for this node
   BodyGradient body_grad = GradientBody(Body(attrs, 1), attrs.name + "_grad");
+  CheckGradientReadsNoWrittenVariable(*node, *body_grad.gradient);
   std::vector<std::shared_ptr<const Subgraph>> bodies{attrs.subgraphs[0], attrs.subgraphs[1], body_grad.gradient};
   if (body_grad.forward != nullptr) bodies.push_back(body_grad.forward);
   NodePtr grad = Node::Create(

@@ -109,6 +109,25 @@ bool BodyHasEffects(const Subgraph& body) {
   return effects;
 }
 
+std::set<std::string> WrittenVariables(const Subgraph& body) {
+  const auto* mutates = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  std::set<std::string> names;
+  PostOrderDFSVisit(body.graph.outputs, [&](const NodePtr& node) {
+    if (node->is_variable()) return;
+    if (mutates != nullptr && mutates->count(node->op())) {
+      for (uint32_t i : (*mutates)[node->op()](node->attrs)) {
+        if (i < node->inputs.size() && node->inputs[i].node->is_variable())
+          names.insert(node->inputs[i].node->attrs.name);
+      }
+    }
+    for (const auto& nested : node->attrs.subgraphs) {
+      std::set<std::string> inner = WrittenVariables(*nested);
+      names.insert(inner.begin(), inner.end());
+    }
+  });
+  return names;
+}
+
 BodyResult SplitSaved(BodyResult* result, size_t n) {
   BodyResult saved;
   if (result->outputs.size() <= n) return saved;

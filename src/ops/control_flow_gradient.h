@@ -14,6 +14,7 @@
 #define IR_OPS_CONTROL_FLOW_GRADIENT_H_
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ bool HasEffects(const Node& node);
 
 /*! \brief Whether some node of `body` HasEffects. */
 bool BodyHasEffects(const Subgraph& body);
+
+/*! \brief The names of the variables that nodes of `body` (nested bodies included) write. */
+std::set<std::string> WrittenVariables(const Subgraph& body);
 
 /*! \brief A body's gradient and, when it reads values with effects, the body that saves them. */
 struct BodyGradient {

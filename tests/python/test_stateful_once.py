@@ -2,6 +2,7 @@
 iteration in a training step, forward and backward alike (TF semantics): the gradient never runs an
 assign, a py_func or a tf.Print of the forward again, and still matches finite differences."""
 import numpy as np
+import pytest
 
 import tinyflow as tf
 from eager_util import needs_tape, run_program
@@ -286,3 +287,41 @@ def test_py_func_outside_control_flow_runs_once_in_a_differentiated_graph():
     assert len(calls) == 1
     assert value == 6.0
     np.testing.assert_array_equal(g, [0.0, 2.0, 4.0])
+
+
+# ------------------------------------------------------------------ variable reads after an assign in a body
+
+def test_a_read_after_an_assign_in_a_loop_body_sees_the_update():
+    # TF: the body reads the variable when the read runs; the loop does not copy a variable that
+    # passes through it, so a read ordered after the body's assign sees each iteration's update.
+    v = tf.Variable(0.0)
+
+    def body(i, acc):
+        with tf.control_dependencies([tf.assign_add(v, 2.0)]):
+            read = tf.identity(v)
+        return i + 1, acc + read
+    _, total = tf.while_loop(lambda i, acc: i < 3, body, [tf.constant(0), tf.constant(0.0)])
+    pred = tf.placeholder(tf.bool, [])
+
+    def branch():
+        with tf.control_dependencies([tf.assign_add(v, 5.0)]):
+            return tf.identity(v)
+    taken = tf.cond(pred, branch, lambda: tf.identity(v))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(total) == 2.0 + 4.0 + 6.0
+        assert sess.run(v) == 6.0
+        assert sess.run(taken, {pred: True}) == 11.0
+
+
+def test_differentiating_through_a_read_of_a_variable_the_loop_body_assigns_is_an_error():
+    v = tf.Variable(1.0)
+    w = tf.Variable(3.0)
+
+    def body(i, acc):
+        with tf.control_dependencies([tf.assign_add(v, 1.0)]):
+            read = tf.identity(v)
+        return i + 1, acc + read * w
+    _, total = tf.while_loop(lambda i, acc: i < 3, body, [tf.constant(0), tf.constant(0.0)])
+    with pytest.raises(Exception, match="assigns variable 'Variable' and reads it"):
+        tf.gradients(total, [w])
