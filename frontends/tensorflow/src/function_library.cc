@@ -35,8 +35,9 @@ std::string DeterministicBytes(const google::protobuf::Message& message) {
  */
 std::string CanonicalBytes(tensorflow::FunctionDef fn) {
   auto* sig_attrs = fn.mutable_signature()->mutable_attr();
-  std::sort(sig_attrs->begin(), sig_attrs->end(),
-            [](const tensorflow::OpDef::AttrDef& a, const tensorflow::OpDef::AttrDef& b) { return a.name() < b.name(); });
+  std::sort(
+      sig_attrs->begin(), sig_attrs->end(),
+      [](const tensorflow::OpDef::AttrDef& a, const tensorflow::OpDef::AttrDef& b) { return a.name() < b.name(); });
   for (auto it = fn.mutable_attr()->begin(); it != fn.mutable_attr()->end();) {
     it = it->second.value_case() == tensorflow::AttrValue::VALUE_NOT_SET ? fn.mutable_attr()->erase(it) : ++it;
   }

@@ -42,11 +42,11 @@ TEST(TFFunctionLibraryTest, RejectsAFunctionDefinedTwiceDifferently) {
   EXPECT_ERROR(RunText(graph, {}, {"call"}),
                "Cannot add function 'f' because a different function with the same name already exists.");
   // The same for the bodies of functional control flow, which take their functions from the library.
-  std::string cond = pb::Placeholder("p", {}, "DT_BOOL") + pb::Const("x", {2}, {1, -2}) +
-                     pb::Node("if", "If", {"p", "x"},
-                              pb::Attr("then_branch", "func { name: 'f' }") +
-                                  pb::Attr("else_branch", "func { name: 'f' }")) +
-                     Library(Unary("f", "Abs") + Unary("f", "Neg"));
+  std::string cond =
+      pb::Placeholder("p", {}, "DT_BOOL") + pb::Const("x", {2}, {1, -2}) +
+      pb::Node("if", "If", {"p", "x"},
+               pb::Attr("then_branch", "func { name: 'f' }") + pb::Attr("else_branch", "func { name: 'f' }")) +
+      Library(Unary("f", "Abs") + Unary("f", "Neg"));
   EXPECT_ERROR(RunText(cond, {{"p", NDArray::Scalar<bool>(true)}}, {"if"}),
                "Cannot add function 'f' because a different function with the same name already exists.");
 }
@@ -68,14 +68,15 @@ TEST(TFFunctionLibraryTest, KeepsAFunctionDefinedTwiceTheSameWay) {
 
 TEST(TFFunctionLibraryTest, RejectsAFunctionNamedLikeAnOp) {
   // A node of op Neg would otherwise be inlined as a call of the function 'Neg' (here: Abs).
-  std::string graph = pb::Const("x", {2}, {1, -2}) + pb::Node("n", "Neg", {"x"}, pb::Type()) +
-                      Library(Unary("Neg", "Abs"));
+  std::string graph =
+      pb::Const("x", {2}, {1, -2}) + pb::Node("n", "Neg", {"x"}, pb::Type()) + Library(Unary("Neg", "Abs"));
   EXPECT_ERROR(RunText(graph, {}, {"n"}), "Cannot add function 'Neg' because an op with the same name already exists.");
 }
 
 TEST(TFFunctionLibraryTest, RejectsConflictingGradientFunctions) {
-  std::string grads = "gradient { function_name: 'f' gradient_func: 'g1' } "
-                      "gradient { function_name: 'f' gradient_func: 'g1' } ";
+  std::string grads =
+      "gradient { function_name: 'f' gradient_func: 'g1' } "
+      "gradient { function_name: 'f' gradient_func: 'g1' } ";
   ExpectClose(RunText(Calling("f", Library(Unary("f", "Neg") + grads)), {}, {"call"})[0], {-1, 2}, "f", 0, 0);
   grads += "gradient { function_name: 'f' gradient_func: 'g2' }";
   EXPECT_ERROR(RunText(Calling("f", Library(Unary("f", "Neg") + grads)), {}, {"call"}),
@@ -84,11 +85,11 @@ TEST(TFFunctionLibraryTest, RejectsConflictingGradientFunctions) {
 
 TEST(TFFunctionLibraryTest, ListsTheUnsupportedOpsOfATwiceDefinedFunctionOnce) {
   std::string fn = Unary("f", "NoSuchOp");
-  std::string graph = pb::Placeholder("p", {}, "DT_BOOL") + pb::Const("x", {2}, {1, -2}) +
-                      pb::Node("if", "If", {"p", "x"},
-                               pb::Attr("then_branch", "func { name: 'f' }") +
-                                   pb::Attr("else_branch", "func { name: 'f' }")) +
-                      Library(fn + fn);
+  std::string graph =
+      pb::Placeholder("p", {}, "DT_BOOL") + pb::Const("x", {2}, {1, -2}) +
+      pb::Node("if", "If", {"p", "x"},
+               pb::Attr("then_branch", "func { name: 'f' }") + pb::Attr("else_branch", "func { name: 'f' }")) +
+      Library(fn + fn);
   auto missing = ListUnsupported(test::TextModel(graph).graph_def);
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0], std::make_pair(std::string("f/r"), std::string("NoSuchOp")));
