@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "ir/cpu_isa.h"
 #include "ops/op_harness.h"
 
@@ -58,6 +60,23 @@ TEST(CpuIsaTest, ElementwiseKernelsRunTheCodeOfTheLevel) {
     EXPECT_EQ(fused_matches, differing) << "AVX-512 code fuses y y into 1 - y y";
   } else {
     EXPECT_EQ(unfused_matches, differing) << CpuIsaName(MaxCpuIsa()) << " code rounds y y first";
+  }
+}
+
+TEST(CpuIsaTest, OneDnnIsCappedWithTheLevel) {
+  // A matmul creates oneDNN's engine, which is when the cap is set.
+  RunOp("matmul", {},
+        {NDArray::FromVector<float>(Shape{2, 2}, {1, 2, 3, 4}), NDArray::FromVector<float>(Shape{2, 2}, {1, 0, 0, 1})});
+  if (std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr || std::getenv("DNNL_MAX_CPU_ISA") != nullptr) {
+    GTEST_SKIP() << "oneDNN's own ONEDNN_MAX_CPU_ISA decides";
+  }
+  auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  // oneDNN's ISA values are bit sets, each level a superset of the one below.
+  if (MaxCpuIsa() == CpuIsa::kAvx2) {
+    EXPECT_EQ(effective & ~static_cast<unsigned>(dnnl::cpu_isa::avx2), 0u) << std::hex << effective;
+  }
+  if (MaxCpuIsa() == CpuIsa::kBaseline) {
+    EXPECT_EQ(effective & ~static_cast<unsigned>(dnnl::cpu_isa::sse41), 0u) << std::hex << effective;
   }
 }
 
