@@ -214,6 +214,11 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
         logging.warning("%s: %s", type(e).__name__, e)
         logging.warning("%s: Checkpoint ignored", path)
         return None
+    return _state_of(content, checkpoint_dir, path)
+
+
+def _state_of(content, checkpoint_dir, path):
+    """get_checkpoint_state's result for the bytes `content` of the state file `path`."""
     try:
         state = _parse_state(content.decode("utf-8"))
     except ParseError as e:
