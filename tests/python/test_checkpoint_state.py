@@ -2,7 +2,6 @@
 CheckpointState): every form TF's parser accepts names the same checkpoint, a file it rejects is
 logged and ignored (None), and no garbage makes the readers fail in a way TF does not."""
 import logging
-import os
 import random
 
 import numpy as np

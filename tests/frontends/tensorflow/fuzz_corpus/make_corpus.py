@@ -181,7 +181,8 @@ def saved_models():
          "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1 float_val: -2 } } } } ")
     p = ("node { name: 'p' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' "
          "value { tensor { dtype: DT_BOOL tensor_shape { } bool_val: true } } } } ")
-    call = "node { name: 'call' op: 'StatefulPartitionedCall' input: 'x' attr { key: 'f' value { func { name: 'f' } } } } "
+    call = ("node { name: 'call' op: 'StatefulPartitionedCall' input: 'x' "
+            "attr { key: 'f' value { func { name: 'f' } } } } ")
     cond = ("node { name: 'if' op: 'If' input: 'p' input: 'x' attr { key: 'then_branch' value { func { name: 'f' } } } "
             "attr { key: 'else_branch' value { func { name: 'g' } } } } ")
     write("saved_model/call.pb", encode(saved_model(x + call, function("f", "Neg"), "call:0")))
