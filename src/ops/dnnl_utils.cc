@@ -5,15 +5,37 @@
 #include "ops/dnnl_utils.h"
 
 #include <algorithm>
+#include <cstdlib>
+
+#include "ir/cpu_isa.h"
 
 namespace ir {
 namespace op {
 namespace dnnl_utils {
+namespace {
+
+/*!
+ * \brief IR_MAX_CPU_ISA caps oneDNN's kernels as well (before its first primitive), unless
+ * oneDNN's own ONEDNN_MAX_CPU_ISA (or the older DNNL_MAX_CPU_ISA) says what to use.
+ */
+void CapOneDnnIsa() {
+  if (std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr || std::getenv("DNNL_MAX_CPU_ISA") != nullptr) return;
+  try {
+    if (MaxCpuIsa() == CpuIsa::kAvx2) dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2);
+    if (MaxCpuIsa() == CpuIsa::kBaseline) dnnl::set_max_cpu_isa(dnnl::cpu_isa::sse41);  // oneDNN's lowest
+  } catch (const dnnl::error&) {
+    // Too late (a primitive exists already) or not supported by this build: oneDNN picks itself.
+  }
+}
+
+}  // namespace
 
 const dnnl::engine& Engine() {
   // Leaked on purpose, like the cache: streams and primitives may outlive static destructors.
-  static const dnnl::engine* engine =
-      Guard("oneDNN engine", [] { return new dnnl::engine(dnnl::engine::kind::cpu, 0); });
+  static const dnnl::engine* engine = Guard("oneDNN engine", [] {
+    CapOneDnnIsa();
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  });
   return *engine;
 }
 

@@ -49,14 +49,17 @@ void ParseDropout(NodeAttrs* attrs) {
  * integer arithmetic), giving each element the same draw as a scalar loop.
  */
 template <typename T>
-IR_SIMD_CLONES void DropoutSpan(uint64_t key, double keep, T scale, int64_t begin, int64_t end, const T* x, T* y,
-                                T* mask) {
+void DropoutSpan(uint64_t key, double keep, T scale, int64_t begin, int64_t end, const T* x, T* y, T* mask) {
+  simd::Dispatch(
+      [](uint64_t key, double keep, T scale, int64_t begin, int64_t end, const T* x, T* y, T* mask) IR_SIMD_BODY {
 #pragma omp simd
-  for (int64_t i = begin; i < end; ++i) {
-    T m = random::UniformAt<T>(key, static_cast<uint64_t>(i)) < keep ? scale : T(0);
-    mask[i] = m;
-    y[i] = x[i] * m;
-  }
+        for (int64_t i = begin; i < end; ++i) {
+          T m = random::UniformAt<T>(key, static_cast<uint64_t>(i)) < keep ? scale : T(0);
+          mask[i] = m;
+          y[i] = x[i] * m;
+        }
+      },
+      key, keep, scale, begin, end, x, y, mask);
 }
 
 void DropoutCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,

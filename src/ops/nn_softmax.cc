@@ -57,29 +57,41 @@ T RowMax(const T* x, int64_t n) {
 
 /*! \brief The sum of e^(x[j] - m) over j < n; also stores the terms in e[j] when kStore (e may be x). */
 template <bool kStore, typename T>
-IR_SIMD_CLONES T ExpShiftedSum(const T* x, T m, T* e, int64_t n) {
-  T s = 0;
+T ExpShiftedSum(const T* x, T m, T* e, int64_t n) {
+  return simd::Dispatch(
+      [](const T* x, T m, T* e, int64_t n) IR_SIMD_BODY {
+        T s = 0;
 #pragma omp simd reduction(+ : s)
-  for (int64_t j = 0; j < n; ++j) {
-    T term = std::exp(x[j] - m);
-    if constexpr (kStore) e[j] = term;
-    s += term;
-  }
-  return s;
+        for (int64_t j = 0; j < n; ++j) {
+          T term = std::exp(x[j] - m);
+          if constexpr (kStore) e[j] = term;
+          s += term;
+        }
+        return s;
+      },
+      x, m, e, n);
 }
 
 /*! \brief y[j] *= scale for j < n. */
 template <typename T>
-IR_SIMD_CLONES void Scale(T* y, T scale, int64_t n) {
+void Scale(T* y, T scale, int64_t n) {
+  simd::Dispatch(
+      [](T* y, T scale, int64_t n) IR_SIMD_BODY {
 #pragma omp simd
-  for (int64_t j = 0; j < n; ++j) y[j] *= scale;
+        for (int64_t j = 0; j < n; ++j) y[j] *= scale;
+      },
+      y, scale, n);
 }
 
 /*! \brief y[j] = (x[j] - a) - b for j < n: (x - m) - log s, which does not round at the magnitude of m. */
 template <typename T>
-IR_SIMD_CLONES void SubtractTwice(const T* x, T a, T b, T* y, int64_t n) {
+void SubtractTwice(const T* x, T a, T b, T* y, int64_t n) {
+  simd::Dispatch(
+      [](const T* x, T a, T b, T* y, int64_t n) IR_SIMD_BODY {
 #pragma omp simd
-  for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - a) - b;
+        for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - a) - b;
+      },
+      x, a, b, y, n);
 }
 
 /*!
@@ -102,22 +114,26 @@ void SoftmaxRow(const T* x, T* y, int64_t n) {
  * across the inner dimension. `m` and `s` are scratch buffers of `inner` values.
  */
 template <bool kLog, typename T>
-IR_SIMD_CLONES void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) {
-  std::copy(x, x + inner, m);
-  for (int64_t j = 1; j < n; ++j) {
-    for (int64_t k = 0; k < inner; ++k) m[k] = std::max(m[k], x[j * inner + k]);
-  }
-  std::fill(s, s + inner, T(0));
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < inner; ++k) s[k] += std::exp(x[j * inner + k] - m[k]);
-  }
-  for (int64_t k = 0; k < inner; ++k) s[k] = kLog ? std::log(s[k]) : T(1) / s[k];
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < inner; ++k) {
-      const int64_t i = j * inner + k;
-      y[i] = kLog ? (x[i] - m[k]) - s[k] : std::exp(x[i] - m[k]) * s[k];
-    }
-  }
+void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) {
+  simd::Dispatch(
+      [](const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) IR_SIMD_BODY {
+        std::copy(x, x + inner, m);
+        for (int64_t j = 1; j < n; ++j) {
+          for (int64_t k = 0; k < inner; ++k) m[k] = std::max(m[k], x[j * inner + k]);
+        }
+        std::fill(s, s + inner, T(0));
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t k = 0; k < inner; ++k) s[k] += std::exp(x[j * inner + k] - m[k]);
+        }
+        for (int64_t k = 0; k < inner; ++k) s[k] = kLog ? std::log(s[k]) : T(1) / s[k];
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t k = 0; k < inner; ++k) {
+            const int64_t i = j * inner + k;
+            y[i] = kLog ? (x[i] - m[k]) - s[k] : std::exp(x[i] - m[k]) * s[k];
+          }
+        }
+      },
+      x, y, n, inner, m, s);
 }
 
 template <bool kLog>
@@ -223,14 +239,18 @@ bool CrossEntropyType(const NodeAttrs& attrs, std::vector<DType>* in, std::vecto
  * the loss -sum_j p_j ((x_j - m) - log s).
  */
 template <typename T>
-IR_SIMD_CLONES T DenseCrossEntropy(const T* x, const T* p, T m, T log_s, T inv, T* bp, int64_t n) {
-  T total = 0;
+T DenseCrossEntropy(const T* x, const T* p, T m, T log_s, T inv, T* bp, int64_t n) {
+  return simd::Dispatch(
+      [](const T* x, const T* p, T m, T log_s, T inv, T* bp, int64_t n) IR_SIMD_BODY {
+        T total = 0;
 #pragma omp simd reduction(+ : total)
-  for (int64_t j = 0; j < n; ++j) {
-    total -= p[j] * ((x[j] - m) - log_s);
-    bp[j] = bp[j] * inv - p[j];
-  }
-  return total;
+        for (int64_t j = 0; j < n; ++j) {
+          total -= p[j] * ((x[j] - m) - log_s);
+          bp[j] = bp[j] * inv - p[j];
+        }
+        return total;
+      },
+      x, p, m, log_s, inv, bp, n);
 }
 
 /*!

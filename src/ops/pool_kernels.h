@@ -151,40 +151,48 @@ inline void AvgGradBlock(const T* dy, int64_t row, int64_t c, const Cells& s, T*
 
 /*! \brief Output row oh of image x (NHWC) pooled into y (g.ow * g.c values). */
 template <bool kMax, typename T>
-IR_SIMD_CLONES void PoolRow(const nn::Geometry& g, const T* x, int64_t oh, T* y) {
-  const int64_t row = g.w * g.c;
-  for (int64_t ow = 0; ow < g.ow; ++ow) {
-    const Cells s = WindowAt(g, oh, ow);
-    ForEachChannelBlock<T>(g.c, [&](int64_t c0, auto lanes) {
-      using L = decltype(lanes);
-      if (kMax) {
-        MaxBlock<L>(x + c0, row, g.c, s, y + ow * g.c + c0);
-      } else {
-        AvgBlock<L>(x + c0, row, g.c, s, y + ow * g.c + c0);
-      }
-    });
-  }
+void PoolRow(const nn::Geometry& g, const T* x, int64_t oh, T* y) {
+  simd::Dispatch(
+      [](const nn::Geometry& g, const T* x, int64_t oh, T* y) IR_SIMD_BODY {
+        const int64_t row = g.w * g.c;
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const Cells s = WindowAt(g, oh, ow);
+          ForEachChannelBlock<T>(g.c, [&](int64_t c0, auto lanes) {
+            using L = decltype(lanes);
+            if (kMax) {
+              MaxBlock<L>(x + c0, row, g.c, s, y + ow * g.c + c0);
+            } else {
+              AvgBlock<L>(x + c0, row, g.c, s, y + ow * g.c + c0);
+            }
+          });
+        }
+      },
+      g, x, oh, y);
 }
 
 /*! \brief dx of one image (NHWC) from its dy (and its x for max pooling). */
 template <bool kMax, typename T>
-IR_SIMD_CLONES void PoolGradImage(const nn::Geometry& g, const T* x, const T* dy, T* dx) {
-  const int64_t row = g.w * g.c;
-  std::fill(dx, dx + g.h * row, T(0));
-  for (int64_t oh = 0; oh < g.oh; ++oh) {
-    for (int64_t ow = 0; ow < g.ow; ++ow) {
-      const Cells s = WindowAt(g, oh, ow);
-      const T* d = dy + (oh * g.ow + ow) * g.c;
-      ForEachChannelBlock<T>(g.c, [&](int64_t c0, auto lanes) {
-        using L = decltype(lanes);
-        if (kMax) {
-          MaxGradBlock<L>(x + c0, d + c0, row, g.c, s, dx + c0);
-        } else {
-          AvgGradBlock<L>(d + c0, row, g.c, s, dx + c0);
+void PoolGradImage(const nn::Geometry& g, const T* x, const T* dy, T* dx) {
+  simd::Dispatch(
+      [](const nn::Geometry& g, const T* x, const T* dy, T* dx) IR_SIMD_BODY {
+        const int64_t row = g.w * g.c;
+        std::fill(dx, dx + g.h * row, T(0));
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const Cells s = WindowAt(g, oh, ow);
+            const T* d = dy + (oh * g.ow + ow) * g.c;
+            ForEachChannelBlock<T>(g.c, [&](int64_t c0, auto lanes) {
+              using L = decltype(lanes);
+              if (kMax) {
+                MaxGradBlock<L>(x + c0, d + c0, row, g.c, s, dx + c0);
+              } else {
+                AvgGradBlock<L>(d + c0, row, g.c, s, dx + c0);
+              }
+            });
+          }
         }
-      });
-    }
-  }
+      },
+      g, x, dy, dx);
 }
 
 /*! \brief Max (kMax) or average pooling of NHWC x into y, output rows split across threads. */

@@ -202,24 +202,28 @@ void ParallelPairwiseReduce(int64_t n, int64_t leaf, int64_t width, T* acc, cons
 
 /*! \brief Reduces elements [begin, end) of one output's run sequence (inner dim reduced). */
 template <typename R, typename T>
-IR_SIMD_CLONES T ReduceRuns(const T* base, const ReduceLayout& layout, int64_t begin, int64_t end) {
-  T lane[kLanes];
-  for (T& l : lane) l = R::template Identity<T>();
-  while (begin < end) {
-    int64_t row = begin / layout.inner, col = begin % layout.inner;
-    int64_t len = std::min(layout.inner - col, end - begin);
-    const T* p = base + Offset(row, layout.reduced_extent, layout.reduced_stride) + col;
-    int64_t i = 0;
-    for (; i + kLanes <= len; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lane[l] = R::Combine(lane[l], p[i + l]);
-    }
-    for (; i < len; ++i) lane[0] = R::Combine(lane[0], p[i]);
-    begin += len;
-  }
-  for (int w = kLanes / 2; w > 0; w /= 2) {
-    for (int l = 0; l < w; ++l) lane[l] = R::Combine(lane[l], lane[l + w]);
-  }
-  return lane[0];
+T ReduceRuns(const T* base, const ReduceLayout& layout, int64_t begin, int64_t end) {
+  return simd::Dispatch(
+      [](const T* base, const ReduceLayout& layout, int64_t begin, int64_t end) IR_SIMD_BODY {
+        T lane[kLanes];
+        for (T& l : lane) l = R::template Identity<T>();
+        while (begin < end) {
+          int64_t row = begin / layout.inner, col = begin % layout.inner;
+          int64_t len = std::min(layout.inner - col, end - begin);
+          const T* p = base + Offset(row, layout.reduced_extent, layout.reduced_stride) + col;
+          int64_t i = 0;
+          for (; i + kLanes <= len; i += kLanes) {
+            for (int l = 0; l < kLanes; ++l) lane[l] = R::Combine(lane[l], p[i + l]);
+          }
+          for (; i < len; ++i) lane[0] = R::Combine(lane[0], p[i]);
+          begin += len;
+        }
+        for (int w = kLanes / 2; w > 0; w /= 2) {
+          for (int l = 0; l < w; ++l) lane[l] = R::Combine(lane[l], lane[l + w]);
+        }
+        return lane[0];
+      },
+      base, layout, begin, end);
 }
 
 /*! \brief out[o] = reduction of output o's runs (inner dim reduced). */

@@ -7,14 +7,19 @@
  * their IEEE meaning). Loops still vectorize: the files of the kernels are compiled with
  * -fno-math-errno -fno-trapping-math (CMakeLists.txt), every loop here is `#pragma omp simd`,
  * and glibc's libmvec supplies expf, tanhf, logf... for 4, 8 or 16 lanes once the functions are
- * declared `declare simd` (glibc's math.h declares them so only under -ffast-math). IR_SIMD_CLONES
- * compiles a loop for AVX-512, AVX2 and baseline x86-64; the loader picks the one the CPU runs.
+ * declared `declare simd` (glibc's math.h declares them so only under -ffast-math). Dispatch
+ * compiles a loop for AVX-512, AVX2 and baseline x86-64 and runs the one of MaxCpuIsa() (the
+ * CPU's best, or less under IR_MAX_CPU_ISA: include/ir/cpu_isa.h), so that an AVX-512 machine
+ * can run (and test) the AVX2 code an AVX2 machine runs.
  */
 #ifndef IR_OPS_SIMD_H_
 #define IR_OPS_SIMD_H_
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
+
+#include "ir/cpu_isa.h"
 
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
 // The functions libmvec (glibc >= 2.35) has vector variants of, for every x86-64 ISA level.
@@ -52,35 +57,85 @@ float powf(float, float) noexcept;
 #pragma omp declare simd notinbranch
 double pow(double, double) noexcept;
 }
-/*! \brief Compiles a function for AVX-512, AVX2 and baseline x86-64, chosen when libir loads. */
-#define IR_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define IR_SIMD_CLONES
+#define IR_SIMD_X86_CLONES 1
 #endif
+
+/*!
+ * \brief Marks the lambda a Dispatch runs, `[](args) IR_SIMD_BODY { ... }`: inlined into each
+ * instruction set's copy, it is compiled (vectorized, its libm calls given their vector
+ * variants) for that instruction set. It takes what it works on as parameters, not captures:
+ * GCC does not vectorize an `omp simd reduction` whose loop reads a closure's members.
+ */
+#define IR_SIMD_BODY __attribute__((always_inline))
 
 namespace ir {
 namespace op {
 namespace simd {
 
+#ifdef IR_SIMD_X86_CLONES
+/*! \brief `body(args...)` compiled for AVX-512 (F). */
+template <typename Body, typename... Args>
+__attribute__((target("avx512f"))) auto RunAvx512(const Body& body, Args&&... args) {
+  return body(std::forward<Args>(args)...);
+}
+/*! \brief `body(args...)` compiled for AVX2. */
+template <typename Body, typename... Args>
+__attribute__((target("avx2"))) auto RunAvx2(const Body& body, Args&&... args) {
+  return body(std::forward<Args>(args)...);
+}
+#endif
+
+/*!
+ * \brief `body(args...)` (an IR_SIMD_BODY lambda: a hot loop) compiled for the instruction set
+ * of MaxCpuIsa(): AVX-512, AVX2 or baseline x86-64, the copies GCC's target_clones would make,
+ * picked by the CPU and IR_MAX_CPU_ISA instead of the CPU alone.
+ */
+template <typename Body, typename... Args>
+auto Dispatch(const Body& body, Args&&... args) {
+#ifdef IR_SIMD_X86_CLONES
+  switch (MaxCpuIsa()) {
+    case CpuIsa::kAvx512:
+      return RunAvx512(body, std::forward<Args>(args)...);
+    case CpuIsa::kAvx2:
+      return RunAvx2(body, std::forward<Args>(args)...);
+    default:
+      break;
+  }
+#endif
+  return body(std::forward<Args>(args)...);
+}
+
 /*! \brief y[i] = F::Map(x0[i], x1[i], ...) for i < n; y may alias an x. */
 template <typename F, typename R, typename... T>
-IR_SIMD_CLONES void Map(int64_t n, R* y, const T*... x) {
+void Map(int64_t n, R* y, const T*... x) {
+  Dispatch(
+      [](int64_t n, R* y, const T*... x) IR_SIMD_BODY {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = F::Map(x[i]...);
+        for (int64_t i = 0; i < n; ++i) y[i] = F::Map(x[i]...);
+      },
+      n, y, x...);
 }
 
 /*! \brief y[i] = F::Map(a[i], b) for i < n: a vector and a scalar operand. */
 template <typename F, typename R, typename T>
-IR_SIMD_CLONES void MapVectorScalar(int64_t n, R* y, const T* a, T b) {
+void MapVectorScalar(int64_t n, R* y, const T* a, T b) {
+  Dispatch(
+      [](int64_t n, R* y, const T* a, T b) IR_SIMD_BODY {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = F::Map(a[i], b);
+        for (int64_t i = 0; i < n; ++i) y[i] = F::Map(a[i], b);
+      },
+      n, y, a, b);
 }
 
 /*! \brief y[i] = F::Map(a, b[i]) for i < n: a scalar and a vector operand. */
 template <typename F, typename R, typename T>
-IR_SIMD_CLONES void MapScalarVector(int64_t n, R* y, T a, const T* b) {
+void MapScalarVector(int64_t n, R* y, T a, const T* b) {
+  Dispatch(
+      [](int64_t n, R* y, T a, const T* b) IR_SIMD_BODY {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = F::Map(a, b[i]);
+        for (int64_t i = 0; i < n; ++i) y[i] = F::Map(a, b[i]);
+      },
+      n, y, a, b);
 }
 
 /*!
@@ -88,17 +143,21 @@ IR_SIMD_CLONES void MapScalarVector(int64_t n, R* y, T a, const T* b) {
  * independent lanes that vectorize (an `omp simd` reduction of max does not: NaN).
  */
 template <typename T, typename Combine>
-IR_SIMD_CLONES T LaneReduce(const T* x, int64_t n, const Combine& combine) {
-  constexpr int kLanes = 32;
-  T lane[kLanes];
-  for (int l = 0; l < kLanes; ++l) lane[l] = x[0];
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) lane[l] = combine(lane[l], x[j + l]);
-  }
-  for (; j < n; ++j) lane[0] = combine(lane[0], x[j]);
-  for (int l = 1; l < kLanes; ++l) lane[0] = combine(lane[0], lane[l]);
-  return lane[0];
+T LaneReduce(const T* x, int64_t n, const Combine& combine) {
+  return Dispatch(
+      [](const T* x, int64_t n, const Combine& combine) IR_SIMD_BODY {
+        constexpr int kLanes = 32;
+        T lane[kLanes];
+        for (int l = 0; l < kLanes; ++l) lane[l] = x[0];
+        int64_t j = 0;
+        for (; j + kLanes <= n; j += kLanes) {
+          for (int l = 0; l < kLanes; ++l) lane[l] = combine(lane[l], x[j + l]);
+        }
+        for (; j < n; ++j) lane[0] = combine(lane[0], x[j]);
+        for (int l = 1; l < kLanes; ++l) lane[0] = combine(lane[0], lane[l]);
+        return lane[0];
+      },
+      x, n, combine);
 }
 
 /*!

@@ -226,6 +226,28 @@ void ExpectNear(const NDArray& actual, const NDArray& expected, double atol, dou
   ExpectNear(actual, Values(expected), atol, rtol);
 }
 
+double Gamma(int64_t k, DType dtype) {
+  double u = dtype == DType::kFloat32 ? std::ldexp(1.0, -24) : dtype == DType::kFloat64 ? std::ldexp(1.0, -53) : 0;
+  return static_cast<double>(k) * u / (1 - static_cast<double>(k) * u);
+}
+
+void ExpectWithinSumBound(const NDArray& actual, const std::vector<double>& expected,
+                          const std::vector<double>& magnitude, int64_t k) {
+  ASSERT_EQ(actual.Size(), static_cast<int64_t>(expected.size())) << "shape " << actual.shape();
+  ASSERT_EQ(magnitude.size(), expected.size());
+  const double gamma = Gamma(k, actual.dtype()) + Gamma(k, DType::kFloat64);
+  std::vector<double> got = Values(actual);
+  int reported = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    bool close = (std::isnan(got[i]) && std::isnan(expected[i])) || got[i] == expected[i] ||
+                 std::fabs(got[i] - expected[i]) <= gamma * magnitude[i];
+    if (!close && reported++ < 5) {
+      ADD_FAILURE() << "element " << i << ": got " << got[i] << ", expected " << expected[i] << " within "
+                    << gamma * magnitude[i] << " (" << k << " terms of magnitude " << magnitude[i] << ")";
+    }
+  }
+}
+
 void CheckGradient(const std::string& op, const Attrs& attrs, const std::vector<NDArray>& inputs,
                    const GradCheckOptions& options) {
   std::vector<NodeEntry> xs;

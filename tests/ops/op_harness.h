@@ -60,6 +60,18 @@ std::vector<NDArray> RunOp(const std::string& op, const Attrs& attrs, const std:
 void ExpectNear(const NDArray& actual, const std::vector<double>& expected, double atol = 1e-6, double rtol = 1e-6);
 void ExpectNear(const NDArray& actual, const NDArray& expected, double atol = 1e-6, double rtol = 1e-6);
 
+/*! \brief Higham's gamma_k = k u / (1 - k u) for `dtype`'s unit roundoff (2^-24, 2^-53; 0 for integers). */
+double Gamma(int64_t k, DType dtype);
+
+/*!
+ * \brief Elementwise |actual - expected| <= (gamma_k(dtype) + gamma_k(float64)) * magnitude[i]:
+ * the error bound of a sum of at most k terms computed in `actual`'s dtype, in any order,
+ * against a float64 reference sum, `magnitude` being the sum of the terms' absolute values
+ * (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1). NaN matches NaN.
+ */
+void ExpectWithinSumBound(const NDArray& actual, const std::vector<double>& expected,
+                          const std::vector<double>& magnitude, int64_t k);
+
 struct GradCheckOptions {
   double eps = 1e-6;
   double atol = 1e-6;

@@ -209,3 +209,43 @@ def test_text_merge_and_errors(tmp_path):
         writer.add_summary(b"")
     assert tf.summary.FileWriterCache.get(str(tmp_path / "c")) is tf.summary.FileWriterCache.get(str(tmp_path / "c"))
     tf.summary.FileWriterCache.clear()
+
+
+def test_random_mutations_of_summaries_are_written_framed_or_refused(tmp_path):
+    """Nothing in tinyflow or libir_tensorflow reads event files back (TensorBoard does): what parses
+    hostile bytes is the writer, which parses each serialized Summary before framing its Event. 1,500
+    random mutations of real summaries: each is refused with an OpError or written as one well-framed
+    record (CRCs right) whose Event has the step, and the file never holds a partial record."""
+    import random
+    x = tf.placeholder(tf.float32, [2, 2])
+    tf.summary.scalar("loss", tf.reduce_sum(x))
+    tf.summary.histogram("h", x)
+    tf.summary.image("img", tf.reshape(x, [1, 2, 2, 1]))
+    with tf.Session() as sess:
+        seed = sess.run(tf.summary.merge_all(), {x: np.arange(4, dtype=np.float32).reshape(2, 2)})
+    rng = random.Random(5)
+    writer = tf.summary.FileWriter(str(tmp_path))
+    written, refused = [], 0
+    for step in range(1, 1501):
+        data = bytearray(seed)
+        for _ in range(rng.randint(1, 4)):
+            at, kind = rng.randrange(len(data) + 1), rng.randrange(4)
+            if kind == 0 and data:
+                data[min(at, len(data) - 1)] ^= 1 << rng.randrange(8)
+            elif kind == 1:
+                data[at:at] = bytes([rng.randrange(256)])
+            elif kind == 2:
+                del data[at:at + rng.randint(1, 16)]
+            else:
+                data[at:at] = data[at:at + rng.randint(1, 32)]
+        try:
+            writer.add_summary(bytes(data), step)
+            written.append(step)
+        except tf.errors.OpError as e:
+            assert "not a serialized Summary" in str(e)
+            refused += 1
+    writer.close()
+    events = _events(tmp_path)  # checks every record's framing and CRCs
+    assert len(events) == 1 + len(written)
+    assert [e[2][0] for e in events[1:]] == written and all(5 in e for e in events[1:])
+    assert refused > 100 and len(written) > 100  # the mutations reach both outcomes

@@ -4,14 +4,14 @@ file in TF's text format, so TF reads tinyflow's checkpoints and tinyflow restor
 import ctypes
 import glob
 import os
-import re
 import time
-import warnings
 
 import numpy as np
 
 from . import errors
+from . import tf_logging as logging
 from ._lib import LIB, LIB_PATH, c_handle_array, c_str, c_str_array
+from .checkpoint_state import CheckpointState, get_checkpoint_state, update_checkpoint_state
 from .framework import Tensor, Variable, get_default_graph
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
@@ -142,79 +142,13 @@ def checkpoint_exists(checkpoint_prefix):
     return _prefix_exists(checkpoint_prefix) or bool(glob.glob(checkpoint_prefix))
 
 
-class CheckpointState(object):
-    """The `checkpoint` state file: model_checkpoint_path (the latest) and all_model_checkpoint_paths."""
-
-    def __init__(self, model_checkpoint_path="", all_model_checkpoint_paths=()):
-        self.model_checkpoint_path = model_checkpoint_path
-        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths)
-
-    def __repr__(self):
-        return _state_text(self)
-
-
-def _quote(s):
-    return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _state_text(state):
-    lines = ["model_checkpoint_path: %s" % _quote(state.model_checkpoint_path)]
-    lines += ["all_model_checkpoint_paths: %s" % _quote(p) for p in state.all_model_checkpoint_paths]
-    return "\n".join(lines) + "\n"
-
-
-def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None, latest_filename=None,
-                            save_relative_paths=False):
-    """Writes the state file (atomically) in TF's text format; with save_relative_paths, paths inside save_dir
-    are written relative to it."""
-    paths = list(all_model_checkpoint_paths or [])
-    if not paths or paths[-1] != model_checkpoint_path:
-        paths.append(model_checkpoint_path)
-    if save_relative_paths:
-        rel = lambda p: os.path.relpath(p, save_dir) if os.path.isabs(p) else p  # noqa: E731
-        model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
-    path = os.path.join(save_dir, latest_filename or "checkpoint")
-    tmp = path + ".tmp%d" % os.getpid()
-    with open(tmp, "w") as f:
-        f.write(_state_text(CheckpointState(model_checkpoint_path, paths)))
-    os.replace(tmp, path)
-
-
-def get_checkpoint_state(checkpoint_dir, latest_filename=None):
-    """tf.train.get_checkpoint_state: the CheckpointState of `checkpoint_dir` (relative paths joined to it), or
-    None when it has no state file or one that does not parse (with a warning); ValueError when it names no
-    model_checkpoint_path."""
-    path = os.path.join(checkpoint_dir, latest_filename or "checkpoint")
-    if not os.path.isfile(path):
-        return None
-    state = CheckpointState()
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            m = re.match(r'^([a-z_]+)\s*:\s*"((?:[^"\\]|\\.)*)"$',
-                         line) or re.match(r"^([a-z_]+)\s*:\s*(-?[0-9.eE+]+)$", line)
-            if m is None:  # TF logs the parse error and ignores the file
-                warnings.warn("%s:%d: malformed checkpoint state line %r: checkpoint ignored" % (path, lineno, line))
-                return None
-            key, value = m.group(1), re.sub(r"\\(.)", lambda c: {"n": "\n"}.get(c.group(1), c.group(1)), m.group(2))
-            if key in ("model_checkpoint_path", "all_model_checkpoint_paths") and not os.path.isabs(value):
-                value = os.path.join(checkpoint_dir, value)
-            if key == "model_checkpoint_path":
-                state.model_checkpoint_path = value
-            elif key == "all_model_checkpoint_paths":
-                state.all_model_checkpoint_paths.append(value)
-    if not state.model_checkpoint_path:
-        raise ValueError("Invalid checkpoint state loaded from %s" % checkpoint_dir)
-    return state
-
-
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     """tf.train.latest_checkpoint: the prefix of the newest checkpoint in `checkpoint_dir`, or None."""
     state = get_checkpoint_state(checkpoint_dir, latest_filename)
-    if state and checkpoint_exists(state.model_checkpoint_path):
-        return state.model_checkpoint_path
+    if state and state.model_checkpoint_path:
+        if checkpoint_exists(state.model_checkpoint_path):
+            return state.model_checkpoint_path
+        logging.error("Couldn't match files for checkpoint %s", state.model_checkpoint_path)
     return None
 
 

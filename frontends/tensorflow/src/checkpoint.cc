@@ -31,6 +31,20 @@ constexpr uint8_t kSnappy = 1;
 /*! \brief Largest tensor read from a bundle. */
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
+/*!
+ * \brief Whether `n` bytes have the masked CRC32C `stored`. A fuzzing build (IR_BUILD_FUZZERS
+ * defines FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, as OSS-Fuzz does) accepts any: a mutated
+ * input would otherwise almost never get past the check to the parsing behind it.
+ */
+bool CrcMatches(const char* data, size_t n, uint32_t stored) {
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  (void)data, (void)n, (void)stored;
+  return true;
+#else
+  return MaskCrc(Crc32c(data, n)) == stored;
+#endif
+}
+
 /*! \brief A bounds-checked reader over bytes; every failure names the file. */
 class Cursor {
  public:
@@ -79,12 +93,14 @@ BlockHandle ReadHandle(Cursor* cursor) {
 
 /*! \brief The contents of the block at `handle`: CRC-checked, and uncompressed when it is snappy. */
 std::string ReadBlock(const std::string& file, const BlockHandle& handle, const std::string& origin) {
-  IR_CHECK(handle.offset <= file.size() && handle.size + kBlockTrailerSize <= file.size() - handle.offset)
+  // Each bound on its own: handle.size + kBlockTrailerSize could wrap around.
+  IR_CHECK(handle.offset <= file.size() && handle.size <= file.size() - handle.offset &&
+           kBlockTrailerSize <= file.size() - handle.offset - handle.size)
       << "'" << origin << "': a block handle points past the end of the file";
   size_t begin = handle.offset, size = handle.size;
   uint8_t compression = static_cast<uint8_t>(file[begin + size]);
   uint32_t stored = Fixed32(file, begin + size + 1);
-  IR_CHECK(MaskCrc(Crc32c(file.data() + begin, size + 1)) == stored)
+  IR_CHECK(CrcMatches(file.data() + begin, size + 1, stored))
       << "'" << origin << "': block at offset " << begin << " fails its CRC check (corrupt file)";
   std::string contents = file.substr(begin, size);
   if (compression == kSnappy) return SnappyUncompress(contents, origin);
@@ -138,6 +154,18 @@ void CheckEntrySize(const BundleTensorInfo& info) {
       << TFTypeName(info.tf_dtype) << " needs " << need;
 }
 
+/*! \brief TensorFlow's CheckVersions for bundles: this reader is consumer version 1 (kTensorBundleVersion). */
+void CheckVersion(const tensorflow::VersionDef& version, const std::string& path) {
+  constexpr int kConsumer = 1;
+  IR_CHECK(version.producer() >= 0) << "'" << path << "': checkpoint producer version " << version.producer()
+                                    << " below min producer 0";
+  IR_CHECK(version.min_consumer() <= kConsumer) << "'" << path << "': checkpoint min consumer version "
+                                                << version.min_consumer() << " above current version " << kConsumer;
+  for (int bad : version.bad_consumers()) {
+    IR_CHECK(bad != kConsumer) << "'" << path << "': checkpoint disallows consumer version " << bad;
+  }
+}
+
 }  // namespace
 
 uint32_t Crc32c(const void* data, size_t n) {
@@ -161,10 +189,21 @@ std::map<std::string, std::string> ReadTable(const std::string& bytes, const std
   ReadHandle(&cursor);  // the metaindex block: TensorFlow writes no meta blocks
   BlockHandle index = ReadHandle(&cursor);
   std::map<std::string, std::string> table;
+  uint64_t data_end = 0;  // where the previous data block (with its trailer) ends
   ForEachEntry(bytes, index, origin, [&](const std::string&, const std::string& handle_bytes) {
     Cursor handle_cursor(handle_bytes, 0, handle_bytes.size(), origin);
-    ForEachEntry(bytes, ReadHandle(&handle_cursor), origin,
-                 [&](const std::string& key, const std::string& value) { table[key] = value; });
+    BlockHandle block = ReadHandle(&handle_cursor);
+    // A table's data blocks follow each other; an index naming one twice (or out of order) is
+    // corrupt, and would make the reader do the work of a block once per mention.
+    IR_CHECK(block.offset >= data_end) << "'" << origin << "': data block at offset " << block.offset
+                                       << " overlaps or precedes the one before it (corrupt index block)";
+    ForEachEntry(bytes, block, origin, [&](const std::string& key, const std::string& value) {
+      // Keys are strictly increasing through the whole table: a repeated key has no one value.
+      IR_CHECK(table.empty() || key > table.rbegin()->first)
+          << "'" << origin << "': key '" << key << "' is out of order or repeated (corrupt table)";
+      table.emplace_hint(table.end(), key, value);
+    });
+    data_end = block.offset + block.size + kBlockTrailerSize;
   });
   return table;
 }
@@ -178,6 +217,7 @@ CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) 
   IR_CHECK(ParseBinary(header_it->second, &header)) << "'" << path << "': malformed bundle header";
   IR_CHECK(header.endianness() == tensorflow::BundleHeaderProto::LITTLE)
       << "'" << path << "': big-endian bundles are not supported";
+  CheckVersion(header.version(), path);
   num_shards_ = header.num_shards();
   IR_CHECK(num_shards_ >= 1) << "'" << path << "': the header declares " << num_shards_ << " shards";
   for (const auto& kv : table) {
@@ -187,6 +227,8 @@ CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) 
     BundleTensorInfo info;
     info.key = kv.first;
     info.tf_dtype = entry.dtype();
+    IR_CHECK(!entry.shape().unknown_rank())
+        << "'" << path << "': '" << kv.first << "' has a shape of unknown rank (corrupt entry)";
     for (const auto& dim : entry.shape().dim()) info.shape.push_back(dim.size());
     info.shard = entry.shard_id();
     info.offset = entry.offset();
@@ -210,7 +252,7 @@ std::string CheckpointReader::ReadBytes(const std::string& key) const {
   std::string path = prefix_ + suffix;
   std::string bytes = RegularFile(path).ReadAt(static_cast<uint64_t>(info.offset), static_cast<uint64_t>(info.size),
                                                StrCat("tensor '", key, "'"));
-  IR_CHECK(MaskCrc(Crc32c(bytes.data(), bytes.size())) == info.crc32c)
+  IR_CHECK(CrcMatches(bytes.data(), bytes.size(), info.crc32c))
       << "'" << path << "': the bytes of '" << key << "' fail their CRC check (corrupt file)";
   return bytes;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "function_library.h"
 #include "graph.pb.h"
 
 namespace ir {
@@ -22,9 +23,8 @@ namespace tf {
  * would otherwise grow exponentially).
  */
 struct FunctionScope {
-  explicit FunctionScope(tensorflow::FunctionDefLibrary lib) : library(std::move(lib)) {
-    for (const tensorflow::FunctionDef& f : library.function()) functions[f.signature().name()] = &f;
-  }
+  explicit FunctionScope(tensorflow::FunctionDefLibrary lib)
+      : library(std::move(lib)), functions(LibraryFunctions(library)) {}
   FunctionScope(const FunctionScope&) = delete;
   FunctionScope& operator=(const FunctionScope&) = delete;
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "function_library.h"
 #include "ir/base.h"
 
 namespace ir {
@@ -46,9 +47,7 @@ bool IsCallOp(const std::string& op) { return op == "PartitionedCall" || op == "
 
 class Inliner {
  public:
-  explicit Inliner(const tensorflow::FunctionDefLibrary& library) {
-    for (const FunctionDef& f : library.function()) functions_[f.signature().name()] = &f;
-  }
+  explicit Inliner(const tensorflow::FunctionDefLibrary& library) : functions_(LibraryFunctions(library)) {}
 
   template <typename Nodes>
   std::vector<NodeDef> Run(const Nodes& nodes) {

@@ -7,11 +7,13 @@
  */
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "convert_functional.h"
 #include "converter.h"
 #include "function_inline.h"
+#include "function_library.h"
 #include "graph.pb.h"
 #include "graph_importer.h"
 #include "ir/graph_attr.h"
@@ -106,6 +108,7 @@ Graph ImportGraphDef(const std::string& graph_def, const ImportOptions& options)
 
 std::vector<std::pair<std::string, std::string>> ListUnsupported(const std::string& graph_def) {
   tensorflow::GraphDef graph = ParseGraphDef(graph_def);
+  std::map<std::string, const tensorflow::FunctionDef*> library = LibraryFunctions(graph.library());
   std::vector<std::pair<std::string, std::string>> missing;
   std::set<std::string> visited;
   // Top-level nodes, then the bodies of the functional ops (If, While, Case) they reach, each once.
@@ -118,12 +121,10 @@ std::vector<std::pair<std::string, std::string>> ListUnsupported(const std::stri
             if (attr.second.has_func()) functions.push_back(attr.second.func().name());
             for (const auto& f : attr.second.list().func()) functions.push_back(f.name());
             for (const std::string& name : functions) {
-              if (!visited.insert(name).second) continue;
-              for (const tensorflow::FunctionDef& fn : graph.library().function()) {
-                if (fn.signature().name() != name) continue;
-                std::vector<tensorflow::NodeDef> body(fn.node_def().begin(), fn.node_def().end());
-                walk(InlineFunctions(body, graph.library()), name + "/");
-              }
+              auto fn = library.find(name);
+              if (!visited.insert(name).second || fn == library.end()) continue;
+              std::vector<tensorflow::NodeDef> body(fn->second->node_def().begin(), fn->second->node_def().end());
+              walk(InlineFunctions(body, graph.library()), name + "/");
             }
           }
         }

@@ -3,8 +3,8 @@
  * \brief Compiles generated C with the system C compiler into a shared object and loads it.
  *
  * gcc in C mode compiles about twice as fast as g++ (MACHINE_NOTES). Flags: -O3
- * -march=native for the host's vector units; -fno-math-errno and -fno-trapping-math let
- * loops over math functions vectorize (with the prelude's `omp declare simd` declarations,
+ * -march=native for the host's vector units (less the ones above IR_MAX_CPU_ISA); -fno-math-errno and
+ * -fno-trapping-math let loops over math functions vectorize (with the prelude's `omp declare simd` declarations,
  * through libmvec) while NaN and infinity keep their IEEE meaning (no -ffast-math);
  * -ffp-contract=off: gcc's GNU C default would fuse a * b + c into one fma, which rounds once
  * and overflows differently (the OpenCL prelude and NVRTC's --fmad=false say the same);
@@ -26,13 +26,24 @@
 
 #include "core/subprocess.h"
 #include "ir/codegen.h"
+#include "ir/cpu_isa.h"
 
 namespace ir {
 namespace {
 
-const std::vector<std::string> kFlags = {
-    "-O3",      "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
-    "-fopenmp", "-shared",       "-fPIC",           "-std=gnu11"};
+/*! \brief The compiler's flags; below AVX-512, IR_MAX_CPU_ISA takes the vector units above its level off -march=native.
+ */
+const std::vector<std::string>& Flags() {
+  static const std::vector<std::string> flags = [] {
+    std::vector<std::string> f = {
+        "-O3",      "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+        "-fopenmp", "-shared",       "-fPIC",           "-std=gnu11"};
+    if (MaxCpuIsa() == CpuIsa::kAvx2) f.insert(f.begin() + 2, "-mno-avx512f");  // and every AVX-512 extension
+    if (MaxCpuIsa() == CpuIsa::kBaseline) f.insert(f.begin() + 2, "-mno-avx");  // and AVX2, FMA, AVX-512
+    return f;
+  }();
+  return flags;
+}
 
 // IR_CC names one program (a path, or a name looked up in PATH), never a command line.
 std::string CompilerPath() {
@@ -140,7 +151,7 @@ class CPUCompiler final : public KernelCompiler {
         if (line.empty() && !cpu.empty()) break;
       }
       std::string flags;
-      for (const std::string& flag : kFlags) flags += flag + " ";
+      for (const std::string& flag : Flags()) flags += flag + " ";
       return StrCat(CompilerPath(), " ", version, " ", flags, "cpu:", HashHex(cpu));
     }();
     return id;
@@ -150,7 +161,7 @@ class CPUCompiler final : public KernelCompiler {
     TempDir dir;
     WriteFile(dir.path() + "/kernels.c", source);
     std::vector<std::string> args = {CompilerPath()};
-    args.insert(args.end(), kFlags.begin(), kFlags.end());
+    args.insert(args.end(), Flags().begin(), Flags().end());
     args.insert(args.end(), {dir.path() + "/kernels.c", "-o", dir.path() + "/kernels.so", "-lmvec", "-lm"});
     ProcessResult result = RunCompiler(args);
     IR_CHECK(result.exit_code == 0) << "kernel compilation failed (" << DescribeCommand(args) << ", exit status "

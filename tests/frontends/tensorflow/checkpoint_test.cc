@@ -70,17 +70,23 @@ std::string Block(const std::vector<std::pair<std::string, std::string>>& entrie
   return out;
 }
 
-/*! \brief A table of one data block, an empty meta-index block, an index block and the footer. */
-std::string Table(const std::vector<std::pair<std::string, std::string>>& entries, char compression = 0) {
-  std::string file = Block(entries, 2, compression);
-  uint64_t data_size = file.size() - 5;
-  std::string handle;
-  PutVarint(&handle, 0);
-  PutVarint(&handle, data_size);
+/*!
+ * \brief A table of the data blocks `blocks` (Block()s, concatenated), an empty meta-index block,
+ * an index block of `handles` (offset, size of each data block) and the footer.
+ */
+std::string TableOf(const std::string& blocks, const std::vector<std::pair<uint64_t, uint64_t>>& handles) {
+  std::string file = blocks;
+  std::vector<std::pair<std::string, std::string>> index;
+  for (size_t i = 0; i < handles.size(); ++i) {
+    std::string handle;
+    PutVarint(&handle, handles[i].first);
+    PutVarint(&handle, handles[i].second);
+    index.emplace_back(StrCat("k", i), handle);
+  }
   uint64_t meta_offset = file.size();
   file += Block({}, 16);
   uint64_t index_offset = file.size();
-  file += Block({{entries.empty() ? "" : entries.back().first, handle}}, 16);
+  file += Block(index, 16);
   std::string footer;
   PutVarint(&footer, meta_offset);
   PutVarint(&footer, index_offset - meta_offset - 5);
@@ -90,6 +96,12 @@ std::string Table(const std::vector<std::pair<std::string, std::string>>& entrie
   PutFixed32(&footer, 0x8b80fb57u);
   PutFixed32(&footer, 0xdb477524u);
   return file + footer;
+}
+
+/*! \brief A table of one data block holding `entries`. */
+std::string Table(const std::vector<std::pair<std::string, std::string>>& entries, char compression = 0) {
+  std::string block = Block(entries, 2, compression);
+  return TableOf(block, {{0, block.size() - 5}});
 }
 
 TEST(CheckpointTest, ComputesCrc32c) {
@@ -115,6 +127,35 @@ TEST(CheckpointTest, RejectsCorruptOrCompressedTables) {
   flipped[3] ^= 0x40;
   EXPECT_ERROR(ReadTable(flipped, "x.index"), "fails its CRC check");
   EXPECT_ERROR(ReadTable(Table({{"a", "1"}}, 2), "x.index"), "is compressed with type 2, which is not supported");
+}
+
+TEST(CheckpointTest, RejectsBlockHandlesWhoseSizeWrapsAround) {
+  // offset 0, size 2^64 - 3: size + the 5-byte trailer wraps to 2, which once passed the bounds check.
+  std::string block = Block({{"a", "1"}}, 2);
+  EXPECT_ERROR(ReadTable(TableOf(block, {{0, ~uint64_t{0} - 2}}), "x.index"),
+               "'x.index': a block handle points past the end of the file");
+}
+
+TEST(CheckpointTest, RejectsTablesWhoseKeysAreOutOfOrderOrRepeated) {
+  // Before, the last of two values of a key was taken without a word.
+  EXPECT_ERROR(ReadTable(Table({{"w", "1"}, {"w", "2"}}), "x.index"), "key 'w' is out of order or repeated");
+  EXPECT_ERROR(ReadTable(Table({{"b", "1"}, {"a", "2"}}), "x.index"), "key 'a' is out of order or repeated");
+  std::string first = Block({{"a", "1"}}, 2), second = Block({{"b", "2"}}, 2);
+  uint64_t size1 = first.size() - 5, size2 = second.size() - 5;
+  EXPECT_EQ(ReadTable(TableOf(first + second, {{0, size1}, {first.size(), size2}})).size(), 2u);
+  EXPECT_ERROR(ReadTable(TableOf(first + second, {{first.size(), size2}, {0, size1}}), "x.index"),
+               "data block at offset 0 overlaps or precedes the one before it");
+}
+
+TEST(CheckpointTest, AnIndexNamingOneBlockManyTimesIsRejectedAtOnce) {
+  // 20,000 mentions of one 100 KB block (no entries, all restart points) would be 2 GB of CRC work.
+  std::string block = Block({}, 16);
+  std::string big(100000, '\0');
+  PutFixed32(&big, 100000 / 4);
+  big.push_back('\0');
+  PutFixed32(&big, MaskCrc(Crc32c(big.data(), big.size())));
+  std::vector<std::pair<uint64_t, uint64_t>> handles(20000, {0, big.size() - 5});
+  EXPECT_ERROR(ReadTable(TableOf(big, handles), "x.index"), "data block at offset 0 overlaps or precedes");
 }
 
 TEST(CheckpointTest, ReadsSnappyCompressedBlocks) {
@@ -215,6 +256,26 @@ TEST(CheckpointTest, EntrySizeMustMatchItsShapeAndDtype) {
   EXPECT_ERROR(empty.Read("w"), "checkpoint tensor 'w': the index gives it 0 bytes but shape [2] of DT_FLOAT needs 8");
   CheckpointReader overflowing(Bundle(dir, FloatEntry({1ull << 62, 8}, 0, 8, 0), data));
   EXPECT_ERROR(overflowing.Read("w"), "is invalid or too large");
+}
+
+TEST(CheckpointTest, ChecksTheBundleVersionAndEntryShapes) {
+  test::TempDir dir;
+  std::string data("\0\0\x80\x3f", 4);
+  std::string entry = FloatEntry({1}, 0, 4, MaskCrc(Crc32c(data.data(), data.size())));
+  dir.File("ckpt.data-00000-of-00001", data);
+  std::string prefix = dir.path() + "/ckpt";
+  // header { num_shards: 1 version { producer: 1 min_consumer: 2 } }: written for a newer reader.
+  dir.File("ckpt.index", Table({{"", std::string("\x08\x01\x1a\x04\x08\x01\x10\x02", 8)}, {"w", entry}}));
+  EXPECT_ERROR(CheckpointReader{prefix}, "checkpoint min consumer version 2 above current version 1");
+  // version { bad_consumers: 1 }
+  dir.File("ckpt.index", Table({{"", std::string("\x08\x01\x1a\x02\x18\x01", 6)}, {"w", entry}}));
+  EXPECT_ERROR(CheckpointReader{prefix}, "checkpoint disallows consumer version 1");
+  // shape { unknown_rank: true }: once read as a scalar.
+  std::string unknown_rank = "\x08\x01\x12\x02\x18\x01" + entry.substr(entry.find('\x20'));
+  dir.File("ckpt.index", Table({{"", "\x08\x01"}, {"w", unknown_rank}}));
+  EXPECT_ERROR(CheckpointReader{prefix}, "'w' has a shape of unknown rank");
+  dir.File("ckpt.index", Table({{"", "\x08\x01"}, {"w", entry}}));
+  test::ExpectClose(CheckpointReader(prefix).Read("w"), {1}, "w", 0, 0);
 }
 
 TEST(CheckpointTest, NamesTheMissingIndexFile) {
