@@ -202,8 +202,9 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     """tf.train.get_checkpoint_state: the CheckpointState of `checkpoint_dir` (relative paths joined to it), or
     None when it has no state file, one that cannot be read or one that does not parse (both logged, as TF
-    does); ValueError when it names no model_checkpoint_path. As in TF, the file is read as UTF-8 text: bytes
-    that are not UTF-8 raise UnicodeDecodeError (TF's file_io.read_file_to_string does)."""
+    does); ValueError when it names no model_checkpoint_path. Bytes that are not UTF-8 are a parse error
+    too (logged, None): TF's file_io.read_file_to_string raises UnicodeDecodeError there, outside the try
+    that makes parse errors None, so a damaged state file would stop a program that TF means to go on."""
     path = os.path.join(checkpoint_dir, latest_filename or "checkpoint")
     if not os.path.exists(path):
         return None
@@ -220,7 +221,11 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 def _state_of(content, checkpoint_dir, path):
     """get_checkpoint_state's result for the bytes `content` of the state file `path`."""
     try:
-        state = _parse_state(content.decode("utf-8"))
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ParseError("byte %d: the file is not UTF-8 text (%s)" % (e.start, e.reason))
+        state = _parse_state(text)
     except ParseError as e:
         logging.warning("%s: %s", type(e).__name__, e)
         logging.warning("%s: Checkpoint ignored", path)
