@@ -125,8 +125,10 @@ struct RegisterCPU {
   RegisterCPU() {
     DeviceAPI::Register(DeviceType::kCPU, [](int id) -> DeviceAPI* {
       IR_CHECK(id == 0) << "there is one cpu device (cpu:0), not cpu:" << id;
-      static CPUDeviceAPI api;
-      return &api;
+      // Never destroyed, like the registry: a thread still releasing arrays while the process
+      // exits (the collective engine's, a user's) must not call into a destroyed device.
+      static CPUDeviceAPI* api = new CPUDeviceAPI();
+      return api;
     });
   }
 } register_cpu;
