@@ -24,7 +24,7 @@ fi
 if [ "${IR_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) =="
   # -O1 -g1: sanitizer reports keep file:line, and the build takes far less than -O2 -g.
-  CMAKE_BUILD_TYPE=None CXXFLAGS="${CXXFLAGS:-} -O1 -g1" scripts/build.sh build-asan "-DIR_SANITIZE=address;undefined"
+  CMAKE_BUILD_TYPE=None CXXFLAGS="${CXXFLAGS:-} -O1 -g1" scripts/build.sh build-asan "-DIR_SANITIZE=address;undefined" -DIR_BUILD_BENCH=OFF
   echo "== tests (sanitizers) =="
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$jobs")

@@ -138,18 +138,48 @@ RuleFile ParseRules(const std::string& text, const std::string& set);
  */
 void CheckRules(const RuleFile& file);
 
-/*! \brief Registers a rule set under its name (replacing one of that name). Checked on first use. */
-void RegisterRuleSet(RuleFile file);
+/*! \brief A parsed rule set and where it came from (a path; "rules/algebra.rules" when shipped): errors name it. */
+struct RuleSource {
+  const RuleFile* file = nullptr;
+  std::string origin;
+};
+/*!
+ * \brief Checks rule sets that apply together (every registered set, by default): a rule name
+ * is defined once across all of them (the error names both origins and lines), and no
+ * sequence of their rules rewrites a term back to itself or to a term that contains it (a
+ * cycle such as `a -> b -> a`: the error names the rules in the order they fire). The cycle
+ * search starts from the pattern of each rule that does not lower the cost order (only those
+ * can close a cycle), treats guards as satisfiable, and is bounded (kCycleSearchDepth rewrites).
+ * \throws ir::Error
+ */
+void CheckRulesTogether(const std::vector<RuleSource>& sets);
+/*! \brief How many rewrites CheckRulesTogether follows from each starting pattern. */
+constexpr int kCycleSearchDepth = 6;
+/*!
+ * \brief Every registered set, parsed and checked (CheckRules), with its origin, except those
+ * named in `except` (the sets a file being loaded replaces).
+ */
+std::vector<RuleSource> RegisteredRuleSets(const std::vector<std::string>& except = {});
+/*!
+ * \brief Checks a rule set (CheckRules, then CheckRulesTogether with every registered set but
+ * the one of its name, which it replaces) and registers it; `origin` names it in errors
+ * (default "rule set 'NAME'"). \throws ir::Error, registering nothing.
+ */
+void RegisterRuleSet(RuleFile file, const std::string& origin = "");
 /*!
  * \brief Registers rule-language text as set `set`, parsed and checked on first use (so a
  * static initializer never throws; the error then names the set and line).
  */
-void RegisterRuleText(const std::string& set, const std::string& text);
-/*! \brief Reads, parses, checks and registers a rule file; the set is named after the file's stem. */
+void RegisterRuleText(const std::string& set, const std::string& text, const std::string& origin = "");
+/*! \brief Reads and parses a rule file and registers it (RegisterRuleSet); the set is named after the file's stem. */
 std::string LoadRuleFile(const std::string& path);
 /*! \brief Every registered rule set (the shipped files first, then in registration order). */
 std::vector<std::string> ListRuleSets();
-/*! \brief The rule set named `name`, parsed and checked; throws listing the sets when unknown. */
+/*!
+ * \brief The rule set named `name`, parsed and checked; throws listing the sets when unknown.
+ * The first use after a RegisterRuleText also checks the registered sets together
+ * (CheckRulesTogether), so an op library's rule that reuses a name or closes a cycle is an error.
+ */
 const RuleFile& GetRuleSet(const std::string& name);
 
 /*!

@@ -19,6 +19,8 @@ namespace {
 /*! \brief A set as registered: text parsed on first use, or already parsed. */
 struct SetEntry {
   std::string name;
+  /*! \brief Where it came from, for errors: a path ("rules/NAME.rules" when shipped), "IR_REGISTER_RULES(NAME)". */
+  std::string origin;
   std::string text;
   std::unique_ptr<RuleFile> parsed;
 };
@@ -28,6 +30,8 @@ struct Registry {
   std::vector<std::unique_ptr<SetEntry>> sets;
   /*! \brief Replaced parses, kept alive: a GetRuleSet reference handed out before stays valid. */
   std::vector<std::unique_ptr<RuleFile>> replaced;
+  /*! \brief Whether the registered sets have passed CheckRulesTogether since the last registration. */
+  bool checked_together = false;
   /*! \brief Guards the maps below (apart from `mutex`: checking a rule set looks guards up). */
   std::mutex guard_mutex;
   std::map<std::string, std::pair<int, std::pair<std::string, FGuard>>> guards;
@@ -43,12 +47,41 @@ struct Registry {
     }
     return nullptr;
   }
-  SetEntry& Slot(const std::string& name) {
+  SetEntry& Slot(const std::string& name, const std::string& origin) {
+    checked_together = false;
     SetEntry* found = Find(name);
-    if (found != nullptr) return *found;
-    sets.push_back(std::make_unique<SetEntry>());
-    sets.back()->name = name;
-    return *sets.back();
+    if (found == nullptr) {
+      sets.push_back(std::make_unique<SetEntry>());
+      found = sets.back().get();
+      found->name = name;
+    }
+    found->origin = origin.empty() ? StrCat("IR_REGISTER_RULES(", name, ")") : origin;
+    return *found;
+  }
+  /*! \brief Parses and checks `entry` alone if it has not been (the caller holds `mutex`). */
+  const RuleFile& Parsed(SetEntry* entry) {
+    if (!entry->parsed) {
+      RuleFile file = ParseRules(entry->text, entry->name);
+      CheckRules(file);
+      entry->parsed = std::make_unique<RuleFile>(std::move(file));
+    }
+    return *entry->parsed;
+  }
+  /*!
+   * \brief The sets but those in `except`, parsed (the caller holds `mutex`); a set that fails
+   * its own checks throws when `strict`, else is left out (its use reports it).
+   */
+  std::vector<RuleSource> Sources(const std::vector<std::string>& except, bool strict) {
+    std::vector<RuleSource> out;
+    for (auto& s : sets) {
+      if (std::find(except.begin(), except.end(), s->name) != except.end()) continue;
+      try {
+        out.push_back(RuleSource{&Parsed(s.get()), s->origin});
+      } catch (const Error&) {
+        if (strict) throw;
+      }
+    }
+    return out;
   }
 };
 
@@ -119,19 +152,28 @@ void CheckRules(const RuleFile& file) {
   }
 }
 
-void RegisterRuleSet(RuleFile file) {
+void RegisterRuleSet(RuleFile file, const std::string& origin) {
+  CheckRules(file);
   Registry& reg = Registry::Get();
   std::lock_guard<std::mutex> lock(reg.mutex);
-  SetEntry& slot = reg.Slot(file.set);
+  // Checked with every set it would apply with (it replaces a set of its own name) before it
+  // is registered; the registry stays checked if it was.
+  std::string where = origin.empty() ? StrCat("rule set '", file.set, "'") : origin;
+  std::vector<RuleSource> together = reg.Sources({file.set}, false);
+  together.push_back(RuleSource{&file, where});
+  CheckRulesTogether(together);
+  bool was_checked = reg.checked_together;
+  SetEntry& slot = reg.Slot(file.set, where);
   slot.text.clear();
   if (slot.parsed) reg.replaced.push_back(std::move(slot.parsed));
   slot.parsed = std::make_unique<RuleFile>(std::move(file));
+  reg.checked_together = was_checked;
 }
 
-void RegisterRuleText(const std::string& set, const std::string& text) {
+void RegisterRuleText(const std::string& set, const std::string& text, const std::string& origin) {
   Registry& reg = Registry::Get();
   std::lock_guard<std::mutex> lock(reg.mutex);
-  SetEntry& slot = reg.Slot(set);
+  SetEntry& slot = reg.Slot(set, origin);
   slot.text = text;
   if (slot.parsed) reg.replaced.push_back(std::move(slot.parsed));
 }
@@ -143,10 +185,14 @@ std::string LoadRuleFile(const std::string& path) {
   text << in.rdbuf();
   std::string stem = path.substr(path.find_last_of('/') + 1);
   stem = stem.substr(0, stem.find('.'));
-  RuleFile file = ParseRules(text.str(), stem);
-  CheckRules(file);
-  RegisterRuleSet(file);
+  RegisterRuleSet(ParseRules(text.str(), stem), path);
   return stem;
+}
+
+std::vector<RuleSource> RegisteredRuleSets(const std::vector<std::string>& except) {
+  Registry& reg = Registry::Get();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.Sources(except, true);
 }
 
 std::vector<std::string> ListRuleSets() {
@@ -166,12 +212,12 @@ const RuleFile& GetRuleSet(const std::string& name) {
     for (const auto& s : reg.sets) known += (known.empty() ? "" : ", ") + s->name;
     throw Error(StrCat("no rule set '", name, "' (registered: ", known.empty() ? "none" : known, ")"));
   }
-  if (!entry->parsed) {
-    RuleFile file = ParseRules(entry->text, name);
-    CheckRules(file);
-    entry->parsed = std::make_unique<RuleFile>(std::move(file));
+  const RuleFile& file = reg.Parsed(entry);
+  if (!reg.checked_together) {
+    CheckRulesTogether(reg.Sources({}, false));
+    reg.checked_together = true;
   }
-  return *entry->parsed;
+  return file;
 }
 
 void RegisterGuard(const std::string& name, int num_args, const std::string& doc, FGuard fn) {

@@ -3,6 +3,7 @@ with the right gradient when the session binds the graph, the session switches (
 fast_math=, nsz=) that decide every rule, gradients built before the session included, and user
 rule files."""
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,3 +235,24 @@ def test_a_malformed_rule_file_names_its_line(tmp_path):
     with pytest.raises(tf.TinyflowError) as err:
         tf.load_rules(str(path))
     assert re.search(r"bad_rules\S*:8\b", str(err.value)), str(err.value)
+
+
+REJECTED = Path(__file__).resolve().parents[1] / "rules" / "rejected"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("grows_without_why", r"rule 'neg_as_sub' does not lower the cost order"),
+    ("guard_arity", r"guard result_like takes 1 arguments, not 4"),
+    ("cycle", r"rule cycle: 'exp_to_exp2' \(.*\) -> 'exp_add_zero_back' \(.*\) -> back to exp\(x\)"),
+    ("duplicate_of_shipped", r"duplicate_of_shipped\.rules:3: rule 'mul_one' is already defined at "
+                             r"rules/algebra\.rules:\d+"),
+])
+def test_load_rules_rejects_what_ir_rules_verify_rejects(name, message):
+    # The same files as ctest Rules.VerifyRejectsWhatTheLoaderRejects: one checker for both.
+    with pytest.raises(tf.TinyflowError, match=message):
+        tf.load_rules(str(REJECTED / (name + ".rules")))
+    # Nothing was registered: a session naming the set does not find it.
+    x = tf.placeholder(tf.float32, [2])
+    with pytest.raises(tf.TinyflowError, match="no rule set '" + name + "'"):
+        with tf.Session(rule_sets=[name]) as sess:
+            sess.run(x * 2.0, {x: np.ones(2, np.float32)})

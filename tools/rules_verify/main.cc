@@ -2,8 +2,11 @@
  * \file main.cc
  * \brief ir-rules-verify FILES_OR_DIRS...: proves every rule of the given rule files (a
  * directory stands for its *.rules files) with Z3, one line per rule; exits 1 when a rule
- * fails. `--list-guards` lists the guards and attribute functions rules may name.
+ * fails. First it judges the files as the loader does (ParseRules, CheckRules, and
+ * CheckRulesTogether with the shipped sets they do not replace): a file the loader would
+ * reject is a FAIL line too. `--list-guards` lists the guards and attribute functions rules may name.
  */
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,29 +46,56 @@ std::vector<fs::path> RuleFiles(const std::vector<std::string>& args) {
   return files;
 }
 
-/*! \brief Verifies one file's rules; returns how many failed (a file that does not parse counts one). */
-int VerifyFile(const fs::path& path, const ir::rules_verify::VerifyOptions& options) {
+/*! \brief A file as read: its rules when it parsed and passed the loader's checks. */
+struct Loaded {
+  fs::path path;
+  ir::rewrite::RuleFile file;
+  bool ok = false;
+};
+
+/*!
+ * \brief Reads, parses and checks one file as the loader does (ir::rewrite::ParseRules and
+ * CheckRules); prints a FAIL line for a file the loader would reject.
+ */
+Loaded Load(const fs::path& path) {
+  Loaded loaded;
+  loaded.path = path;
   std::ifstream in(path);
   if (!in) {
     std::cout << "FAIL " << path.string() << ": cannot read the file\n";
-    return 1;
+    return loaded;
   }
   std::stringstream text;
   text << in.rdbuf();
-  ir::rewrite::RuleFile file;
   try {
-    file = ir::rewrite::ParseRules(text.str(), path.stem().string());
+    loaded.file = ir::rewrite::ParseRules(text.str(), path.stem().string());
+    ir::rewrite::CheckRules(loaded.file);
+    loaded.ok = true;
   } catch (const std::exception& e) {
     std::cout << "FAIL " << path.string() << ": " << e.what() << "\n";
+  }
+  return loaded;
+}
+
+/*!
+ * \brief The loader's checks across the files and the registered (shipped) sets they would
+ * apply with: unique rule names, no rule cycle. A file replaces the set of its stem, so
+ * `ir-rules-verify rules/` checks the shipped files as they are. Returns 1 on a FAIL line.
+ */
+int CheckTogether(const std::vector<Loaded>& loaded) {
+  std::vector<std::string> replaced;
+  for (const Loaded& l : loaded) replaced.push_back(l.path.stem().string());
+  try {
+    std::vector<ir::rewrite::RuleSource> sets = ir::rewrite::RegisteredRuleSets(replaced);
+    for (const Loaded& l : loaded) {
+      if (l.ok) sets.push_back(ir::rewrite::RuleSource{&l.file, l.path.string()});
+    }
+    ir::rewrite::CheckRulesTogether(sets);
+  } catch (const std::exception& e) {
+    std::cout << "FAIL " << e.what() << "\n";
     return 1;
   }
-  int failures = 0;
-  for (const ir::rewrite::Rule& rule : file.rules) {
-    bool failed = false;
-    std::cout << ir::rules_verify::VerifyRule(rule, options, &failed) << std::endl;
-    failures += failed;
-  }
-  return failures;
+  return 0;
 }
 
 }  // namespace
@@ -91,11 +121,21 @@ int main(int argc, char** argv) {
     }
   }
   if (inputs.empty()) return Usage();
-  int failures = 0, files = 0;
+  std::vector<Loaded> loaded;
+  int failures = 0;
   for (const fs::path& path : RuleFiles(inputs)) {
-    failures += VerifyFile(path, options);
-    ++files;
+    loaded.push_back(Load(path));
+    failures += !loaded.back().ok;
   }
-  std::cout << files << " file(s), " << failures << " failure(s)\n";
+  failures += CheckTogether(loaded);
+  // Each rule is proved even in a file the loader rejects, so one run shows everything wrong.
+  for (const Loaded& l : loaded) {
+    for (const ir::rewrite::Rule& rule : l.file.rules) {
+      bool failed = false;
+      std::cout << ir::rules_verify::VerifyRule(rule, options, &failed) << std::endl;
+      failures += failed;
+    }
+  }
+  std::cout << loaded.size() << " file(s), " << failures << " failure(s)\n";
   return failures == 0 ? 0 : 1;
 }
