@@ -118,7 +118,8 @@ bool Match(const Term& p, const Term& t, const std::set<std::string>& commutativ
       return Key(bound->second, commutative) == Key(t, commutative);
     }
     case Term::Kind::kLiteral: {
-      if (t.kind == Term::Kind::kLiteral) return t.literal == p.literal && std::signbit(t.literal) == std::signbit(p.literal);
+      if (t.kind == Term::Kind::kLiteral)
+        return t.literal == p.literal && std::signbit(t.literal) == std::signbit(p.literal);
       if (t.kind != Term::Kind::kOp || std::signbit(p.literal)) return false;
       if (p.literal == 0) return t.name == "zeros" || t.name == "zeros_like";
       return p.literal == 1 && (t.name == "ones" || t.name == "ones_like");
@@ -166,8 +167,7 @@ struct IndexedRule {
 
 /*! \brief Every term one rewrite away from `t` (at any position), with the rule that made it. */
 void Successors(const Term& t, const std::unordered_map<std::string, std::vector<IndexedRule>>& by_root,
-                const std::set<std::string>& commutative,
-                std::vector<std::pair<Term, const IndexedRule*>>* out) {
+                const std::set<std::string>& commutative, std::vector<std::pair<Term, const IndexedRule*>>* out) {
   if (t.kind != Term::Kind::kOp) return;
   auto rules = by_root.find(t.name);
   if (rules != by_root.end()) {

@@ -41,7 +41,8 @@ TEST(RewriteCheckTest, TheLoaderRejectsTheFilesTheVerifierRejects) {
       {"grows_without_why.rules", "grows_without_why", "rule 'neg_as_sub' does not lower the cost order"},
       {"guard_arity.rules", "guard_arity", "rule 'mul_one_four_args': guard result_like takes 1 arguments, not 4"},
       {"cycle.rules", "cycle", "rule cycle: 'exp_to_exp2' ("},
-      {"duplicate_of_shipped.rules", "duplicate_of_shipped", "rule 'mul_one' is already defined at rules/algebra.rules:"},
+      {"duplicate_of_shipped.rules", "duplicate_of_shipped",
+       "rule 'mul_one' is already defined at rules/algebra.rules:"},
   };
   for (const Case& c : cases) {
     std::string error = LoadError(Rejected(c.file));
