@@ -142,3 +142,17 @@ def test_load_op_library_makes_its_ops_usable():
             np.testing.assert_allclose(sess.run([gx, gy]), [[2.0, 20.0], [3.0, 30.0]], rtol=1e-6)
             if fusion:
                 assert sess.stats()["kernels_launched"] >= 1
+
+
+def test_graph_assign_of_another_dtype_is_tfs_type_error_naming_both_dtypes():
+    v = tf.Variable(np.zeros([2], np.float32))
+    value = tf.constant(np.array([1, 2], np.int32))
+    for assign, op in ((tf.assign, "Assign"), (tf.assign_add, "AssignAdd"), (tf.assign_sub, "AssignSub"),
+                       (lambda r, x: r.assign(x), "Assign"), (lambda r, x: r.assign_add(x), "AssignAdd")):
+        with pytest.raises(TypeError, match="Input 'value' of '%s' Op has type int32 that does not match "
+                                            "type float32 of argument 'ref'" % op):
+            assign(v, value)
+    # Python and NumPy values still convert to the variable's dtype.
+    step = tf.assign(v, np.array([3, 4], np.int64))
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(step), [3.0, 4.0])

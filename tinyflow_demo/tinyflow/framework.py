@@ -679,6 +679,15 @@ def convert_to_tensor(value, dtype=None, name=None):
     return constant(value, dtype=dtype, name=name)
 
 
+def _assigned_value(ref, value, op_name):
+    """`value` as a tensor of ref's dtype; a tensor of another dtype is TF's TypeError naming both."""
+    tensor = convert_to_tensor(value, dtype=ref.dtype)
+    if tensor.dtype != ref.dtype:
+        raise TypeError("Input 'value' of '%s' Op has type %s that does not match type %s of argument 'ref'."
+                        % (op_name, tensor.dtype.name, ref.dtype.name))
+    return tensor
+
+
 class Variable(Tensor):
     """A persistent, named IR variable (kind "variable"); its initializer assigns initial_value. In
     eager mode tf.Variable(...) makes an eager.EagerVariable (a lazy leaf assigned in place)."""
@@ -730,13 +739,13 @@ class Variable(Tensor):
         return self
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        return apply_op("assign", [self, convert_to_tensor(value, dtype=self.dtype)], name=name or "Assign")
+        return apply_op("assign", [self, _assigned_value(self, value, "Assign")], name=name or "Assign")
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        return apply_op("assign_add", [self, convert_to_tensor(delta, dtype=self.dtype)], name=name or "AssignAdd")
+        return apply_op("assign_add", [self, _assigned_value(self, delta, "AssignAdd")], name=name or "AssignAdd")
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        return apply_op("assign_sub", [self, convert_to_tensor(delta, dtype=self.dtype)], name=name or "AssignSub")
+        return apply_op("assign_sub", [self, _assigned_value(self, delta, "AssignSub")], name=name or "AssignSub")
 
     def load(self, value, session=None):
         from .session import _get_session

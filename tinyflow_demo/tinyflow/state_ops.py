@@ -137,19 +137,19 @@ def local_variables_initializer():
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     if _framework._EAGER is not None:
         return ref.assign(value)
-    return apply_op("assign", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "Assign")
+    return apply_op("assign", [ref, _framework._assigned_value(ref, value, "Assign")], name=name or "Assign")
 
 
 def assign_add(ref, value, use_locking=None, name=None):
     if _framework._EAGER is not None:
         return ref.assign_add(value)
-    return apply_op("assign_add", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "AssignAdd")
+    return apply_op("assign_add", [ref, _framework._assigned_value(ref, value, "AssignAdd")], name=name or "AssignAdd")
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     if _framework._EAGER is not None:
         return ref.assign_sub(value)
-    return apply_op("assign_sub", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name or "AssignSub")
+    return apply_op("assign_sub", [ref, _framework._assigned_value(ref, value, "AssignSub")], name=name or "AssignSub")
 
 
 _ = Tensor
