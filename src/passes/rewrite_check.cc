@@ -8,8 +8,9 @@
  * unknown values, is rewritten by every rule at every position, breadth first, up to
  * kCycleSearchDepth rewrites; reaching the starting term again (as a term, with commutative
  * arguments in either order) is a cycle. Guards are taken as satisfiable and an attribute the
- * term does not fix as matching, so the search may report a cycle that guards would break,
- * never miss one within its depth that the matcher below can see.
+ * term does not fix as matching, so the search may report a cycle that guards would break; it
+ * misses a cycle longer than its depth, or past its 2,000 terms per start (Simplify's
+ * once-per-node rule for growing rules still stops those).
  */
 #include <algorithm>
 #include <cmath>
