@@ -48,7 +48,7 @@ function(_ir_link_layer dir used)
 endfunction()
 
 # ir_add_layer(<layer> [USES <layers>...] [LIBS <link libraries>...])
-# Compiles src/<folder>/*.cc as OBJECT library ir_<layer> (none when the folder has no
+# Compiles src/<folder>/*.cc (ops: src/ops/**/*.cc) as OBJECT library ir_<layer> (none when the folder has no
 # sources yet) whose include path is include/ + ${IR_LAYER_DIR}/<layer> (itself and USES).
 function(ir_add_layer layer)
   cmake_parse_arguments(L "" "" "USES;LIBS" ${ARGN})
@@ -58,7 +58,13 @@ function(ir_add_layer layer)
     _ir_link_layer(${_dir} ${_used})
   endforeach()
   _ir_layer_folder(${layer} _folder)
-  file(GLOB _sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${_folder}/*.cc)
+  # ops may keep an op family in a folder of its own (src/ops/<family>/): one layer still. The
+  # runtime's sub-folders are layers of their own, so only ops globs recursively.
+  if(layer STREQUAL "ops")
+    file(GLOB_RECURSE _sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${_folder}/*.cc)
+  else()
+    file(GLOB _sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${_folder}/*.cc)
+  endif()
   if(NOT _sources)
     return()
   endif()
