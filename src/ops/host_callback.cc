@@ -1,7 +1,8 @@
 /*!
  * \file host_callback.cc
  * \brief host_callback: outputs computed by a function of the embedding program (tf.py_func,
- * tf.numpy_function, tf.Print, tf.print), registered through RegisterHostCallback.
+ * tf.numpy_function, tf.Print, tf.print), registered through RegisterHostCallback (the
+ * registry is core's: src/core/host_callback.cc).
  *
  * The function's outputs are only known when it runs: each output's dtype is an attribute,
  * its shape one when the caller knows it (else unknown, and the executor plans the graph
@@ -9,38 +10,12 @@
  */
 #include <dmlc/parameter.h>
 
-#include <map>
-#include <mutex>
 #include <sstream>
 
 #include "ir/host_callback.h"
 #include "ops/op_common.h"
 
 namespace ir {
-namespace {
-
-std::mutex callbacks_mutex;
-std::map<int64_t, HostCallback>& Callbacks() {
-  static std::map<int64_t, HostCallback> callbacks;
-  return callbacks;
-}
-
-}  // namespace
-
-int64_t RegisterHostCallback(HostCallback fn) {
-  std::lock_guard<std::mutex> lock(callbacks_mutex);
-  int64_t id = static_cast<int64_t>(Callbacks().size()) + 1;
-  Callbacks()[id] = std::move(fn);
-  return id;
-}
-
-HostCallback FindHostCallback(int64_t id) {
-  std::lock_guard<std::mutex> lock(callbacks_mutex);
-  auto it = Callbacks().find(id);
-  IR_CHECK(it != Callbacks().end()) << "no host callback is registered as " << id;
-  return it->second;
-}
-
 namespace op {
 namespace {
 
