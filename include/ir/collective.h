@@ -10,6 +10,9 @@
  * submits something else is reported on every rank that sees it, naming the tensors on
  * each side; a collective not every rank joins fails after `timeout_s`, naming the tensors
  * this rank has pending, instead of hanging.
+ *
+ * The functions below are core's: they call the Engine that src/runtime/collective registers
+ * at static initialization (an EngineInterface), so ops, the executor and the C API never call that layer.
  */
 #ifndef IR_COLLECTIVE_H_
 #define IR_COLLECTIVE_H_
@@ -143,6 +146,36 @@ void TimelineRecord(const std::string& name, const std::string& category, double
 bool TimelineEnabled();
 /*! \brief The timeline's clock: microseconds since the process started the engine. */
 double Microseconds();
+
+/*!
+ * \brief What runs the functions above, one method each: the engine registers itself once, at
+ * static initialization. While none is, they throw, except that IsInitialized and
+ * TimelineEnabled are false and TimelineRecord does nothing.
+ */
+class EngineInterface {
+ public:
+  virtual ~EngineInterface() = default;
+  virtual void Init(const InitOptions& options) = 0;
+  virtual bool IsInitialized() = 0;
+  virtual void Shutdown() = 0;
+  virtual int Rank() = 0;
+  virtual int Size() = 0;
+  virtual int LocalRank() = 0;
+  virtual int LocalSize() = 0;
+  virtual std::string TransportName() = 0;
+  virtual int64_t SubmitAllreduce(const AllreduceRequest& request) = 0;
+  virtual void WaitAllreduce(int64_t ticket, NDArray* out) = 0;
+  virtual NDArray Allreduce(const std::string& name, const NDArray& value, ReduceOp op) = 0;
+  virtual NDArray Allgather(const std::string& name, const NDArray& value) = 0;
+  virtual NDArray Broadcast(const std::string& name, const NDArray& value, int root) = 0;
+  virtual EngineStats Stats() = 0;
+  virtual void ResetStats() = 0;
+  virtual void TimelineRecord(const std::string& name, const std::string& category, double begin_us, double end_us) = 0;
+  virtual bool TimelineEnabled() = 0;
+  virtual double Microseconds() = 0;
+};
+/*! \brief Makes `engine` (kept for the process) the one the functions call; a second one is an error. */
+void RegisterEngine(EngineInterface* engine);
 
 }  // namespace collective
 }  // namespace ir

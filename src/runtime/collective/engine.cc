@@ -35,7 +35,7 @@ bool Summable(DType dtype) {
 // Registered once, at the first Init: runs before the destructors of every static that existed then.
 void ShutdownAtExit() {
   try {
-    Shutdown();
+    Engine::Get().Shutdown();
   } catch (...) {
     // At exit nobody can handle it; the group is ended by the launcher.
   }
@@ -309,36 +309,53 @@ void Engine::ResetStats() {
   stats_ = EngineStats();
 }
 
+namespace {
+
+/*! \brief The engine as core calls it (ir/collective.h: EngineInterface). */
+class RegisteredEngine final : public EngineInterface {
+ public:
+  void Init(const InitOptions& options) override { Engine::Get().Init(options); }
+  bool IsInitialized() override { return Engine::Get().initialized(); }
+  void Shutdown() override { Engine::Get().Shutdown(); }
+  int Rank() override { return Engine::Get().group().rank; }
+  int Size() override { return Engine::Get().group().size; }
+  int LocalRank() override { return Engine::Get().group().local_rank; }
+  int LocalSize() override { return Engine::Get().group().local_size; }
+  std::string TransportName() override { return Engine::Get().group().transport; }
+  int64_t SubmitAllreduce(const AllreduceRequest& request) override { return Engine::Get().Submit(request); }
+  void WaitAllreduce(int64_t ticket, NDArray* out) override { Engine::Get().Wait(ticket, out); }
+  EngineStats Stats() override { return Engine::Get().stats(); }
+  void ResetStats() override { Engine::Get().ResetStats(); }
+
+  NDArray Allreduce(const std::string& name, const NDArray& value, ReduceOp op) override {
+    auto work = Engine::Get().RunSynchronous(Kind::kAllreduce, name, value, op, 0);
+    return work->members[0].host;
+  }
+
+  NDArray Allgather(const std::string& name, const NDArray& value) override {
+    IR_CHECK(!value.defined() || value.shape().ndim() >= 1)
+        << "allgather of " << name << ": a scalar has no first dimension to concatenate along";
+    return Engine::Get().RunSynchronous(Kind::kAllgather, name, value, ReduceOp::kSum, 0)->result;
+  }
+
+  NDArray Broadcast(const std::string& name, const NDArray& value, int root) override {
+    auto work = Engine::Get().RunSynchronous(Kind::kBroadcast, name, value, ReduceOp::kSum, root);
+    return work->members[0].host;
+  }
+
+  void TimelineRecord(const std::string& name, const std::string& category, double begin_us, double end_us) override {
+    detail::TimelineRecord(name, category, begin_us, end_us);
+  }
+  bool TimelineEnabled() override { return detail::TimelineEnabled(); }
+  double Microseconds() override { return detail::Microseconds(); }
+};
+
+const bool kRegistered = [] {
+  RegisterEngine(new RegisteredEngine());  // kept for the process, as the engine itself
+  return true;
+}();
+
+}  // namespace
 }  // namespace detail
-
-void Init(const InitOptions& options) { detail::Engine::Get().Init(options); }
-bool IsInitialized() { return detail::Engine::Get().initialized(); }
-void Shutdown() { detail::Engine::Get().Shutdown(); }
-int Rank() { return detail::Engine::Get().group().rank; }
-int Size() { return detail::Engine::Get().group().size; }
-int LocalRank() { return detail::Engine::Get().group().local_rank; }
-int LocalSize() { return detail::Engine::Get().group().local_size; }
-std::string TransportName() { return detail::Engine::Get().group().transport; }
-int64_t SubmitAllreduce(const AllreduceRequest& request) { return detail::Engine::Get().Submit(request); }
-void WaitAllreduce(int64_t ticket, NDArray* out) { detail::Engine::Get().Wait(ticket, out); }
-EngineStats Stats() { return detail::Engine::Get().stats(); }
-void ResetStats() { detail::Engine::Get().ResetStats(); }
-
-NDArray Allreduce(const std::string& name, const NDArray& value, ReduceOp op) {
-  auto work = detail::Engine::Get().RunSynchronous(detail::Kind::kAllreduce, name, value, op, 0);
-  return work->members[0].host;
-}
-
-NDArray Allgather(const std::string& name, const NDArray& value) {
-  IR_CHECK(!value.defined() || value.shape().ndim() >= 1)
-      << "allgather of " << name << ": a scalar has no first dimension to concatenate along";
-  return detail::Engine::Get().RunSynchronous(detail::Kind::kAllgather, name, value, ReduceOp::kSum, 0)->result;
-}
-
-NDArray Broadcast(const std::string& name, const NDArray& value, int root) {
-  auto work = detail::Engine::Get().RunSynchronous(detail::Kind::kBroadcast, name, value, ReduceOp::kSum, root);
-  return work->members[0].host;
-}
-
 }  // namespace collective
 }  // namespace ir

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/collective/engine.h"
+#include "runtime/collective/timeline.h"
 
 namespace ir {
 namespace collective {

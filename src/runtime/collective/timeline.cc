@@ -103,6 +103,8 @@ void WriteAtExit() {
 
 }  // namespace
 
+namespace detail {
+
 double Microseconds() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - kEpoch).count();
 }
@@ -120,8 +122,6 @@ void TimelineRecord(const std::string& name, const std::string& category, double
   }
   s.events.push_back(Event{name, row->second, begin_us, end_us});
 }
-
-namespace detail {
 
 void TimelineOpen(const std::string& path, int rank) {
   std::string chosen = path;

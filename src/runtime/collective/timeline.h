@@ -1,7 +1,7 @@
 /*!
  * \file timeline.h
- * \brief The engine's side of the timeline (include/ir/collective.h declares the recording
- * side): opening a Chrome-trace file for this rank, and writing it out atomically.
+ * \brief The engine's timeline: opening a Chrome-trace file for this rank, recording spans
+ * (what include/ir/collective.h's TimelineRecord and friends run), writing it out atomically.
  */
 #ifndef IR_RUNTIME_COLLECTIVE_TIMELINE_H_
 #define IR_RUNTIME_COLLECTIVE_TIMELINE_H_
@@ -20,6 +20,10 @@ namespace detail {
 void TimelineOpen(const std::string& path, int rank);
 /*! \brief Writes what was recorded (temporary file, then rename) and stops recording. */
 void TimelineClose();
+/*! \brief The timeline's clock, whether one is open, and a span recorded on it (ir/collective.h). */
+double Microseconds();
+bool TimelineEnabled();
+void TimelineRecord(const std::string& name, const std::string& category, double begin_us, double end_us);
 
 }  // namespace detail
 }  // namespace collective
