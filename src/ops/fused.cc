@@ -4,7 +4,8 @@
  *
  * Shape and type inference run the members' own inference; the CPU kernel runs the members'
  * own kernels one by one (the unfused reference; CodeGen/RTCGen replace it by one generated
- * kernel per node through the graph attribute "kernels").
+ * kernel per node through the graph attribute "kernels"). The group's accessors, which every
+ * layer shares, are core's (src/core/fused_group.cc).
  */
 #include <algorithm>
 #include <charconv>
@@ -19,34 +20,6 @@
 #include "ops/op_common.h"
 
 namespace ir {
-
-std::map<std::string, std::string> FusedGroup::ToAttrs() const {
-  std::ostringstream aliases_text, mutated_text, overwritten_text;
-  for (size_t i = 0; i < overwritten_inputs.size(); ++i) overwritten_text << (i ? "," : "") << overwritten_inputs[i];
-  for (size_t i = 0; i < aliases.size(); ++i) {
-    aliases_text << (i ? "," : "") << aliases[i].first << ":" << aliases[i].second;
-  }
-  for (size_t i = 0; i < mutated_inputs.size(); ++i) mutated_text << (i ? "," : "") << mutated_inputs[i];
-  return {{"kind", kind},
-          {"subgraph", SaveJSON(subgraph)},
-          {"aliases", aliases_text.str()},
-          {"mutated_inputs", mutated_text.str()},
-          {"overwritten_inputs", overwritten_text.str()}};
-}
-
-bool FusedGroup::IsAliasedOutput(int index) const {
-  for (const auto& alias : aliases) {
-    if (alias.second == index) return true;
-  }
-  return false;
-}
-
-const FusedGroup& GetFusedGroup(const NodeAttrs& attrs) {
-  IR_CHECK(attrs.op != nullptr && attrs.op->name == "_fused" && !attrs.parsed.empty())
-      << "node '" << attrs.name << "' is not a fused node";
-  return *dmlc::get<std::shared_ptr<const FusedGroup>>(attrs.parsed);
-}
-
 namespace op {
 namespace {
 
