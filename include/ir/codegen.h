@@ -212,12 +212,6 @@ std::string HashHex(const std::string& text);
 
 namespace codegen {
 /*!
- * \brief The CPU kernel of `op`: its "FCompute", else (elementwise with FCodeGen) one that
- * generates, compiles and runs the node's kernel, else an empty function. Public because
- * ops (the "_fused" runner) use it and may not include codegen internals.
- */
-FCompute CpuKernelOf(const Op* op);
-/*!
  * \brief Runs the generated kernel of a node on `target` ("cpu", "opencl", ...): an elementwise
  * or reduction node, or a "_fused" map/reduce node (its whole group as one kernel); kernels are
  * compiled once per attributes, dtypes and shapes. False, running nothing, when there is none.

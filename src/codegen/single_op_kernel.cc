@@ -75,7 +75,12 @@ SingleOpKernel Generate(const std::string& target, const NodeAttrs& attrs, const
   std::string source = KernelPrinter::Get(target).Print({kernel});
   std::shared_ptr<CompiledModule> module = KernelCache::Global().GetOrCompile(target, source);
   CompiledModule::Launcher launch = module->Resolve(kernel.name);
-  return SingleOpKernel{std::move(module), kernel.name, group.aliases, std::move(launch)};
+  SingleOpKernel generated;
+  generated.module = std::move(module);
+  generated.name = kernel.name;
+  generated.aliases = group.aliases;
+  generated.launch = std::move(launch);
+  return generated;
 }
 
 bool IsAliased(const SingleOpKernel& kernel, size_t output) {
@@ -159,11 +164,26 @@ void LaunchGeneratedKernel(const SingleOpKernel& kernel, const OpContext& ctx, c
   }
 }
 
-FCompute CpuKernelOf(const Op* op) {
-  const auto* cpu = Op::FindAttr<FCompute>(FComputeKey(DeviceType::kCPU));
-  if (cpu != nullptr && cpu->count(op)) return (*cpu)[op];
-  return IsGeneratable(op) ? FCompute(GeneratedCpuCompute) : FCompute();
+void SingleOpKernel::Launch(const OpContext& ctx, const std::vector<NDArray>& inputs,
+                            const std::vector<NDArray>& outputs) const {
+  LaunchGeneratedKernel(*this, ctx, inputs, outputs);
 }
+
+namespace {
+
+// Ops without "FCompute" run their FCodeGen on the CPU, one node per kernel; a node's generated
+// kernel is found for core's callers (ir/cpu_kernel.h: CpuKernelOf, FindGeneratedCpuKernel).
+const bool kCpuKernelGeneratorRegistered = [] {
+  CpuKernelGenerator generator;
+  generator.for_op = [](const Op* op) { return IsGeneratable(op) ? FCompute(GeneratedCpuCompute) : FCompute(); };
+  generator.for_node = [](const NodeAttrs& attrs, const std::vector<NDArray>& inputs) -> const GeneratedKernel* {
+    return FindGeneratedKernel("cpu", attrs, inputs);
+  };
+  RegisterCpuKernelGenerator(std::move(generator));
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace codegen
 }  // namespace ir

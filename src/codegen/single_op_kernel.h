@@ -2,7 +2,7 @@
  * \file single_op_kernel.h
  * \brief Kernels of single nodes generated from their op's FCodeGen (or, for a reduction over
  * one block of axes, its TReduceKind), for every target: an op written once runs unfused on
- * the CPU and on devices alike. (codegen::CpuKernelOf, which ops use too, is in ir/codegen.h.)
+ * the CPU and on devices alike. (The CPU fallback is registered into core: ir/cpu_kernel.h's CpuKernelOf.)
  */
 #ifndef IR_CODEGEN_SINGLE_OP_KERNEL_H_
 #define IR_CODEGEN_SINGLE_OP_KERNEL_H_
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "ir/codegen.h"
+#include "ir/cpu_kernel.h"
 #include "ir/op.h"
-#include "ir/op_kernel.h"
 
 namespace ir {
 namespace codegen {
@@ -23,12 +23,16 @@ namespace codegen {
  * \brief A compiled kernel of one node; `module` is null when FCodeGen has no code for its
  * inputs. Outputs in `aliases` (input, output) are the mutated input itself: not kernel params.
  */
-struct SingleOpKernel {
+struct SingleOpKernel : GeneratedKernel {
   std::shared_ptr<CompiledModule> module;
   std::string name;
   std::vector<std::pair<int, int>> aliases;
   /*! \brief The kernel's entry, resolved once when it was generated (no lookup per launch). */
   CompiledModule::Launcher launch;
+
+  /*! \brief LaunchGeneratedKernel (ir/codegen.h) of this kernel. */
+  void Launch(const OpContext& ctx, const std::vector<NDArray>& inputs,
+              const std::vector<NDArray>& outputs) const override;
 };
 
 /*! \brief True when `op` is elementwise or broadcast and has FCodeGen. */

@@ -12,7 +12,7 @@
 #include <functional>
 #include <sstream>
 
-#include "ir/codegen.h"
+#include "ir/cpu_kernel.h"
 #include "ir/device_kernel.h"
 #include "ir/fusion.h"
 #include "ir/graph_io.h"
@@ -172,7 +172,7 @@ void FusedCompute(const OpContext& ctx, const NodeAttrs& attrs, const std::vecto
   if (GetFusedGroup(attrs).epilogue && RunEpilogueGroup(ctx, attrs, inputs, outputs, nullptr)) return;
   RunMembers(attrs, Device::CPU(), inputs, outputs,
              [&](const Node* node, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
-               FCompute compute = codegen::CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
+               FCompute compute = CpuKernelOf(node->op());  // FCompute, or generated from FCodeGen
                IR_CHECK(compute) << "op '" << node->op()->name << "' (node '" << node->attrs.name
                                  << "') has no CPU kernel";
                compute(ctx, node->attrs, in, out);

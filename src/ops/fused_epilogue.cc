@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "ir/codegen.h"
 #include "ir/op_attr_types.h"
 #include "ops/op_common.h"
 
@@ -91,7 +90,7 @@ std::shared_ptr<const Entry> Derive(const FusedEpilogue& e, const std::vector<ND
     entry->shapes.push_back(a.shape());
   }
   entry->anchor_type = AnchorType(e, entry->types);
-  entry->anchor = codegen::CpuKernelOf(e.anchor.op);
+  entry->anchor = CpuKernelOf(e.anchor.op);
   const auto* post = Op::FindAttr<FComputeEpilogue>("FComputeEpilogue");
   if (post != nullptr && post->count(e.anchor.op) && e.in_place_output >= 0 && e.outputs.size() == 1) {
     std::vector<DType> epilogue_types = {entry->anchor_type};
@@ -219,13 +218,13 @@ bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   }
   IR_CHECK(entry->anchor) << NodeDesc(e.anchor) << " has no CPU kernel";
   entry->anchor(ctx, e.anchor, anchor_in, {acc});
-  const codegen::SingleOpKernel* generated = entry->generated.load();
+  const GeneratedKernel* generated = entry->generated.load();
   if (generated == nullptr) {
-    generated = codegen::FindGeneratedKernel("cpu", e.epilogue, epilogue_in);
+    generated = FindGeneratedCpuKernel(e.epilogue, epilogue_in);
     entry->generated.store(generated);
   }
   if (generated != nullptr) {
-    codegen::LaunchGeneratedKernel(*generated, ctx, epilogue_in, epilogue_out);
+    generated->Launch(ctx, epilogue_in, epilogue_out);
   } else {
     Op::GetAttr<FCompute>("FCompute")[e.epilogue.op](ctx, e.epilogue, epilogue_in, epilogue_out);
   }

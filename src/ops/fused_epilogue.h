@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "ir/codegen.h"
+#include "ir/cpu_kernel.h"
 #include "ir/device_kernel.h"
 #include "ir/fusion.h"
 #include "ir/op_attr_types.h"
@@ -33,7 +33,7 @@ struct EpilogueRunCache {
     /*! \brief Set once the op refused the epilogue for this signature (it then always does). */
     mutable std::atomic<bool> refused{false};
     /*! \brief The generated epilogue kernel once found (null before, or when there is none). */
-    mutable std::atomic<const codegen::SingleOpKernel*> generated{nullptr};
+    mutable std::atomic<const GeneratedKernel*> generated{nullptr};
   };
   static constexpr size_t kCapacity = 8;
   std::mutex mutex;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "codegen/single_op_kernel.h"
+#include "ir/cpu_kernel.h"
 #include "ir/fusion.h"
 #include "ir/graph_attr.h"
 #include "ir/op.h"
@@ -95,7 +96,7 @@ std::map<DeviceType, KernelSelector>& Selectors() {
 NodeKernel DefaultKernel(const Op* op, Device device) {
   const auto* target_map = Op::FindAttr<FCompute>(FComputeKey(device.type));
   if (target_map != nullptr && target_map->count(op)) return NodeKernel{(*target_map)[op], false};
-  return NodeKernel{codegen::CpuKernelOf(op), device.type != DeviceType::kCPU};  // FCompute, or from FCodeGen
+  return NodeKernel{CpuKernelOf(op), device.type != DeviceType::kCPU};  // FCompute, or from FCodeGen
 }
 
 NodeKernel KernelOf(const Op* op, Device device) {

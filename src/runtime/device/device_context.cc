@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "codegen/single_op_kernel.h"
+#include "ir/cpu_kernel.h"
 #include "ir/op_attr_types.h"
 #include "runtime/device/device_module.h"
 #include "runtime/device/device_source.h"
@@ -87,7 +88,7 @@ void DeviceContext::RunNode(const NodeAttrs& attrs, const std::vector<NDArray>& 
 
 void DeviceContext::RunOnHost(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                               const std::vector<NDArray>& outputs) {
-  FCompute cpu = codegen::CpuKernelOf(attrs.op);
+  FCompute cpu = CpuKernelOf(attrs.op);
   IR_CHECK(cpu) << "node '" << attrs.name << "' (op " << attrs.op->name << ") has no CPU kernel to run on the host";
   runtime::RunOnHost(cpu, ctx_, attrs, inputs, outputs, MutatedInputs(attrs));
 }

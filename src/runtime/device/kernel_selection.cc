@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "codegen/single_op_kernel.h"
+#include "ir/cpu_kernel.h"
 #include "ir/device_kernel.h"
 #include "ir/op_attr_types.h"
 #include "runtime/device/device_context.h"
@@ -56,7 +57,7 @@ void RunDerivedKernel(const DeviceTarget& target, const OpContext& ctx, const No
                       const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) {
   if (codegen::RunSingleOpKernel(target.dialect().target, ctx, attrs, inputs, outputs)) return;
   ++host_fallbacks;
-  FCompute cpu = codegen::CpuKernelOf(attrs.op);
+  FCompute cpu = CpuKernelOf(attrs.op);
   IR_CHECK(cpu) << "op '" << attrs.op->name << "' (node '" << attrs.name << "') has no kernel for these inputs";
   runtime::RunOnHost(cpu, ctx, attrs, inputs, outputs, MutatedInputs(attrs));
 }
@@ -83,7 +84,7 @@ runtime::NodeKernel SelectKernel(const DeviceTarget& target, const Op* op) {
             false};
   }
   if (IsShapeOnly(op)) return {ShapeOnlyCompute, false};
-  return {codegen::CpuKernelOf(op), true};
+  return {CpuKernelOf(op), true};
 }
 
 int64_t DerivedHostFallbacks() { return host_fallbacks.load(); }
