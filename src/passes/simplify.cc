@@ -9,7 +9,7 @@
  * pattern always sees simplified inputs. Rounds repeat until one fires nothing. Rules lower a
  * cost order (CheckRules), so this terminates; a rule that may grow the graph (`why:`) never
  * fires on what such a rule built. The order of rules and nodes is fixed: the result is
- * deterministic.
+ * deterministic. The options (simplify.* graph attributes) are read in simplify_options.cc.
  */
 #include <algorithm>
 #include <cmath>
@@ -553,49 +553,12 @@ Graph SimplifyPass(Graph src) {
 
 }  // namespace
 
-bool TagEnabled(RuleTag tag, const SimplifyOptions& options) {
-  if (tag == RuleTag::kFastMath) return options.fast_math;
-  return tag != RuleTag::kNsz || options.fast_math || options.nsz;
-}
-
-SimplifyOptions SimplifyOptionsFromGraph(const Graph& graph) {
-  SimplifyOptions options;
-  options.fast_math = graph.GetAttrOr<int>("simplify.fast_math", 0) != 0;
-  options.nsz = graph.GetAttrOr<int>("simplify.nsz", 0) != 0;
-  options.sets = StringsAttr(graph, "simplify.sets");
-  options.disabled = StringsAttr(graph, "simplify.disable");
-  options.explain = StringsAttr(graph, "simplify.explain");
-  return options;
-}
-
 SimplifyResult SimplifyEntries(const Graph& graph, const SimplifyOptions& options,
                                const std::vector<NodeEntry>& protect) {
   return Simplifier(options, protect).Run(graph);
 }
 
 }  // namespace rewrite
-
-IR_REGISTER_GRAPH_ATTR("simplify.fast_math")
-    .describe("Option of Simplify: also apply the nsz and fast_math rules (which change special values) when nonzero.")
-    .set_type<int>();
-IR_REGISTER_GRAPH_ATTR("simplify.nsz")
-    .describe("Option of Simplify: also apply the nsz rules (bit for bit but for the sign of zero) when nonzero.")
-    .set_type<int>();
-IR_REGISTER_GRAPH_ATTR("simplify.sets")
-    .describe("Option of Simplify: the rule sets to apply (default: every registered set).")
-    .set_type<std::vector<std::string>>();
-IR_REGISTER_GRAPH_ATTR("simplify.disable")
-    .describe("Option of Simplify: rules never to apply, by name.")
-    .set_type<std::vector<std::string>>();
-IR_REGISTER_GRAPH_ATTR("simplify.explain")
-    .describe("Option of Simplify: rules whose failures to match are written to simplify.explained.")
-    .set_type<std::vector<std::string>>();
-IR_REGISTER_GRAPH_ATTR("simplify.fired")
-    .describe("Rewrites Simplify made, \"rule @ node\" in the order they fired (printed in IR dumps).")
-    .set_type<std::vector<std::string>>();
-IR_REGISTER_GRAPH_ATTR("simplify.explained")
-    .describe("Why the rules named in simplify.explain did not fire: \"rule @ node: reason\".")
-    .set_type<std::vector<std::string>>();
 
 IR_REGISTER_PASS(Simplify)
     .describe(

@@ -12,147 +12,19 @@ import re
 import numpy as np
 
 from . import dtypes as _dtypes
-from ._lib import LIB, TinyflowError, c_handle_array, c_str, c_str_array, check_call
+from ._lib import LIB, c_handle_array, c_str, c_str_array, check_call
+# Split out of this module; re-exported here, where the rest of tinyflow imports them from.
+from ._symbol import _Symbol, _op_handle
+from .static_shapes import _check_static_shapes
+from .tensor_shape import Dimension, TensorShape, _as_shape_list, _shape_text  # noqa: F401
 
 __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "reset_default_graph",
            "apply_op", "convert_to_tensor", "placeholder", "placeholder_with_default", "constant", "control_dependencies",
            "name_scope", "TensorShape", "Dimension"]
 
-_OP_HANDLES = {}
 # The eager module once tf.enable_eager_execution() ran (eager.py): apply_op, constant and Variable
 # then create lazy arrays instead of graph nodes.
 _EAGER = None
-
-
-def _op_handle(name):
-    handle = _OP_HANDLES.get(name)
-    if handle is None:
-        handle = ctypes.c_void_p()
-        check_call(LIB.IRGetOpHandle(c_str(name), ctypes.byref(handle)))
-        _OP_HANDLES[name] = handle
-    return handle
-
-
-class _Symbol(object):
-    """Owns an IRSymbolHandle."""
-    __slots__ = ["handle"]
-
-    def __init__(self, handle):
-        self.handle = handle
-
-    def __del__(self):
-        try:
-            if LIB is not None and self.handle:
-                LIB.IRSymbolFree(self.handle)
-        except Exception:  # interpreter shutdown
-            pass
-
-    @staticmethod
-    def group(symbols):
-        out = ctypes.c_void_p()
-        check_call(LIB.IRSymbolCreateGroup(len(symbols), c_handle_array([s.handle for s in symbols]),
-                                           ctypes.byref(out)))
-        return _Symbol(out)
-
-    def output(self, index):
-        out = ctypes.c_void_p()
-        check_call(LIB.IRSymbolGetOutput(self.handle, index, ctypes.byref(out)))
-        return _Symbol(out)
-
-    def num_outputs(self):
-        n = ctypes.c_uint32()
-        check_call(LIB.IRSymbolGetNumOutputs(self.handle, ctypes.byref(n)))
-        return n.value
-
-    def set_attrs(self, attrs):
-        keys = list(attrs.keys())
-        check_call(LIB.IRSymbolSetAttrs(self.handle, len(keys), c_str_array(keys),
-                                        c_str_array([str(attrs[k]) for k in keys])))
-
-
-class Dimension(object):
-    def __init__(self, value):
-        self.value = value
-
-    def __int__(self):
-        return self.value
-
-    def __index__(self):
-        return self.value
-
-    def __eq__(self, other):
-        return self.value == (other.value if isinstance(other, Dimension) else other)
-
-    def __hash__(self):
-        return hash(self.value)
-
-    def __repr__(self):
-        return "Dimension(%s)" % self.value
-
-
-class TensorShape(object):
-    """A partially known shape: dims is None (unknown rank) or a list of int/None."""
-
-    def __init__(self, dims):
-        self.dims = None if dims is None else [None if d is None or d < 0 else int(d) for d in dims]
-
-    @property
-    def ndims(self):
-        return None if self.dims is None else len(self.dims)
-
-    def as_list(self):
-        if self.dims is None:
-            raise ValueError("as_list() is not defined on an unknown TensorShape.")
-        return list(self.dims)
-
-    def is_fully_defined(self):
-        return self.dims is not None and all(d is not None for d in self.dims)
-
-    def num_elements(self):
-        return int(np.prod(self.dims)) if self.is_fully_defined() else None
-
-    def __len__(self):
-        return len(self.dims)
-
-    def __iter__(self):
-        return iter(Dimension(d) for d in self.dims)
-
-    def __getitem__(self, i):
-        return Dimension(self.dims[i])
-
-    def __eq__(self, other):
-        other_dims = other.dims if isinstance(other, TensorShape) else list(other)
-        return self.dims == other_dims
-
-    def __repr__(self):
-        if self.dims is None:
-            return "TensorShape(None)"
-        return "TensorShape([%s])" % ", ".join("?" if d is None else str(d) for d in self.dims)
-
-    def __str__(self):  # as TF 1.x prints a shape: (?, 4), (3,), (), <unknown>
-        if self.dims is None:
-            return "<unknown>"
-        if len(self.dims) == 1:
-            return "(%s,)" % ("?" if self.dims[0] is None else self.dims[0])
-        return "(%s)" % ", ".join("?" if d is None else str(d) for d in self.dims)
-
-    def is_compatible_with(self, other):
-        other = other if isinstance(other, TensorShape) else TensorShape(_as_shape_list(other))
-        if self.dims is None or other.dims is None:
-            return True
-        return len(self.dims) == len(other.dims) and all(
-            a is None or b is None or a == b for a, b in zip(self.dims, other.dims))
-
-    def merge_with(self, other):
-        """The most specific shape compatible with both; ValueError when they are incompatible."""
-        other = other if isinstance(other, TensorShape) else TensorShape(_as_shape_list(other))
-        if not self.is_compatible_with(other):
-            raise ValueError("Shapes %s and %s are not compatible" % (self, other))
-        if self.dims is None:
-            return other
-        if other.dims is None:
-            return self
-        return TensorShape([a if a is not None else b for a, b in zip(self.dims, other.dims)])
 
 
 class Graph(object):
@@ -512,71 +384,6 @@ def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
     return op.outputs[0] if len(op.outputs) == 1 and cls is Operation else op
 
 
-_SHAPE_ERROR = [(re.compile(r"inner dimensions (\d+) and (\d+) do not match"),
-                 "Dimensions must be equal, but are %s and %s"),
-                (re.compile(r"cannot be broadcast together \(dimension \d+: (\d+) vs (\d+)\)"),
-                 "Dimensions must be equal, but are %s and %s")]
-
-
-def _check_static_shapes(op, op_type, keys, attrs, inputs):
-    """Graph-construction shape check, as TF's: the op's inference run on a graph of the op alone, its
-    inputs placeholders of their construction-time shapes (so each op costs the same, however big the
-    graph). Those shapes are kept per tensor (_construct), and a failure is confirmed on the whole graph
-    (inference there sees more, e.g. values) before it raises ValueError naming the op and input shapes."""
-    known = [x._inferred if x._inferred is not None else x._construct for x in inputs]
-    if op.graph._body_stack or (inputs and all(k is None for k in known)) or op_type == "constant":
-        return  # (a constant's shape is set from its value; its attributes may be large)
-    if any(k is not None and k[1] is not None and not k[1].is_supported for k in known):
-        return  # a dtype the core lacks (uint8, string): the run names it (dtypes.DType.enum)
-    args = []
-    for i, k in enumerate(known):
-        hints = {"__kind__": "placeholder"}
-        if k is not None and k[0].dims is not None:
-            hints["__shape__"] = _shape_text(k[0].dims)
-        if k is not None and k[1] is not None:
-            hints["__dtype__"] = k[1].name
-        args.append(_variable_symbol("in%d" % i, hints))
-    handle = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle(op_type), len(keys),
-                                              c_str_array(keys), c_str_array([attrs[k] for k in keys]),
-                                              ctypes.byref(handle)))
-    probe = _Symbol(handle)
-    check_call(LIB.IRSymbolCompose(probe.handle, c_str(op.name), len(args), None,
-                                   c_handle_array([a.handle for a in args])))
-    from . import ir
-    try:
-        g = ir.Graph(probe).apply_passes(["InferShape", "InferType"])
-    except TinyflowError as err:
-        try:
-            op.outputs[0]._infer()
-        except TinyflowError:
-            raise ValueError(_shape_error_text(str(err), op, known))
-        return
-    shapes, dtypes = g.attr("shape"), g.attr("dtype")
-    n = len(op.outputs)
-    for t, shape, dtype in zip(op.outputs, shapes[-n:], dtypes[-n:]):
-        t._construct = (ir.parse_shape(shape), None if dtype in (None, "unknown", -1) else _dtypes.as_dtype(dtype))
-
-
-def _shape_error_text(message, op, known):
-    message = re.sub(r"^pass '\w+': ", "", message)
-    for pattern, text in _SHAPE_ERROR:
-        match = pattern.search(message)
-        if match:
-            message = text % match.groups()
-            break
-    shapes = ", ".join("?" if k is None or k[0].dims is None else _shape_text(k[0].dims) for k in known)
-    return "%s for '%s' (op: '%s') with input shapes: %s." % (message, op.name, op.type, shapes)
-
-
-def _variable_symbol(name, attrs):
-    handle = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateVariable(c_str(name), ctypes.byref(handle)))
-    symbol = _Symbol(handle)
-    symbol.set_attrs(attrs)
-    return symbol
-
-
 def _variable_node(name, attrs):
     graph = get_default_graph()
     handle = ctypes.c_void_p()
@@ -585,10 +392,6 @@ def _variable_node(name, attrs):
     symbol = _Symbol(handle)
     symbol.set_attrs(attrs)
     return symbol, node_name
-
-
-def _shape_text(shape):
-    return "[" + ",".join("?" if d is None or d < 0 else str(int(d)) for d in shape) + "]"
 
 
 def placeholder(dtype, shape=None, name=None):
@@ -623,14 +426,6 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002
     out = apply_op("identity", [default], name=name or "PlaceholderWithDefault")
     out._static_shape = TensorShape(dims)
     return out
-
-
-def _as_shape_list(shape):
-    if isinstance(shape, TensorShape):
-        return shape.dims
-    if isinstance(shape, (int, np.integer)):
-        return [int(shape)]
-    return [None if d is None else int(d) for d in shape]
 
 
 def constant(value, dtype=None, shape=None, name=None):

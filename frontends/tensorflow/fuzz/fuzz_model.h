@@ -16,14 +16,23 @@
 namespace ir {
 namespace tf {
 
+/*! \brief The import options of every fuzz target: constants capped at 1 MiB (hostile files may declare huge ones). */
+inline ImportOptions FuzzImportOptions() {
+  ImportOptions options;
+  options.max_const_bytes = 1 << 20;
+  return options;
+}
+
+/*! \brief What every fuzz target ends with: imports `model`'s graph and infers shapes and types. */
+inline void FuzzImport(const TFModel& model, const ImportOptions& options) {
+  Graph graph = ImportGraphDef(model.graph_def, options);
+  ApplyPasses(graph, {"InferShape", "InferType"});
+}
+
 /*! \brief Loads and imports `data` (text format when `text`); returns "" when it imported, else the error. */
 inline std::string FuzzModel(const std::string& data, bool text) {
   try {
-    TFModel model = text ? ModelFromText(data, "fuzz.pbtxt") : ModelFromBinary(data, "fuzz.pb");
-    ImportOptions options;
-    options.max_const_bytes = 1 << 20;  // hostile files may declare huge constants
-    Graph graph = ImportGraphDef(model.graph_def, options);
-    ApplyPasses(graph, {"InferShape", "InferType"});
+    FuzzImport(text ? ModelFromText(data, "fuzz.pbtxt") : ModelFromBinary(data, "fuzz.pb"), FuzzImportOptions());
     return "";
   } catch (const Error& err) {
     return err.what();

@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "fuzz_files.h"
-#include "ir/pass.h"
-#include "ir_tf/import.h"
+#include "fuzz_model.h"
 #include "ir_tf/model.h"
 
 namespace ir {
@@ -27,8 +26,7 @@ inline std::string FuzzSavedModel(const std::string& data) {
   try {
     TFModel model = LoadModel(FuzzScratch::Dir());
     ListUnsupported(model.graph_def);
-    ImportOptions options;
-    options.max_const_bytes = 1 << 20;  // hostile files may declare huge constants
+    ImportOptions options = FuzzImportOptions();
     for (const auto& kv : model.signature_outputs) options.outputs.push_back(kv.second);
     // Each signature input fed as a batch of one (its unknown dimensions 1), as a caller would.
     for (const auto& kv : model.signature_inputs) {
@@ -38,8 +36,7 @@ inline std::string FuzzSavedModel(const std::string& data) {
       for (int64_t& d : dims) d = d < 0 ? 1 : std::min<int64_t>(d, 64);
       options.feed_shapes[kv.second.substr(0, kv.second.find(':'))] = Shape(dims);
     }
-    Graph graph = ImportGraphDef(model.graph_def, options);
-    ApplyPasses(graph, {"InferShape", "InferType"});
+    FuzzImport(model, options);
     return "";
   } catch (const Error& err) {
     return err.what();

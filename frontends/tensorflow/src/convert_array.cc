@@ -2,6 +2,10 @@
  * \file convert_array.cc
  * \brief Converters for shape manipulation and indexing. TensorFlow passes shapes, axes and
  * multiples as tensor inputs; they become our ops' parameters once they are known at import.
+ * Also BroadcastArgs, ResourceGather, DepthToSpace/SpaceToDepth (reshape, transpose, reshape),
+ * MatrixBandPart (a constant mask), SpaceToBatch(ND)/BatchToSpace(ND) (so the dilated-convolution
+ * pattern SpaceToBatchND -> Conv2D -> BatchToSpaceND imports) and MirrorPad(Grad): block shapes,
+ * paddings and crops are constant inputs in TF graphs and become attributes here.
  */
 #include "converter.h"
 
@@ -244,6 +248,119 @@ Outputs ConvertGather(ImportContext& ctx) {
   return {ctx.Op("gather", {ctx.input(0), ctx.input(1)}, {{"axis", std::to_string(axis)}})};
 }
 
+/*! \brief BroadcastArgs(s0, s1): the broadcast shape of two known shapes, as a constant. */
+Outputs ConvertBroadcastArgs(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  std::vector<int64_t> a = ctx.ConstInts(0), b = ctx.ConstInts(1);
+  if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
+  if (b.size() < a.size()) b.insert(b.begin(), a.size() - b.size(), 1);
+  std::vector<int64_t> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    IR_CHECK(a[i] == b[i] || a[i] == 1 || b[i] == 1)
+        << "shapes " << Shape(ctx.ConstInts(0)) << " and " << Shape(ctx.ConstInts(1)) << " do not broadcast";
+    out[i] = a[i] == 1 ? b[i] : a[i];
+  }
+  Shape shape{static_cast<int64_t>(out.size())};
+  if (ctx.HasAttr("T") && ctx.Type("T") == DType::kInt64) return {ctx.Constant(NDArray::FromVector(shape, out))};
+  return {ctx.Constant(NDArray::FromVector(shape, std::vector<int32_t>(out.begin(), out.end())))};
+}
+
+/*! \brief ResourceGather(resource, indices): rows of the variable (batch_dims 0). */
+Outputs ConvertResourceGather(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  IR_CHECK(ctx.Int("batch_dims", 0) == 0) << "batch_dims other than 0 is not supported";
+  return {ctx.Op("gather", {ctx.VariableInput(0), ctx.input(1)}, {{"axis", "0"}})};
+}
+
+/*!
+ * \brief DepthToSpace / SpaceToDepth, NHWC with known H, W, C: as TF documents them, a reshape
+ * to 6-D, the transpose (0, 1, 3, 2, 4, 5) and a reshape back to 4-D.
+ */
+Outputs ConvertSpaceDepth(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  IR_CHECK(ctx.Str("data_format", "NHWC") == "NHWC") << "only data_format NHWC is supported";
+  int64_t b = ctx.Int("block_size");
+  IR_CHECK(b >= 2) << "block_size must be at least 2, got " << b;
+  Shape s = ctx.InputShape(0);
+  IR_CHECK(s.rank_known() && s.ndim() == 4 && s[1] >= 0 && s[2] >= 0 && s[3] >= 0)
+      << "input must be 4-D NHWC with known height, width and depth, got " << s;
+  int64_t h = s[1], w = s[2], c = s[3];
+  std::vector<int64_t> split, merged;
+  if (ctx.op() == "DepthToSpace") {
+    IR_CHECK(c % (b * b) == 0) << "input depth " << c << " must be divisible by block_size^2 = " << b * b;
+    split = {-1, h, w, b, b, c / (b * b)};
+    merged = {-1, h * b, w * b, c / (b * b)};
+  } else {
+    IR_CHECK(h % b == 0 && w % b == 0) << "height and width of " << s << " must be divisible by block_size " << b;
+    split = {-1, h / b, b, w / b, b, c};
+    merged = {-1, h / b, w / b, b * b * c};
+  }
+  NodeEntry x = ctx.Op("reshape", {ctx.input(0)}, {{"shape", IntsAttr(split)}}, "split");
+  x = ctx.Op("transpose", {x}, {{"axes", "(0,1,3,2,4,5)"}}, "transpose");
+  return {ctx.Op("reshape", {x}, {{"shape", IntsAttr(merged)}})};
+}
+
+/*!
+ * \brief MatrixBandPart(input, num_lower, num_upper): input where (num_lower < 0 || i - j <=
+ * num_lower) && (num_upper < 0 || j - i <= num_upper) over the last two axes (known sizes).
+ */
+Outputs ConvertMatrixBandPart(ImportContext& ctx) {
+  ctx.ExpectInputs(3);
+  Shape s = ctx.InputShape(0);
+  IR_CHECK(s.rank_known() && s.ndim() >= 2 && s[s.ndim() - 2] >= 0 && s[s.ndim() - 1] >= 0)
+      << "input must have rank >= 2 and known last two dimensions, got " << s;
+  int64_t m = s[s.ndim() - 2], n = s[s.ndim() - 1];
+  int64_t lower = static_cast<int64_t>(ctx.ConstScalar(1)), upper = static_cast<int64_t>(ctx.ConstScalar(2));
+  IR_CHECK(lower <= m) << "num_lower must be negative or less or equal to number of rows (" << m << ") got: " << lower;
+  IR_CHECK(upper <= n) << "num_upper must be negative or less or equal to number of columns (" << n
+                       << ") got: " << upper;
+  IR_CHECK(m * n <= ctx.max_const_bytes()) << "the band mask of " << s << " is larger than the constant limit";
+  NDArray band(Shape{m, n}, DType::kBool);
+  bool* keep = band.data<bool>();
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) keep[i * n + j] = (lower < 0 || i - j <= lower) && (upper < 0 || j - i <= upper);
+  }
+  NodeEntry mask = ctx.Constant(band, "band");
+  NodeEntry x = ctx.input(0);
+  return {ctx.Op("where", {mask, x, ctx.Op("zeros_like", {x}, {}, "zeros")})};
+}
+
+/*! \brief A constant [M, 2] paddings/crops input flattened, checked against M block dimensions. */
+std::string Pairs(const ImportContext& ctx, size_t i, size_t m, const char* what) {
+  std::vector<int64_t> v = ctx.ConstInts(i);
+  IR_CHECK(v.size() == 2 * m) << what << " " << IntsAttr(v) << " must have shape [" << m << ", 2]";
+  return IntsAttr(v);
+}
+
+/*! \brief SpaceToBatchND / BatchToSpaceND (input, block_shape, paddings or crops). */
+Converter SpaceBatchND(const char* op) {
+  return [op](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(3);
+    std::vector<int64_t> block = ctx.ConstInts(1);
+    return {ctx.Op(op, {ctx.input(0)},
+                   {{"block_shape", IntsAttr(block)}, {"paddings", Pairs(ctx, 2, block.size(), "paddings/crops")}})};
+  };
+}
+
+/*! \brief SpaceToBatch / BatchToSpace (input, paddings or crops) with attribute block_size over 2 dimensions. */
+Converter SpaceBatch(const char* op) {
+  return [op](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(2);
+    int64_t b = ctx.Int("block_size");
+    IR_CHECK(b >= 2) << "attribute 'block_size' " << b << " must be greater than one";
+    return {ctx.Op(op, {ctx.input(0)},
+                   {{"block_shape", IntsAttr({b, b})}, {"paddings", Pairs(ctx, 1, 2, "paddings/crops")}})};
+  };
+}
+
+/*! \brief MirrorPad / MirrorPadGrad (input, paddings) with attribute mode. */
+Converter MirrorPad(const char* op) {
+  return [op](ImportContext& ctx) -> Outputs {
+    ctx.ExpectInputs(2);
+    return {ctx.Op(op, {ctx.input(0)}, {{"paddings", IntsAttr(ctx.ConstInts(1))}, {"mode", ctx.Str("mode")}})};
+  };
+}
+
 }  // namespace
 
 IR_TF_CONVERTER({"Reshape"}, ConvertReshape);
@@ -272,6 +389,17 @@ IR_TF_CONVERTER({"BroadcastTo"}, ConvertBroadcastTo);
 IR_TF_CONVERTER({"Pad", "PadV2"}, ConvertPad);
 IR_TF_CONVERTER({"OneHot"}, ConvertOneHot);
 IR_TF_CONVERTER({"Gather", "GatherV2"}, ConvertGather);
+
+IR_TF_CONVERTER({"BroadcastArgs"}, ConvertBroadcastArgs);
+IR_TF_CONVERTER({"ResourceGather"}, ConvertResourceGather);
+IR_TF_CONVERTER({"DepthToSpace", "SpaceToDepth"}, ConvertSpaceDepth);
+IR_TF_CONVERTER({"MatrixBandPart"}, ConvertMatrixBandPart);
+IR_TF_CONVERTER({"SpaceToBatchND"}, SpaceBatchND("space_to_batch_nd"));
+IR_TF_CONVERTER({"BatchToSpaceND"}, SpaceBatchND("batch_to_space_nd"));
+IR_TF_CONVERTER({"SpaceToBatch"}, SpaceBatch("space_to_batch_nd"));
+IR_TF_CONVERTER({"BatchToSpace"}, SpaceBatch("batch_to_space_nd"));
+IR_TF_CONVERTER({"MirrorPad"}, MirrorPad("mirror_pad"));
+IR_TF_CONVERTER({"MirrorPadGrad"}, MirrorPad("mirror_pad_grad"));
 
 }  // namespace tf
 }  // namespace ir

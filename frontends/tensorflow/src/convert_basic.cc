@@ -1,7 +1,7 @@
 /*!
  * \file convert_basic.cc
  * \brief Converters for constants, graph inputs, variables and their updates, and the ops
- * that only forward values or order work (Identity, NoOp...).
+ * that only forward values or order work (Identity, NoOp, TF1's Print...).
  */
 #include "converter.h"
 #include "tensor.pb.h"
@@ -120,6 +120,12 @@ Outputs ConvertReadVariable(ImportContext& ctx) {
   return {ctx.Op("identity", {ctx.VariableInput(0)})};
 }
 
+/*! \brief TF1 Print(input, data...) passes input through (we print nothing). */
+Outputs ConvertPrint(ImportContext& ctx) {
+  ctx.input(0);
+  return {ctx.Op("identity", {ctx.input(0)})};
+}
+
 }  // namespace
 
 IR_TF_CONVERTER({"Const", "HostConst"}, ConvertConst);
@@ -136,6 +142,8 @@ IR_TF_CONVERTER({"Assign", "AssignVariableOp"}, Update("assign"));
 IR_TF_CONVERTER({"AssignAdd", "AssignAddVariableOp"}, Update("assign_add"));
 IR_TF_CONVERTER({"AssignSub", "AssignSubVariableOp"}, Update("assign_sub"));
 IR_TF_CONVERTER({"ReadVariableOp"}, ConvertReadVariable);
+
+IR_TF_CONVERTER({"Print"}, ConvertPrint);
 
 }  // namespace tf
 }  // namespace ir

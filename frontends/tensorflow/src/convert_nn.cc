@@ -1,7 +1,8 @@
 /*!
  * \file convert_nn.cc
- * \brief Converters for neural-network ops and their gradients (convolution, pooling, softmax
- * and cross-entropy, batch norm) and for random initializers.
+ * \brief Converters for neural-network ops and their gradients (convolution and depthwise
+ * convolution, pooling, LRN, softmax and cross-entropy, batch norm and FusedBatchNormGrad*, TopK
+ * and InTopK) and for random initializers.
  */
 #include "converter.h"
 
@@ -165,6 +166,86 @@ Converter Random(const char* op, Attrs extra) {
   };
 }
 
+/*!
+ * \brief FusedBatchNormGrad*(dy, x, scale, reserve_1, reserve_2[, reserve_3]) -> (dx, dscale,
+ * doffset, empty, empty): reserve_1/2 are the batch mean and variance in training (our
+ * batch_norm_grad recomputes them from x), the population statistics otherwise.
+ */
+Outputs ConvertFusedBatchNormGrad(ImportContext& ctx) {
+  IR_CHECK(ctx.num_inputs() == 5 || ctx.num_inputs() == 6) << "needs 5 or 6 inputs, has " << ctx.num_inputs();
+  NodeEntry zeros = ctx.Op("zeros_like", {ctx.input(3)}, {}, "zero_stat_grad");
+  NodeEntry grad =
+      ctx.Op("batch_norm_grad", {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), zeros, zeros},
+             {{"epsilon", NumberAttr(ctx.Float("epsilon", 1e-4))},
+              {"is_training", ctx.Bool("is_training", true) ? "true" : "false"},
+              {"data_format", ctx.Str("data_format", "NHWC")}});
+  NodeEntry empty = ctx.Constant(NDArray::FromVector(Shape{0}, std::vector<float>{}), "empty");
+  return {{grad.node, 0}, {grad.node, 1}, {grad.node, 2}, empty, empty};
+}
+
+/*! \brief strides, padding, data_format, dilations of DepthwiseConv2dNative*. */
+Attrs DepthwiseAttrs(const ImportContext& ctx) {
+  std::string format = ctx.Str("data_format", "NHWC");
+  IR_CHECK(format == "NHWC" || format == "NCHW")
+      << "attribute 'data_format' must be \"NHWC\" or \"NCHW\", got \"" << format << "\"";
+  Attrs attrs{{"strides", IntsAttr(ctx.Ints("strides"))}, {"padding", ctx.Str("padding")}, {"data_format", format}};
+  if (ctx.HasAttr("dilations")) attrs["dilations"] = IntsAttr(ctx.Ints("dilations"));
+  return attrs;
+}
+
+Outputs ConvertDepthwise(ImportContext& ctx) {
+  ctx.ExpectInputs(2);
+  return {ctx.Op("depthwise_conv2d", ctx.inputs(), DepthwiseAttrs(ctx))};
+}
+
+Outputs ConvertDepthwiseBackpropInput(ImportContext& ctx) {  // (input_sizes, filter, out_backprop)
+  ctx.ExpectInputs(3);
+  return {ctx.Op("depthwise_conv2d_backprop_input", {ctx.input(2), ctx.input(1), ShapedLike(ctx, 0, "input_sizes")},
+                 DepthwiseAttrs(ctx))};
+}
+
+Outputs ConvertDepthwiseBackpropFilter(ImportContext& ctx) {  // (input, filter_sizes, out_backprop)
+  ctx.ExpectInputs(3);
+  return {ctx.Op("depthwise_conv2d_backprop_filter", {ctx.input(0), ctx.input(2), ShapedLike(ctx, 1, "filter_sizes")},
+                 DepthwiseAttrs(ctx))};
+}
+
+Attrs LRNAttrs(const ImportContext& ctx) {
+  return {{"depth_radius", std::to_string(ctx.Int("depth_radius", 5))},
+          {"bias", NumberAttr(ctx.Float("bias", 1))},
+          {"alpha", NumberAttr(ctx.Float("alpha", 1))},
+          {"beta", NumberAttr(ctx.Float("beta", 0.5))}};
+}
+
+Outputs ConvertLRN(ImportContext& ctx) {
+  ctx.ExpectInputs(1);
+  return {ctx.Op("lrn", ctx.inputs(), LRNAttrs(ctx))};
+}
+
+Outputs ConvertLRNGrad(ImportContext& ctx) {  // (input_grads, input_image, output_image)
+  ctx.ExpectInputs(3);
+  return {ctx.Op("lrn_grad", {ctx.input(0), ctx.input(1)}, LRNAttrs(ctx))};
+}
+
+/*! \brief TopKV2 (input, k) and TopK (attribute k): (values, indices). */
+Outputs ConvertTopK(ImportContext& ctx) {
+  bool v2 = ctx.op() == "TopKV2";
+  ctx.ExpectInputs(v2 ? 2 : 1);
+  int64_t k = v2 ? static_cast<int64_t>(ctx.ConstScalar(1)) : ctx.Int("k");
+  IR_CHECK(k >= 0) << "k " << k << " must be non-negative";
+  NodeEntry e = ctx.Op("top_k", {ctx.input(0)},
+                       {{"k", std::to_string(k)}, {"sorted", ctx.Bool("sorted", true) ? "true" : "false"}});
+  return {NodeEntry{e.node, 0}, NodeEntry{e.node, 1}};
+}
+
+/*! \brief InTopKV2 (predictions, targets, k) and InTopK (attribute k). */
+Outputs ConvertInTopK(ImportContext& ctx) {
+  bool v2 = ctx.op() == "InTopKV2";
+  ctx.ExpectInputs(v2 ? 3 : 2);
+  int64_t k = v2 ? static_cast<int64_t>(ctx.ConstScalar(2)) : ctx.Int("k");
+  return {ctx.Op("in_top_k", {ctx.input(0), ctx.input(1)}, {{"k", std::to_string(k)}})};
+}
+
 }  // namespace
 
 IR_TF_CONVERTER({"Conv2D"}, ConvertConv2D);
@@ -182,6 +263,15 @@ IR_TF_CONVERTER({"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"}, Conv
 IR_TF_CONVERTER({"RandomUniform"}, Random("random_uniform", {}));
 IR_TF_CONVERTER({"RandomStandardNormal"}, Random("random_normal", {}));
 IR_TF_CONVERTER({"TruncatedNormal"}, Random("truncated_normal", {}));
+
+IR_TF_CONVERTER({"FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"}, ConvertFusedBatchNormGrad);
+IR_TF_CONVERTER({"DepthwiseConv2dNative"}, ConvertDepthwise);
+IR_TF_CONVERTER({"DepthwiseConv2dNativeBackpropInput"}, ConvertDepthwiseBackpropInput);
+IR_TF_CONVERTER({"DepthwiseConv2dNativeBackpropFilter"}, ConvertDepthwiseBackpropFilter);
+IR_TF_CONVERTER({"LRN"}, ConvertLRN);
+IR_TF_CONVERTER({"LRNGrad"}, ConvertLRNGrad);
+IR_TF_CONVERTER({"TopK", "TopKV2"}, ConvertTopK);
+IR_TF_CONVERTER({"InTopK", "InTopKV2"}, ConvertInTopK);
 
 }  // namespace tf
 }  // namespace ir

@@ -1,5 +1,5 @@
 /*!
- * \file sweep_converters_test.cc
+ * \file composed_converters_test.cc
  * \brief Converters that compose our ops (activations, inverse/hyperbolic functions, gradient
  * ops, ClipByValue, L2Loss, LinSpace, BroadcastArgs, RMSProp/Adagrad) against references computed
  * here with <cmath> and finite differences.
@@ -40,7 +40,7 @@ std::vector<double> Map(const std::vector<double>& xs, const Fn& f) {
   return out;
 }
 
-TEST(TFSweepConvertersTest, UnaryCompositionsMatchCMath) {
+TEST(TFComposedConvertersTest, UnaryCompositionsMatchCMath) {
   std::vector<double> xs{-2.5, -1.2, -0.3, 0.0, 0.4, 1.5, 2.5, 3.0};
   std::vector<double> unit{-0.9, -0.5, 0.0, 0.3, 0.7, 0.95}, above_one{1.0, 1.2, 2.0, 5.0, 40.0};
   struct Case {
@@ -88,7 +88,7 @@ NDArray RunGrad(const std::string& op, const std::vector<double>& a, const std::
       {"g"})[0];
 }
 
-TEST(TFSweepConvertersTest, GradientOpsMatchFiniteDifferencesOfTheirForwardOps) {
+TEST(TFComposedConvertersTest, GradientOpsMatchFiniteDifferencesOfTheirForwardOps) {
   std::vector<double> xs{-2.0, -0.7, 0.3, 1.1, 5.5, 7.0}, dy{0.5, -1.5, 2.0, 1.0, -0.25, 3.0};
   // Ops taking (gradients, features): dy * f'(x).
   Fn relu6 = [](double x) { return std::min(std::max(x, 0.0), 6.0); };
@@ -124,7 +124,7 @@ TEST(TFSweepConvertersTest, GradientOpsMatchFiniteDifferencesOfTheirForwardOps) 
   }
 }
 
-TEST(TFSweepConvertersTest, ClipL2LossEuclideanNormLinSpaceAndBroadcastArgs) {
+TEST(TFComposedConvertersTest, ClipL2LossEuclideanNormLinSpaceAndBroadcastArgs) {
   std::string m = Const("m", {2, 3}, {-3, 1, 4, -1, 5, -9});
   std::string graph =
       m + Const("lo", {}, {-2}) + Const("hi", {3}, {0, 2, 3}) + Node("clip", "ClipByValue", {"m", "lo", "hi"}, Type()) +
@@ -152,7 +152,7 @@ std::string InitializedVariable(const std::string& name, const std::vector<doubl
          Node(name + "/init", "Assign", {name, name + "/value"}, Type());
 }
 
-TEST(TFSweepConvertersTest, RMSPropAndAdagradUpdatesFollowTheirFormulas) {
+TEST(TFComposedConvertersTest, RMSPropAndAdagradUpdatesFollowTheirFormulas) {
   std::string graph = InitializedVariable("w", {1, -2}) + InitializedVariable("ms", {0.5, 1}) +
                       InitializedVariable("mom", {0.1, -0.1}) + InitializedVariable("acc", {0.1, 0.2}) +
                       InitializedVariable("v", {3, 4}) + Const("lr", {}, {0.1}) + Const("rho", {}, {0.9}) +
@@ -178,7 +178,7 @@ TEST(TFSweepConvertersTest, RMSPropAndAdagradUpdatesFollowTheirFormulas) {
   ExpectClose(out[4], acc, "AdagradV2 accum");
 }
 
-TEST(TFSweepConvertersTest, KerasMomentumAdadeltaAndAdaMaxFollowTheirFormulas) {
+TEST(TFComposedConvertersTest, KerasMomentumAdadeltaAndAdaMaxFollowTheirFormulas) {
   for (bool nesterov : {false, true}) {
     std::string graph = InitializedVariable("w", {1, -2}) + InitializedVariable("acc", {0.5, 0}) +
                         InitializedVariable("ad", {1, 2}) + InitializedVariable("au", {0.2, 0.1}) +
@@ -219,7 +219,7 @@ TEST(TFSweepConvertersTest, KerasMomentumAdadeltaAndAdaMaxFollowTheirFormulas) {
   }
 }
 
-TEST(TFSweepConvertersTest, ResourceGatherAndResourceAdagradOnAVarHandle) {
+TEST(TFComposedConvertersTest, ResourceGatherAndResourceAdagradOnAVarHandle) {
   std::string graph = Node("h", "VarHandleOp", {}, Type("DT_FLOAT", "dtype") + Attr("shape", ShapeProto({3, 2}))) +
                       Const("h/value", {3, 2}, {1, 2, 3, 4, 5, 6}) +
                       Node("h/init", "AssignVariableOp", {"h", "h/value"}, Type("DT_FLOAT", "dtype")) +
@@ -281,7 +281,7 @@ std::vector<double> EinsumReference(const std::vector<std::string>& terms, const
   return result;
 }
 
-TEST(TFSweepConvertersTest, EinsumMatchesADirectSum) {
+TEST(TFComposedConvertersTest, EinsumMatchesADirectSum) {
   struct Case {
     std::vector<std::string> terms;
     std::string out;
@@ -327,7 +327,7 @@ TEST(TFSweepConvertersTest, EinsumMatchesADirectSum) {
       "repeated within operand 0 (a diagonal) is not supported");
 }
 
-TEST(TFSweepConvertersTest, DepthToSpaceSpaceToDepthAndMatrixBandPart) {
+TEST(TFComposedConvertersTest, DepthToSpaceSpaceToDepthAndMatrixBandPart) {
   const int64_t b = 2, h = 2, w = 3, c = 8;  // DepthToSpace: [1, 2, 3, 8] -> [1, 4, 6, 2]
   std::vector<double> x = Values(h * w * c);
   std::string graph = Placeholder("x", {-1, h, w, c}) +
@@ -379,7 +379,7 @@ std::vector<double> BatchNorm(const std::vector<double>& x, const std::vector<do
   return y;
 }
 
-TEST(TFSweepConvertersTest, FusedBatchNormGradMatchesFiniteDifferences) {
+TEST(TFComposedConvertersTest, FusedBatchNormGradMatchesFiniteDifferences) {
   const int64_t n = 4, c = 2;
   const double eps = 0.001;
   std::vector<double> x = Values(n * c), dy = Values(n * c, 0.9), gamma{1.5, -0.5};

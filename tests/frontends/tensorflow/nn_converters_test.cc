@@ -1,6 +1,7 @@
 /*!
- * \file nn_extra_converters_test.cc
- * \brief Converters of convert_nn_extra.cc on small GraphDefs with hand-computed results,
+ * \file nn_converters_test.cc
+ * \brief Converters of Elu/Selu/Softsign, IsNan/IsInf/IsFinite, depthwise convolution, MirrorPad, LRN,
+ * TopK/InTopK and SpaceToBatchND/BatchToSpaceND on small GraphDefs with hand-computed results,
  * including the dilated-convolution pattern TensorFlow emits (SpaceToBatchND -> Conv2D ->
  * BatchToSpaceND) checked against Conv2D with dilations.
  */
@@ -32,7 +33,7 @@ std::vector<double> Range(int n) {
   return v;
 }
 
-TEST(TFNNExtraConvertersTest, ActivationsAndFloatClasses) {
+TEST(TFNNConvertersTest, ActivationsAndFloatClasses) {
   std::string g = Const("x", {4}, {-1, 0, 2, -3}) + Node("elu", "Elu", {"x"}, Type()) +
                   Node("ss", "Softsign", {"x"}, Type()) + Node("g", "EluGrad", {"x", "elu"}, Type()) +
                   Node("nan", "IsNan", {"x"}, Type()) + Node("fin", "IsFinite", {"x"}, Type());
@@ -44,7 +45,7 @@ TEST(TFNNExtraConvertersTest, ActivationsAndFloatClasses) {
   ExpectClose(Eval(g, "fin"), {1, 1, 1, 1}, "IsFinite", 0, 0);
 }
 
-TEST(TFNNExtraConvertersTest, DepthwiseConvAndBackprops) {
+TEST(TFNNConvertersTest, DepthwiseConvAndBackprops) {
   std::string attrs = Type() + Attr("strides", "list { i: 1 i: 1 i: 1 i: 1 }") + Attr("padding", "s: \"VALID\"");
   std::string g = Const("x", {1, 3, 3, 2}, Range(18)) + Const("w", {2, 2, 2, 1}, std::vector<double>(8, 1)) +
                   Node("dw", "DepthwiseConv2dNative", {"x", "w"}, attrs) + Ints("xs", {1, 3, 3, 2}) +
@@ -57,7 +58,7 @@ TEST(TFNNExtraConvertersTest, DepthwiseConvAndBackprops) {
   ExpectClose(Eval(g, "dwt"), {20, 24, 28, 32, 44, 48, 52, 56}, "BackpropFilter");
 }
 
-TEST(TFNNExtraConvertersTest, DilatedConvolutionPatternMatchesDilatedConv2D) {
+TEST(TFNNConvertersTest, DilatedConvolutionPatternMatchesDilatedConv2D) {
   std::vector<double> w(9);
   for (int i = 0; i < 9; ++i) w[i] = 0.1 * (i - 4);
   std::string g = Placeholder("x", {1, 6, 6, 1}) + Const("w", {3, 3, 1, 1}, w) + Ints("block", {2, 2}) +
@@ -80,7 +81,7 @@ TEST(TFNNExtraConvertersTest, DilatedConvolutionPatternMatchesDilatedConv2D) {
   ExpectClose(Eval(old, "b"), Range(16), "BatchToSpace");
 }
 
-TEST(TFNNExtraConvertersTest, MirrorPadLRNTopKInTopK) {
+TEST(TFNNConvertersTest, MirrorPadLRNTopKInTopK) {
   std::string g = Const("t", {2, 3}, {1, 2, 3, 4, 5, 6}) + IntPairs("p", {1, 1, 2, 2}) +
                   Node("mp", "MirrorPad", {"t", "p"}, Type() + Attr("mode", "s: \"SYMMETRIC\"")) +
                   Ints("k", {2}, true) + Node("top", "TopKV2", {"t", "k"}, Type()) + Ints("targets", {2, 0}) +
