@@ -1,20 +1,17 @@
 /*!
  * \file nn_vectorize.cc
- * \brief FVectorize converters (see ir/vectorize.h) of matmul, bias_add(_grad), softmax and
- * log_softmax, the softmax cross-entropy losses, dropout, batch norm, the random ops and the
- * state ops. (The reductions' converters are in reduce.cc.)
+ * \brief FVectorize converters (see ir/vectorize.h) of softmax and log_softmax, the softmax
+ * cross-entropy losses, dropout and batch norm. (Those of matmul and bias_add are in matrix.cc,
+ * the random ops' in random.cc, the state ops' in state.cc, the reductions' in reduce.cc.)
  *
- * GEMMs stay large: a stacked a times a loop-invariant matrix b is one matmul with the
- * iterations merged into a's rows; other mixes are batched matmuls with n as a batch axis.
  * Batch norm keeps its statistics per iteration by merging the iterations into the channel
- * axis. Stateful ops draw once for all iterations: element-wise independent draws over [n] +
- * shape are per-iteration independent draws.
+ * axis. dropout draws once for all iterations: element-wise independent draws over [n] + shape
+ * are per-iteration independent draws.
  */
 #include <string>
 #include <vector>
 
 #include "ir/vectorize.h"
-#include "ops/matrix.h"
 #include "ops/nn_common.h"
 
 namespace ir {
@@ -29,82 +26,6 @@ NodeEntry Reshape(PforContext& ctx, const NodeEntry& e, const std::vector<int64_
 std::string AttrOr(const PforContext& ctx, const std::string& key, const std::string& fallback) {
   auto it = ctx.attrs().dict.find(key);
   return it == ctx.attrs().dict.end() ? fallback : it->second;
-}
-
-/*! \brief [n] + `shape`. */
-std::vector<int64_t> WithN(const PforContext& ctx, const Shape& shape) {
-  std::vector<int64_t> dims{ctx.n()};
-  dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
-  return dims;
-}
-
-/*! \brief Stacked input i with 1s inserted after n up to per-iteration rank `rank`, so that n leads the batch axes. */
-NodeEntry PadAfterN(PforContext& ctx, size_t i, int rank) {
-  const Shape& s = ctx.in_shape(i);
-  if (s.ndim() == rank) return ctx.input(i).entry;
-  std::vector<int64_t> dims{ctx.n()};
-  dims.resize(1 + rank - s.ndim(), 1);
-  dims.insert(dims.end(), s.dims().begin(), s.dims().end());
-  return Reshape(ctx, ctx.input(i).entry, dims);
-}
-
-// ---------------------------------------------------------------- matmul, bias
-
-/*!
- * \brief A stacked a (not transposed) times an unstacked matrix b: one GEMM over all the rows of
- * every iteration (per-example forward and input gradients). Otherwise a batched matmul whose
- * leading batch axis is n (stacked operands padded to the same rank; unstacked ones broadcast).
- */
-std::vector<PforValue> MatmulVectorize(PforContext& ctx) {
-  const MatmulParam& p = dmlc::get<MatmulParam>(ctx.attrs().parsed);
-  const Shape &a = ctx.in_shape(0), &b = ctx.in_shape(1);
-  if (ctx.stacked(0) && !ctx.stacked(1) && !p.transpose_a && b.ndim() == 2) {
-    NodeEntry rows = Reshape(ctx, ctx.input(0).entry, {ctx.n() * a.ProdDims(0, a.ndim() - 1), a[a.ndim() - 1]});
-    NodeEntry product = ctx.CopyNode({rows, ctx.input(1).entry}, ctx.attrs().dict);
-    return {PforValue{ctx.SplitLeading(product, ctx.out_shape(0)), true}};
-  }
-  if (a.ndim() == 2 && b.ndim() == 2 && a[p.transpose_a ? 0 : 1] == 1) {
-    // Contracting an extent of 1 (the weight gradient of one example): an outer product, which
-    // a broadcast multiply writes at memory speed instead of n tiny GEMMs.
-    const int64_t m = a[p.transpose_a ? 1 : 0], q = b[p.transpose_b ? 0 : 1];
-    auto shaped = [&](size_t i, std::vector<int64_t> dims) {
-      if (ctx.stacked(i)) dims.insert(dims.begin(), ctx.n());
-      return Reshape(ctx, ctx.input(i).entry, dims);
-    };
-    return {PforValue{ctx.Make("multiply", {shaped(0, {m, 1}), shaped(1, {1, q})}), true}};
-  }
-  const int rank = std::max(a.ndim(), b.ndim());
-  NodeEntry x = ctx.stacked(0) ? PadAfterN(ctx, 0, rank) : ctx.input(0).entry;
-  NodeEntry y = ctx.stacked(1) ? PadAfterN(ctx, 1, rank) : ctx.input(1).entry;
-  return {PforValue{ctx.CopyNode({x, y}, ctx.attrs().dict), true}};
-}
-
-/*!
- * \brief A stacked bias is added with NumPy broadcasting, shaped [n, 1.., C, 1..] along x's
- * channel axis; an unstacked one stays a bias_add (NCHW: with n merged into x's batch axis).
- */
-std::vector<PforValue> BiasAddVectorize(PforContext& ctx) {
-  const Shape& x = ctx.in_shape(0);
-  const int channel = ChannelAxis(ctx.attrs(), x.ndim());
-  if (ctx.stacked(1)) {
-    std::vector<int64_t> dims(1 + x.ndim(), 1);
-    dims[0] = ctx.n();
-    dims[1 + channel] = x[channel];
-    return {PforValue{ctx.Make("add", {ctx.input(0).entry, Reshape(ctx, ctx.input(1).entry, dims)}), true}};
-  }
-  if (ChannelAxis(ctx.attrs(), x.ndim() + 1) == channel + 1) {  // NHWC: the channels stay last
-    return {PforValue{ctx.CopyNode({ctx.input(0).entry, ctx.input(1).entry}, ctx.attrs().dict), true}};
-  }
-  NodeEntry merged = ctx.MergeLeading(ctx.input(0).entry, x);
-  return {PforValue{ctx.SplitLeading(ctx.CopyNode({merged, ctx.input(1).entry}, ctx.attrs().dict), x), true}};
-}
-
-/*! \brief Per-iteration sums over every axis but the channel axis. */
-std::vector<PforValue> BiasAddGradVectorize(PforContext& ctx) {
-  std::vector<int64_t> axes;
-  for (int d : BiasGradAxes(ctx.attrs(), ctx.in_shape(0).ndim())) axes.push_back(d + 1);
-  if (axes.empty()) return {ctx.input(0)};
-  return {PforValue{ctx.Make("sum", {ctx.input(0).entry}, {{"axis", StrCat(IntList(axes))}}), true}};
 }
 
 // ---------------------------------------------------------------- softmax, losses
@@ -202,31 +123,8 @@ std::vector<PforValue> DropoutVectorize(PforContext& ctx) {
   return {PforValue{y, true}, PforValue{NodeEntry{y.node, 1}, true}};
 }
 
-/*! \brief One draw of shape [n] + shape: independent elements, so independent iterations. */
-std::vector<PforValue> RandomVectorize(PforContext& ctx) {
-  return {PforValue{ctx.CopyNode({}, ctx.DictWith("shape", StrCat(IntList(WithN(ctx, ctx.out_shape(0)))))), true}};
-}
-
-/*!
- * \brief A write of per-iteration values into one variable has no batched form (the last
- * iteration's write wins in the loop): the assign family declines and runs as a counted loop.
- * (Without a converter, their elementwise pattern would get the generic converter, which would
- * write into a broadcast copy of the variable.)
- */
-std::vector<PforValue> DeclineStateUpdate(PforContext&) { return {}; }
-
-/*! \brief group's token does not depend on the values it waits for: one token after all of them. */
-std::vector<PforValue> GroupVectorize(PforContext& ctx) {
-  std::vector<NodeEntry> inputs;
-  for (const PforValue& v : ctx.inputs()) inputs.push_back(v.entry);
-  return {PforValue{ctx.CopyNode(std::move(inputs), ctx.attrs().dict), false}};
-}
-
 }  // namespace
 
-IR_REGISTER_OP(matmul).set_attr<FVectorize>("FVectorize", MatmulVectorize);
-IR_REGISTER_OP(bias_add).set_attr<FVectorize>("FVectorize", BiasAddVectorize);
-IR_REGISTER_OP(bias_add_grad).set_attr<FVectorize>("FVectorize", BiasAddGradVectorize);
 IR_REGISTER_OP(softmax).set_attr<FVectorize>("FVectorize", SoftmaxVectorize);
 IR_REGISTER_OP(log_softmax).set_attr<FVectorize>("FVectorize", SoftmaxVectorize);
 IR_REGISTER_OP(softmax_cross_entropy_with_logits).set_attr<FVectorize>("FVectorize", CrossEntropyVectorize);
@@ -234,13 +132,6 @@ IR_REGISTER_OP(sparse_softmax_cross_entropy_with_logits).set_attr<FVectorize>("F
 IR_REGISTER_OP(batch_norm).set_attr<FVectorize>("FVectorize", BatchNormVectorize<1>);
 IR_REGISTER_OP(batch_norm_grad).set_attr<FVectorize>("FVectorize", BatchNormVectorize<2>);
 IR_REGISTER_OP(dropout).set_attr<FVectorize>("FVectorize", DropoutVectorize);
-IR_REGISTER_OP(random_uniform).set_attr<FVectorize>("FVectorize", RandomVectorize);
-IR_REGISTER_OP(random_normal).set_attr<FVectorize>("FVectorize", RandomVectorize);
-IR_REGISTER_OP(truncated_normal).set_attr<FVectorize>("FVectorize", RandomVectorize);
-IR_REGISTER_OP(assign).set_attr<FVectorize>("FVectorize", DeclineStateUpdate);
-IR_REGISTER_OP(assign_add).set_attr<FVectorize>("FVectorize", DeclineStateUpdate);
-IR_REGISTER_OP(assign_sub).set_attr<FVectorize>("FVectorize", DeclineStateUpdate);
-IR_REGISTER_OP(group).set_attr<FVectorize>("FVectorize", GroupVectorize);
 
 }  // namespace op
 }  // namespace ir
