@@ -1,8 +1,6 @@
 /*!
- * \file nn_vectorize.cc
- * \brief FVectorize converters (see ir/vectorize.h) of softmax and log_softmax, the softmax
- * cross-entropy losses, dropout and batch norm. (Those of matmul and bias_add are in matrix.cc,
- * the random ops' in random.cc, the state ops' in state.cc, the reductions' in reduce.cc.)
+ * \file nn_norm_vectorize.cc
+ * \brief FVectorize converters (see ir/vectorize.h) of nn_norm.cc's batch norm and dropout.
  *
  * Batch norm keeps its statistics per iteration by merging the iterations into the channel
  * axis. dropout draws once for all iterations: element-wise independent draws over [n] + shape
@@ -26,22 +24,6 @@ NodeEntry Reshape(PforContext& ctx, const NodeEntry& e, const std::vector<int64_
 std::string AttrOr(const PforContext& ctx, const std::string& key, const std::string& fallback) {
   auto it = ctx.attrs().dict.find(key);
   return it == ctx.attrs().dict.end() ? fallback : it->second;
-}
-
-// ---------------------------------------------------------------- softmax, losses
-
-std::vector<PforValue> SoftmaxVectorize(PforContext& ctx) {
-  int axis = NormalizeAxis(ctx.attrs(), std::stoi(AttrOr(ctx, "axis", "-1")), ctx.in_shape(0).ndim());
-  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", std::to_string(axis + 1))), true}};
-}
-
-/*! \brief Rows are independent: the iterations' rows [n, N, ..] become one batch of n * N rows. */
-std::vector<PforValue> CrossEntropyVectorize(PforContext& ctx) {
-  NodeEntry logits = ctx.MergeLeading(ctx.Stacked(0), ctx.in_shape(0));
-  NodeEntry labels = ctx.MergeLeading(ctx.Stacked(1), ctx.in_shape(1));
-  NodeEntry loss = ctx.CopyNode({logits, labels}, ctx.attrs().dict);
-  return {PforValue{ctx.SplitLeading(loss, ctx.out_shape(0)), true},
-          PforValue{ctx.SplitLeading(NodeEntry{loss.node, 1}, ctx.out_shape(1)), true}};
 }
 
 // ---------------------------------------------------------------- batch norm
@@ -125,10 +107,6 @@ std::vector<PforValue> DropoutVectorize(PforContext& ctx) {
 
 }  // namespace
 
-IR_REGISTER_OP(softmax).set_attr<FVectorize>("FVectorize", SoftmaxVectorize);
-IR_REGISTER_OP(log_softmax).set_attr<FVectorize>("FVectorize", SoftmaxVectorize);
-IR_REGISTER_OP(softmax_cross_entropy_with_logits).set_attr<FVectorize>("FVectorize", CrossEntropyVectorize);
-IR_REGISTER_OP(sparse_softmax_cross_entropy_with_logits).set_attr<FVectorize>("FVectorize", CrossEntropyVectorize);
 IR_REGISTER_OP(batch_norm).set_attr<FVectorize>("FVectorize", BatchNormVectorize<1>);
 IR_REGISTER_OP(batch_norm_grad).set_attr<FVectorize>("FVectorize", BatchNormVectorize<2>);
 IR_REGISTER_OP(dropout).set_attr<FVectorize>("FVectorize", DropoutVectorize);
