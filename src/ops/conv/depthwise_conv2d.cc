@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/conv/conv_shapes.h"
 #include "ops/nn_common.h"
 #include "ops/nn_device_library.h"
 
@@ -71,25 +72,6 @@ void DepthwiseShapes(const NodeAttrs& attrs, Slot data, Slot weight, Slot out) {
   int64_t ow = nn::ComputeExtent(attrs, w, 1, x[ax[3]], k[1]).out;
   AssignShape(attrs, out.what, out.shape, nn::ActivationShape(w.layout, x[ax[0]], oc, oh, ow));
   x[ax[0]] = y[ax[0]];
-}
-
-bool DepthwiseShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  DepthwiseShapes(attrs, {"input 0 (data)", &(*in)[0]}, {"input 1 (weight)", &(*in)[1]}, {"output 0", &(*out)[0]});
-  return AllKnown(*in, *out);
-}
-
-/*! \brief Backward ops: the result has the shape of input 2 (like). */
-template <bool kFilter>
-bool DepthwiseBackpropShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  Shape& like = (*in)[2];
-  AssignShape(attrs, "input 2 (like)", &like, (*out)[0]);
-  if (kFilter) {
-    DepthwiseShapes(attrs, {"input 0 (x)", &(*in)[0]}, {"input 2 (like)", &like}, {"input 1 (dy)", &(*in)[1]});
-  } else {
-    DepthwiseShapes(attrs, {"input 2 (like)", &like}, {"input 1 (weight)", &(*in)[1]}, {"input 0 (dy)", &(*in)[0]});
-  }
-  (*out)[0] = like;
-  return AllKnown(*in, *out);
 }
 
 enum DepthwisePass { kForward, kBackwardData, kBackwardWeights };
@@ -291,7 +273,7 @@ IR_REGISTER_OP(depthwise_conv2d)
     .set_input_names({"data", "weight"})
     .set_param<DepthwiseParam>()
     .set_attr_parser(nn::ParseWindowParam<DepthwiseParam>)
-    .set_attr<FInferShape>("FInferShape", DepthwiseShape)
+    .set_attr<FInferShape>("FInferShape", nn::ConvForwardShape<DepthwiseShapes>)
     .set_attr<FInferType>("FInferType", nn::WindowType<2>)
     .set_attr<FCompute>("FCompute", DepthwiseCompute<kForward>)
     .set_attr<FGradient>("FGradient", DepthwiseGradient)
@@ -304,7 +286,7 @@ IR_REGISTER_OP(depthwise_conv2d_backprop_input)
     .set_input_names({"dy", "weight", "like"})
     .set_param<DepthwiseParam>()
     .set_attr_parser(nn::ParseWindowParam<DepthwiseParam>)
-    .set_attr<FInferShape>("FInferShape", DepthwiseBackpropShape<false>)
+    .set_attr<FInferShape>("FInferShape", nn::ConvBackpropShape<DepthwiseShapes, false>)
     .set_attr<FInferType>("FInferType", nn::WindowType<2>)
     .set_attr<FCompute>("FCompute", DepthwiseCompute<kBackwardData>)
     .set_attr<FGradient>("FGradient", DepthwiseBackpropInputGradient)
@@ -317,7 +299,7 @@ IR_REGISTER_OP(depthwise_conv2d_backprop_filter)
     .set_input_names({"x", "dy", "like"})
     .set_param<DepthwiseParam>()
     .set_attr_parser(nn::ParseWindowParam<DepthwiseParam>)
-    .set_attr<FInferShape>("FInferShape", DepthwiseBackpropShape<true>)
+    .set_attr<FInferShape>("FInferShape", nn::ConvBackpropShape<DepthwiseShapes, true>)
     .set_attr<FInferType>("FInferType", nn::WindowType<2>)
     .set_attr<FCompute>("FCompute", DepthwiseCompute<kBackwardWeights>)
     .set_attr<FGradient>("FGradient", DepthwiseBackpropFilterGradient)
