@@ -71,6 +71,8 @@ void MetadataOp(Op& op) {
   op.set_num_inputs(1)
       .set_input_names({"data"})
       .set_attr<FGradient>("FGradient", ZeroGradient)
+      // The result depends only on the input's shape: FoldConstants evaluates it once that is inferred.
+      .set_attr<TShapeOnly>("TShapeOnly", true)
       .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
