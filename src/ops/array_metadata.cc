@@ -1,5 +1,5 @@
 /*!
- * \file array_misc.cc
+ * \file array_metadata.cc
  * \brief Ops about shapes and index sequences: shape, size, rank (a tensor's metadata as a
  * tensor) and range (an arithmetic sequence). None has a gradient.
  */

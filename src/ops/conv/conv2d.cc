@@ -1,5 +1,5 @@
 /*!
- * \file nn_conv.cc
+ * \file conv2d.cc
  * \brief conv2d and its backward ops, conv2d_backprop_input and conv2d_backprop_filter.
  *
  * Weights are HWIO (TensorFlow's layout) for both data formats. The three ops share one
