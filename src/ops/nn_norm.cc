@@ -454,6 +454,25 @@ void LRNDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vect
   dev.Launch(nn::DeviceLibrary(), dtype, "lrn", args, DeviceLaunch::Threads(out[0].Size()));
 }
 
+/*! \brief FCompute of lrn (kGrad false: inputs (x)) or lrn_grad (inputs (dy, x)). */
+template <bool kGrad>
+void LRNCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                const std::vector<NDArray>& out) {
+  const LRNParam& p = dmlc::get<LRNParam>(attrs.parsed);
+  IR_FLOAT_SWITCH(in[0].dtype(), T, LRNKernel<T>(p, in[kGrad ? 1 : 0], kGrad ? &in[0] : nullptr, out[0]));
+}
+
+/*! \brief What lrn and lrn_grad share. */
+template <bool kGrad>
+void LRNOp(Op& op) {
+  op.set_param<LRNParam>();
+  op.set_attr<FInferShape>("FInferShape", LRNShape);
+  op.set_attr<FInferType>("FInferType", FloatElemwiseType);
+  op.set_attr<FCompute>("FCompute", LRNCompute<kGrad>);
+  op.set_attr<FDeviceKernel>("FDeviceKernel", LRNDevice<kGrad>);
+  op.set_attr<TOpPattern>("TOpPattern", kOpaque);
+}
+
 }  // namespace
 
 IR_REGISTER_OP(dropout)
@@ -522,38 +541,16 @@ IR_REGISTER_OP(lrn)
     .describe("Local response normalization over the last axis of a 4-D tensor (TensorFlow LRN).")
     .set_num_inputs(1)
     .set_input_names({"data"})
-    .set_param<LRNParam>()
-    .set_attr<FInferShape>("FInferShape", LRNShape)
-    .set_attr<FInferType>("FInferType", FloatElemwiseType)
-    .set_attr<FCompute>("FCompute",
-                        [](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                           const std::vector<NDArray>& out) {
-                          IR_FLOAT_SWITCH(in[0].dtype(), T,
-                                          LRNKernel<T>(dmlc::get<LRNParam>(attrs.parsed), in[0], nullptr, out[0]));
-                        })
-    .set_attr<FGradient>(
-        "FGradient",
-        [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-          return std::vector<NodeEntry>{GradNode("lrn_grad", n, "lrn_grad", {og[0], In(n, 0)}, n->attrs.dict)};
-        })
-    .set_attr<FDeviceKernel>("FDeviceKernel", LRNDevice<false>)
-    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+    .apply(LRNOp<false>)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+      return std::vector<NodeEntry>{GradNode("lrn_grad", n, "lrn_grad", {og[0], In(n, 0)}, n->attrs.dict)};
+    });
 
 IR_REGISTER_OP(lrn_grad)
     .describe("Gradient of lrn for its input x given dy (TensorFlow LRNGrad, which also takes lrn's output).")
     .set_num_inputs(2)
     .set_input_names({"dy", "x"})
-    .set_param<LRNParam>()
-    .set_attr<FInferShape>("FInferShape", LRNShape)
-    .set_attr<FInferType>("FInferType", FloatElemwiseType)
-    .set_attr<FCompute>("FCompute",
-                        [](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                           const std::vector<NDArray>& out) {
-                          IR_FLOAT_SWITCH(in[0].dtype(), T,
-                                          LRNKernel<T>(dmlc::get<LRNParam>(attrs.parsed), in[1], &in[0], out[0]));
-                        })
-    .set_attr<FDeviceKernel>("FDeviceKernel", LRNDevice<true>)
-    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+    .apply(LRNOp<true>);
 
 }  // namespace op
 }  // namespace ir
