@@ -1,6 +1,6 @@
 /*!
  * \file array_common.h
- * \brief Small helpers the array op files (array_shape.cc, array_slice.cc, array_misc.cc)
+ * \brief Small helpers the array op files (array_shape.cc, array_slice.cc, array_metadata.cc)
  * and random.cc share: dtype rules, dtype attributes and list printing.
  */
 #ifndef IR_OPS_ARRAY_COMMON_H_

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/array_common.h"
+#include "ops/array_vectorize.h"
 #include "ops/strided_copy.h"
 
 namespace ir {
@@ -354,6 +355,25 @@ std::vector<NodeEntry> TileGradGradient(const NodePtr& n, const std::vector<Node
   return {GradNode("tile", n, "dy", {og[0]}, n->attrs.dict), NodeEntry()};
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+/*! \brief concat, split, concat_grad: along the shifted axis, every piece stacked. */
+std::vector<PforValue> AxisVectorize(PforContext& ctx) {
+  std::vector<PforValue> outs;
+  if (ctx.attrs().op->name == "concat_grad" && OnlyShapeDonorsStacked(ctx, &outs)) return outs;
+  NodeEntry first = ctx.CopyNode(StackedFrom(ctx, 0), ctx.DictWith("axis", ShiftedAxis(ctx, ctx.in_shape(0).ndim())));
+  return AllStacked(first, ctx.num_outputs());
+}
+
+/*! \brief tile, tile_grad: the leading n kept whole (1 rep). */
+std::vector<PforValue> TileVectorize(PforContext& ctx) {
+  std::vector<PforValue> outs;
+  if (ctx.attrs().op->name == "tile_grad" && OnlyShapeDonorsStacked(ctx, &outs)) return outs;
+  std::map<std::string, std::string> dict = ctx.attrs().dict;
+  dict["reps"] = Prepended(dict.at("reps"), 1);
+  return AllStacked(ctx.CopyNode(StackedFrom(ctx, 0), dict), ctx.num_outputs());
+}
+
 }  // namespace
 
 IR_REGISTER_OP(concat)
@@ -365,7 +385,8 @@ IR_REGISTER_OP(concat)
     .set_attr<FInferType>("FInferType", ElemwiseType)
     .set_attr<FCompute>("FCompute", ConcatCompute)
     .set_attr<FGradient>("FGradient", ConcatGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", AxisVectorize);
 
 IR_REGISTER_OP(concat_grad)
     .describe("Cuts `dy` along `axis` into pieces shaped like like_0 .. like_{n-1} (concat's gradient).")
@@ -382,7 +403,8 @@ IR_REGISTER_OP(concat_grad)
     .set_attr<FInferType>("FInferType", ConcatGradType)
     .set_attr<FCompute>("FCompute", ConcatGradCompute)
     .set_attr<FGradient>("FGradient", ConcatGradGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", AxisVectorize);
 
 IR_REGISTER_OP(split)
     .describe("Splits the input along `axis` into num_outputs equal pieces, or pieces of the given sizes.")
@@ -394,7 +416,8 @@ IR_REGISTER_OP(split)
     .set_attr<FInferType>("FInferType", ElemwiseType)
     .set_attr<FCompute>("FCompute", SplitCompute)
     .set_attr<FGradient>("FGradient", SplitGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", AxisVectorize);
 
 IR_REGISTER_OP(tile)
     .describe("Repeats the input reps[d] times along each dimension d (as tf.tile).")
@@ -405,7 +428,8 @@ IR_REGISTER_OP(tile)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", TileCompute)
     .set_attr<FGradient>("FGradient", TileGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", TileVectorize);
 
 IR_REGISTER_OP(tile_grad)
     .describe("The sum of the reps tiles of `dy`, shaped like `like` (tile's gradient).")
@@ -416,7 +440,8 @@ IR_REGISTER_OP(tile_grad)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", TileGradCompute)
     .set_attr<FGradient>("FGradient", TileGradGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", TileVectorize);
 
 }  // namespace op
 }  // namespace ir

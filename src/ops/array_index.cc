@@ -8,6 +8,7 @@
 
 #include "ir/vectorize.h"
 #include "ops/array_common.h"
+#include "ops/array_vectorize.h"
 #include "ops/strided_copy.h"
 
 namespace ir {
@@ -318,6 +319,64 @@ std::vector<PforValue> GatherVectorize(PforContext& ctx) {
   return {PforValue{out, true}};
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+/*!
+ * \brief gather_grad: every iteration scatters into its own rows: the gathered axis moved to the
+ * front, the iterations folded into it with offset indices, one gather_grad, then moved back.
+ */
+std::vector<PforValue> GatherGradVectorize(PforContext& ctx) {
+  const Shape& like = ctx.out_shape(0);
+  if (!ctx.stacked(0) && !ctx.stacked(1)) {  // only `like` is stacked: it gives only its shape
+    NodeEntry zeros =
+        ctx.Make("zeros", {}, {{"shape", ShapeAttr(like.dims())}, {"dtype", DTypeName(ctx.out_dtype(0))}});
+    return {PforValue{ctx.CopyNode({ctx.input(0).entry, ctx.input(1).entry, zeros}, ctx.attrs().dict), false}};
+  }
+  const int axis = NormalizedAxis(ctx, AttrOr<int>(ctx.attrs(), "axis", 0), like.ndim());
+  const int k = ctx.in_shape(1).ndim();
+  NodeEntry dy = ctx.Stacked(0), indices = ctx.Stacked(1);
+  if (axis != 0) {  // dy: [n, like[:axis], I, like[axis+1:]] -> [n, I, like[:axis], like[axis+1:]]
+    std::vector<int64_t> perm{0};
+    for (int a = 0; a < k; ++a) perm.push_back(1 + axis + a);
+    for (int a = 0; a < axis; ++a) perm.push_back(1 + a);
+    for (int a = 1 + axis + k; a <= ctx.in_shape(0).ndim(); ++a) perm.push_back(a);
+    dy = ctx.Make("transpose", {dy}, {{"axes", ShapeAttr(perm)}});
+  }
+  std::vector<int64_t> moved{ctx.n() * like[axis]};  // [n * like[axis], like[:axis], like[axis+1:]]
+  for (int a = 0; a < like.ndim(); ++a) {
+    if (a != axis) moved.push_back(like[a]);
+  }
+  NodeEntry base = ctx.Make("range", {},
+                            {{"start", "0"},
+                             {"limit", std::to_string(ctx.n() * like[axis])},
+                             {"delta", std::to_string(like[axis])},
+                             {"dtype", DTypeName(ctx.in_dtype(1))}});
+  std::vector<int64_t> base_shape(k + 1, 1);
+  base_shape[0] = ctx.n();
+  NodeEntry offset = ctx.Make("add", {indices, ctx.Make("reshape", {base}, {{"shape", ShapeAttr(base_shape)}})});
+  NodeEntry shape_donor = ctx.Make("zeros", {}, {{"shape", ShapeAttr(moved)}, {"dtype", DTypeName(ctx.out_dtype(0))}});
+  NodeEntry flat_dy = dy;
+  NodeEntry out = ctx.CopyNode({flat_dy, offset, shape_donor}, ctx.DictWith("axis", "0"));
+  std::vector<int64_t> split{ctx.n(), like[axis]};
+  split.insert(split.end(), moved.begin() + 1, moved.end());
+  out = ctx.Make("reshape", {out}, {{"shape", ShapeAttr(split)}});
+  if (axis != 0) {  // [n, like[axis], like[:axis], rest] -> [n, like[:axis], like[axis], rest]
+    std::vector<int64_t> perm{0};
+    for (int a = 0; a < axis; ++a) perm.push_back(2 + a);
+    perm.push_back(1);
+    for (int a = axis + 2; a <= like.ndim(); ++a) perm.push_back(a);
+    out = ctx.Make("transpose", {out}, {{"axes", ShapeAttr(perm)}});
+  }
+  return {PforValue{out, true}};
+}
+
+/*! \brief one_hot of stacked indices: the new axis shifts by one unless it is last (-1). */
+std::vector<PforValue> OneHotVectorize(PforContext& ctx) {
+  int axis = AttrOr<int>(ctx.attrs(), "axis", -1);
+  std::string shifted = axis < 0 ? std::to_string(axis) : std::to_string(axis + 1);
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", shifted)), true}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(gather)
@@ -342,7 +401,8 @@ IR_REGISTER_OP(gather_grad)
     .set_attr<FInferType>("FInferType", IndexedType)
     .set_attr<FCompute>("FCompute", GatherGradCompute)
     .set_attr<FGradient>("FGradient", GatherGradGradient)
-    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+    .set_attr<TOpPattern>("TOpPattern", kOpaque)
+    .set_attr<FVectorize>("FVectorize", GatherGradVectorize);
 
 IR_REGISTER_OP(one_hot)
     .describe("on_value where the new `axis` dimension equals the index, off_value elsewhere (tf.one_hot).")
@@ -354,7 +414,8 @@ IR_REGISTER_OP(one_hot)
     .set_attr<FCompute>("FCompute", OneHotCompute)
     .set_attr<FDeviceKernel>("FDeviceKernel", OneHotDevice)
     .set_attr<FGradient>("FGradient", ZeroGradient)
-    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+    .set_attr<TOpPattern>("TOpPattern", kOpaque)
+    .set_attr<FVectorize>("FVectorize", OneHotVectorize);
 
 }  // namespace op
 }  // namespace ir

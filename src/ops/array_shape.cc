@@ -5,6 +5,7 @@
  * broadcast_like.
  */
 #include "ops/array_common.h"
+#include "ops/array_vectorize.h"
 #include "ops/device_walk.h"
 #include "ops/strided_copy.h"
 
@@ -340,6 +341,58 @@ void BroadcastOp(Op& op) {
       .set_attr<TOpPattern>("TOpPattern", kBroadcast);
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+/*! \brief Output 0 of the node, per iteration, from input 0 when it is stacked; unstacked otherwise. */
+std::vector<PforValue> ReshapeVectorize(PforContext& ctx) {
+  if (!ctx.stacked(0)) {
+    return {
+        PforValue{ctx.Make("reshape", {ctx.input(0).entry}, {{"shape", ShapeAttr(ctx.out_shape(0).dims())}}), false}};
+  }
+  return {ReshapeStacked(ctx, ctx.input(0).entry, ctx.out_shape(0))};
+}
+
+std::vector<PforValue> ExpandDimsVectorize(PforContext& ctx) {
+  int axis = NormalizedAxis(ctx, std::stoi(ctx.attrs().dict.at("axis")), ctx.in_shape(0).ndim() + 1);
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", std::to_string(axis + 1))), true}};
+}
+
+/*! \brief Squeeze, transpose: the stacked input reshaped or permuted with n kept first. */
+std::vector<PforValue> SqueezeVectorize(PforContext& ctx) {
+  return {ReshapeStacked(ctx, ctx.input(0).entry, ctx.out_shape(0))};
+}
+
+std::vector<PforValue> TransposeVectorize(PforContext& ctx) {
+  const int rank = ctx.in_shape(0).ndim();
+  std::vector<int64_t> axes = AttrOr<IntList>(ctx.attrs(), "axes", IntList()).values;
+  std::vector<int64_t> stacked{0};
+  for (int i = 0; i < rank; ++i) {
+    int64_t a = axes.empty() ? rank - 1 - i : axes.at(i);
+    stacked.push_back(NormalizedAxis(ctx, static_cast<int>(a), rank) + 1);
+  }
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axes", ShapeAttr(stacked))), true}};
+}
+
+/*! \brief Input `i` as [n] + ones + shape, of per-iteration rank `rank` (so it broadcasts with n first). */
+NodeEntry AlignedStacked(PforContext& ctx, size_t i, int rank) {
+  const Shape& shape = ctx.in_shape(i);
+  if (shape.ndim() == rank) return ctx.input(i).entry;
+  std::vector<int64_t> dims(1 + rank - shape.ndim(), 1);
+  dims[0] = ctx.n();
+  dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+  return ctx.Make("reshape", {ctx.input(i).entry}, {{"shape", ShapeAttr(dims)}});
+}
+
+/*! \brief broadcast_to / broadcast_like: to [n] + the per-iteration result shape. */
+std::vector<PforValue> BroadcastVectorize(PforContext& ctx) {
+  const Shape& out = ctx.out_shape(0);
+  if (!ctx.stacked(0)) {
+    return {PforValue{ctx.Make("broadcast_to", {ctx.input(0).entry}, {{"shape", ShapeAttr(out.dims())}}), false}};
+  }
+  NodeEntry x = AlignedStacked(ctx, 0, out.ndim());
+  return {PforValue{ctx.Make("broadcast_to", {x}, {{"shape", ShapeAttr(Leading(ctx.n(), out))}}), true}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(reshape)
@@ -348,14 +401,16 @@ IR_REGISTER_OP(reshape)
     .set_input_names({"data"})
     .set_param<ReshapeParam>()
     .set_attr<FInferShape>("FInferShape", ReshapeShape)
-    .apply(MetadataOp);
+    .apply(MetadataOp)
+    .set_attr<FVectorize>("FVectorize", ReshapeVectorize);
 
 IR_REGISTER_OP(reshape_like)
     .describe("data's elements in the shape of `like` (which is only read for its shape); reshape's gradient.")
     .set_num_inputs(2)
     .set_input_names({"data", "like"})
     .set_attr<FInferShape>("FInferShape", ReshapeLikeShape)
-    .apply(MetadataOp);
+    .apply(MetadataOp)
+    .set_attr<FVectorize>("FVectorize", ReshapeVectorize);
 
 IR_REGISTER_OP(expand_dims)
     .describe("Inserts a dimension of size 1 at `axis`.")
@@ -363,7 +418,8 @@ IR_REGISTER_OP(expand_dims)
     .set_input_names({"data"})
     .set_param<ExpandDimsParam>()
     .set_attr<FInferShape>("FInferShape", ExpandDimsShape)
-    .apply(MetadataOp);
+    .apply(MetadataOp)
+    .set_attr<FVectorize>("FVectorize", ExpandDimsVectorize);
 
 IR_REGISTER_OP(squeeze)
     .describe("Removes dimensions of size 1 (those listed in `axis`, or all of them).")
@@ -371,7 +427,8 @@ IR_REGISTER_OP(squeeze)
     .set_input_names({"data"})
     .set_param<AxesParam>()
     .set_attr<FInferShape>("FInferShape", SqueezeShape)
-    .apply(MetadataOp);
+    .apply(MetadataOp)
+    .set_attr<FVectorize>("FVectorize", SqueezeVectorize);
 
 IR_REGISTER_OP(transpose)
     .describe("Permutes the dimensions: output dimension i is input dimension axes[i] (default: reversed).")
@@ -383,7 +440,8 @@ IR_REGISTER_OP(transpose)
     .set_attr<FCompute>("FCompute", TransposeCompute)
     .set_attr<FDeviceKernel>("FDeviceKernel", TransposeDevice)
     .set_attr<FGradient>("FGradient", TransposeGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", TransposeVectorize);
 
 IR_REGISTER_OP(broadcast_to)
     .describe("Broadcasts the input to `shape` as NumPy does (dimensions of size 1 repeat).")
@@ -391,14 +449,16 @@ IR_REGISTER_OP(broadcast_to)
     .set_input_names({"data"})
     .set_param<BroadcastToParam>()
     .set_attr<FInferShape>("FInferShape", BroadcastToShape)
-    .apply(BroadcastOp);
+    .apply(BroadcastOp)
+    .set_attr<FVectorize>("FVectorize", BroadcastVectorize);
 
 IR_REGISTER_OP(broadcast_like)
     .describe("Broadcasts `data` to the shape of `like` (which is only read for its shape).")
     .set_num_inputs(2)
     .set_input_names({"data", "like"})
     .set_attr<FInferShape>("FInferShape", BroadcastLikeShape)
-    .apply(BroadcastOp);
+    .apply(BroadcastOp)
+    .set_attr<FVectorize>("FVectorize", BroadcastVectorize);
 
 }  // namespace op
 }  // namespace ir

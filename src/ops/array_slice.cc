@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ops/array_common.h"
+#include "ops/array_vectorize.h"
 #include "ops/strided_copy.h"
 #include "ops/strided_slice_spec.h"
 
@@ -206,6 +207,37 @@ std::vector<NodeEntry> PadGradient(const NodePtr& n, const std::vector<NodeEntry
   return {GradNode("strided_slice", n, "data", {og[0]}, p.__DICT__())};
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+/*! \brief slice, pad: the leading n kept whole (begin 0 / size -1, no padding). */
+std::vector<PforValue> SlicePadVectorize(PforContext& ctx) {
+  std::map<std::string, std::string> dict = ctx.attrs().dict;
+  if (ctx.attrs().op->name == "slice") {
+    dict["begin"] = Prepended(dict.at("begin"), 0);
+    dict["size"] = Prepended(dict.at("size"), -1);
+  } else {
+    dict["paddings"] = Prepended(Prepended(dict.at("paddings"), 0), 0);
+  }
+  return AllStacked(ctx.CopyNode(StackedFrom(ctx, 0), dict), ctx.num_outputs());
+}
+
+/*! \brief strided_slice(_grad): a full first entry prepended, every mask shifted past it. */
+std::vector<PforValue> StridedSliceVectorize(PforContext& ctx) {
+  std::vector<PforValue> outs;
+  if (ctx.num_inputs() > 1 && OnlyShapeDonorsStacked(ctx, &outs)) return outs;
+  std::map<std::string, std::string> dict = ctx.attrs().dict;
+  for (const char* key : {"begin", "end"}) dict[key] = Prepended(AttrOr<std::string>(ctx.attrs(), key, "()"), 0);
+  IntList strides = AttrOr<IntList>(ctx.attrs(), "strides", IntList());
+  if (strides.values.empty()) strides.values.assign(AttrOr<IntList>(ctx.attrs(), "begin", IntList()).values.size(), 1);
+  dict["strides"] = Prepended(StrCat(strides), 1);
+  for (const char* key : {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"}) {
+    int64_t mask = AttrOr<int64_t>(ctx.attrs(), key, 0) << 1;
+    if (std::string(key) == "begin_mask" || std::string(key) == "end_mask") mask |= 1;
+    dict[key] = std::to_string(mask);
+  }
+  return AllStacked(ctx.CopyNode(StackedFrom(ctx, 0), dict), ctx.num_outputs());
+}
+
 }  // namespace
 
 IR_REGISTER_OP(slice)
@@ -217,7 +249,8 @@ IR_REGISTER_OP(slice)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", SliceCompute)
     .set_attr<FGradient>("FGradient", SliceGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", SlicePadVectorize);
 
 IR_REGISTER_OP(strided_slice)
     .describe("data[begin:end:strides] with TensorFlow's masks (begin, end, ellipsis, new axis, shrink axis).")
@@ -228,7 +261,8 @@ IR_REGISTER_OP(strided_slice)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", StridedSliceCompute)
     .set_attr<FGradient>("FGradient", StridedSliceGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", StridedSliceVectorize);
 
 IR_REGISTER_OP(strided_slice_grad)
     .describe(
@@ -241,7 +275,8 @@ IR_REGISTER_OP(strided_slice_grad)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", StridedSliceGradCompute)
     .set_attr<FGradient>("FGradient", StridedSliceGradGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", StridedSliceVectorize);
 
 IR_REGISTER_OP(pad)
     .describe(
@@ -254,7 +289,8 @@ IR_REGISTER_OP(pad)
     .set_attr<FInferType>("FInferType", SameTypeAsFirstInput)
     .set_attr<FCompute>("FCompute", PadCompute)
     .set_attr<FGradient>("FGradient", PadGradient)
-    .set_attr<TOpPattern>("TOpPattern", kInjective);
+    .set_attr<TOpPattern>("TOpPattern", kInjective)
+    .set_attr<FVectorize>("FVectorize", SlicePadVectorize);
 
 }  // namespace op
 }  // namespace ir

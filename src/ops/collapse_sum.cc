@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ir/device_kernel.h"
+#include "ops/array_vectorize.h"
 #include "ops/op_common.h"
 #include "ops/reduce_device.h"
 
@@ -206,6 +207,27 @@ void CollapseDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std:
   DeviceStridedReduce(dev, attrs, in, out, "sum", reduced);
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+/*!
+ * \brief collapse_sum_like: the sum over the axes `like` was broadcast along, per iteration
+ * (a sum keeping dims, then a reshape to like's shape); a copy-free pass-through when none was.
+ */
+std::vector<PforValue> CollapseSumVectorize(PforContext& ctx) {
+  const Shape& data = ctx.in_shape(0);
+  const Shape& like = ctx.out_shape(0);
+  const bool stacked = ctx.stacked(0);
+  if (data == like) return {ctx.input(0)};
+  const int offset = stacked ? 1 : 0, lead = data.ndim() - like.ndim();
+  std::vector<int64_t> axes;
+  for (int a = 0; a < data.ndim(); ++a) {
+    if (a < lead || (like[a - lead] == 1 && data[a] != 1)) axes.push_back(a + offset);
+  }
+  NodeEntry sum = ctx.Make("sum", {ctx.input(0).entry}, {{"axis", ShapeAttr(axes)}, {"keepdims", "1"}});
+  std::vector<int64_t> dims = stacked ? Leading(ctx.n(), like) : like.dims();
+  return {PforValue{ctx.Make("reshape", {sum}, {{"shape", ShapeAttr(dims)}}), stacked}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(collapse_sum_like)
@@ -228,7 +250,8 @@ IR_REGISTER_OP(collapse_sum_like)
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<TOpPattern>("TOpPattern", kCommReduce);
+    .set_attr<TOpPattern>("TOpPattern", kCommReduce)
+    .set_attr<FVectorize>("FVectorize", CollapseSumVectorize);
 
 }  // namespace op
 }  // namespace ir

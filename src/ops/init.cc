@@ -122,10 +122,12 @@ auto FillLikeOp(double value) {
       return std::vector<Expr>{ast::ConstLike(value, in[0])};
     });
     op.set_attr<FGradient>("FGradient", ZeroGradient);
-    // The input's values are never read, so its buffer may hold the result.
+    // The input's values are never read, so its buffer may hold the result, and FoldConstants
+    // evaluates the op as soon as the input's shape and dtype are inferred.
     op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
       return std::vector<std::pair<int, int>>{{0, 0}};
     });
+    op.set_attr<TShapeOnly>("TShapeOnly", true);
     op.set_attr<TOpPattern>("TOpPattern", kElemWise);
   };
 }

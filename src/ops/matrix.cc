@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ir/vectorize.h"
 #include "ops/dnnl_post_ops.h"
 #include "ops/dnnl_utils.h"
 #include "ops/matrix.h"
@@ -398,6 +399,79 @@ std::map<std::string, std::string> SameFormat(const NodePtr& n) {
   return {{"data_format", dmlc::get<BiasParam>(n->attrs.parsed).data_format}};
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+NodeEntry Reshape(PforContext& ctx, const NodeEntry& e, const std::vector<int64_t>& dims) {
+  return ctx.Make("reshape", {e}, {{"shape", StrCat(IntList(dims))}});
+}
+
+/*! \brief Stacked input i with 1s inserted after n up to per-iteration rank `rank`, so that n leads the batch axes. */
+NodeEntry PadAfterN(PforContext& ctx, size_t i, int rank) {
+  const Shape& s = ctx.in_shape(i);
+  if (s.ndim() == rank) return ctx.input(i).entry;
+  std::vector<int64_t> dims{ctx.n()};
+  dims.resize(1 + rank - s.ndim(), 1);
+  dims.insert(dims.end(), s.dims().begin(), s.dims().end());
+  return Reshape(ctx, ctx.input(i).entry, dims);
+}
+
+/*!
+ * \brief A stacked a (not transposed) times an unstacked matrix b: one GEMM over all the rows of
+ * every iteration (per-example forward and input gradients). Otherwise a batched matmul whose
+ * leading batch axis is n (stacked operands padded to the same rank; unstacked ones broadcast).
+ */
+std::vector<PforValue> MatmulVectorize(PforContext& ctx) {
+  const MatmulParam& p = dmlc::get<MatmulParam>(ctx.attrs().parsed);
+  const Shape &a = ctx.in_shape(0), &b = ctx.in_shape(1);
+  if (ctx.stacked(0) && !ctx.stacked(1) && !p.transpose_a && b.ndim() == 2) {
+    NodeEntry rows = Reshape(ctx, ctx.input(0).entry, {ctx.n() * a.ProdDims(0, a.ndim() - 1), a[a.ndim() - 1]});
+    NodeEntry product = ctx.CopyNode({rows, ctx.input(1).entry}, ctx.attrs().dict);
+    return {PforValue{ctx.SplitLeading(product, ctx.out_shape(0)), true}};
+  }
+  if (a.ndim() == 2 && b.ndim() == 2 && a[p.transpose_a ? 0 : 1] == 1) {
+    // Contracting an extent of 1 (the weight gradient of one example): an outer product, which
+    // a broadcast multiply writes at memory speed instead of n tiny GEMMs.
+    const int64_t m = a[p.transpose_a ? 1 : 0], q = b[p.transpose_b ? 0 : 1];
+    auto shaped = [&](size_t i, std::vector<int64_t> dims) {
+      if (ctx.stacked(i)) dims.insert(dims.begin(), ctx.n());
+      return Reshape(ctx, ctx.input(i).entry, dims);
+    };
+    return {PforValue{ctx.Make("multiply", {shaped(0, {m, 1}), shaped(1, {1, q})}), true}};
+  }
+  const int rank = std::max(a.ndim(), b.ndim());
+  NodeEntry x = ctx.stacked(0) ? PadAfterN(ctx, 0, rank) : ctx.input(0).entry;
+  NodeEntry y = ctx.stacked(1) ? PadAfterN(ctx, 1, rank) : ctx.input(1).entry;
+  return {PforValue{ctx.CopyNode({x, y}, ctx.attrs().dict), true}};
+}
+
+/*!
+ * \brief A stacked bias is added with NumPy broadcasting, shaped [n, 1.., C, 1..] along x's
+ * channel axis; an unstacked one stays a bias_add (NCHW: with n merged into x's batch axis).
+ */
+std::vector<PforValue> BiasAddVectorize(PforContext& ctx) {
+  const Shape& x = ctx.in_shape(0);
+  const int channel = ChannelAxis(ctx.attrs(), x.ndim());
+  if (ctx.stacked(1)) {
+    std::vector<int64_t> dims(1 + x.ndim(), 1);
+    dims[0] = ctx.n();
+    dims[1 + channel] = x[channel];
+    return {PforValue{ctx.Make("add", {ctx.input(0).entry, Reshape(ctx, ctx.input(1).entry, dims)}), true}};
+  }
+  if (ChannelAxis(ctx.attrs(), x.ndim() + 1) == channel + 1) {  // NHWC: the channels stay last
+    return {PforValue{ctx.CopyNode({ctx.input(0).entry, ctx.input(1).entry}, ctx.attrs().dict), true}};
+  }
+  NodeEntry merged = ctx.MergeLeading(ctx.input(0).entry, x);
+  return {PforValue{ctx.SplitLeading(ctx.CopyNode({merged, ctx.input(1).entry}, ctx.attrs().dict), x), true}};
+}
+
+/*! \brief Per-iteration sums over every axis but the channel axis. */
+std::vector<PforValue> BiasAddGradVectorize(PforContext& ctx) {
+  std::vector<int64_t> axes;
+  for (int d : BiasGradAxes(ctx.attrs(), ctx.in_shape(0).ndim())) axes.push_back(d + 1);
+  if (axes.empty()) return {ctx.input(0)};
+  return {PforValue{ctx.Make("sum", {ctx.input(0).entry}, {{"axis", StrCat(IntList(axes))}}), true}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(matmul)
@@ -413,7 +487,8 @@ IR_REGISTER_OP(matmul)
     .set_attr<FComputeEpilogue>("FComputeEpilogue", MatmulEpilogue)
     .set_attr<FDeviceKernel>("FDeviceKernel", MatmulDevice)
     .set_attr<FGradient>("FGradient", MatmulGradient)
-    .set_attr<TOpPattern>("TOpPattern", kOutEWiseFusable);
+    .set_attr<TOpPattern>("TOpPattern", kOutEWiseFusable)
+    .set_attr<FVectorize>("FVectorize", MatmulVectorize);
 
 IR_REGISTER_OP(bias_add)
     .describe("x + bias, with bias (a vector) added along the channel axis given by data_format.")
@@ -440,7 +515,8 @@ IR_REGISTER_OP(bias_add)
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<TOpPattern>("TOpPattern", kBroadcast);
+    .set_attr<TOpPattern>("TOpPattern", kBroadcast)
+    .set_attr<FVectorize>("FVectorize", BiasAddVectorize);
 
 IR_REGISTER_OP(bias_add_grad)
     .describe("dy summed over every axis but the channel axis given by data_format (the gradient of bias_add's bias).")
@@ -458,7 +534,8 @@ IR_REGISTER_OP(bias_add_grad)
                          })
     .set_attr<TOpPattern>("TOpPattern", kCommReduce)
     .set_attr<TReduceKind>("TReduceKind", "sum")
-    .set_attr<FReduceAxes>("FReduceAxes", BiasGradAxes);
+    .set_attr<FReduceAxes>("FReduceAxes", BiasGradAxes)
+    .set_attr<FVectorize>("FVectorize", BiasAddGradVectorize);
 
 }  // namespace op
 }  // namespace ir

@@ -259,7 +259,7 @@ bool WindowType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
   return AllKnown(*in, *out);
 }
 
-/*! \brief The normalized window of a conv2d-family node (its attributes parsed); defined in nn_conv.cc. */
+/*! \brief The normalized window of a conv2d-family node (its attributes parsed); defined in conv/conv2d.cc. */
 Window ConvWindowOf(const NodeAttrs& attrs);
 
 /*! \brief An activation viewed as [outer, channels, inner] around its channel axis. */

@@ -5,7 +5,7 @@
  * launchers the op files call from FDeviceKernel.
  *
  * The op files read their parameter structs and build the Geometry (nn_common.h) exactly as
- * their CPU kernels do; nn_conv_device.cc and nn_pool_device.cc hold the kernels.
+ * their CPU kernels do; conv/conv2d_device.cc and nn_pool_device.cc hold the kernels.
  */
 #ifndef IR_OPS_NN_DEVICE_H_
 #define IR_OPS_NN_DEVICE_H_

@@ -1,6 +1,8 @@
 /*!
  * \file nn_norm.cc
- * \brief dropout, batch_norm (TensorFlow FusedBatchNorm) and batch_norm_grad.
+ * \brief dropout, batch_norm (TensorFlow FusedBatchNorm) and batch_norm_grad, and local response
+ * normalization: lrn and lrn_grad (TensorFlow LRN, LRNGrad), whose device kernels are in the
+ * library of nn_device_library.h.
  *
  * dropout draws its mask from the random ops' counter-based generator keyed by
  * (OpContext::seed, seed) and the element index, so a mask does not depend on the number of
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "ops/nn_common.h"
+#include "ops/nn_device_library.h"
 #include "ops/random_utils.h"
 #include "ops/simd.h"
 
@@ -339,6 +342,137 @@ std::vector<NodeEntry> BatchNormGradient(const NodePtr& n, const std::vector<Nod
 
 std::vector<std::pair<int, int>> OutputReusesInput(const NodeAttrs&) { return {{0, 0}}; }
 
+// ---------------------------------------------------------------- lrn
+
+struct LRNParam : public dmlc::Parameter<LRNParam> {
+  int depth_radius;
+  double bias, alpha, beta;
+  DMLC_DECLARE_PARAMETER(LRNParam) {
+    DMLC_DECLARE_FIELD(depth_radius).set_default(5).set_lower_bound(0).describe("Half-width of the window.");
+    DMLC_DECLARE_FIELD(bias).set_default(1.0).describe("Offset (usually positive).");
+    DMLC_DECLARE_FIELD(alpha).set_default(1.0).describe("Scale factor of the sum of squares.");
+    DMLC_DECLARE_FIELD(beta).set_default(0.5).describe("Exponent.");
+  }
+};
+DMLC_REGISTER_PARAMETER(LRNParam);
+
+bool LRNShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  for (size_t i = 0; i < in->size(); ++i) nn::RequireRank4(attrs, StrCat("input ", i), &(*in)[i]);
+  return ElemwiseShape(attrs, in, out);
+}
+
+/*!
+ * \brief Over rows of the last axis: s_i = bias + alpha * sum_{|k-i|<=r} x_k^2; lrn y_i = x_i s_i^-beta;
+ * lrn_grad (dy, x) dx_j = dy_j s_j^-beta - 2 alpha beta x_j sum_{|i-j|<=r} dy_i x_i s_i^(-beta-1).
+ */
+template <typename T>
+void LRNKernel(const LRNParam& p, const NDArray& x, const NDArray* dy, const NDArray& out) {
+  const T* px = x.data<T>();
+  const T* pdy = dy ? dy->data<T>() : nullptr;
+  T* po = out.data<T>();
+  int64_t depth = x.shape()[3], rows = depth == 0 ? 0 : x.Size() / depth, r = p.depth_radius;
+  ParallelFor(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        std::vector<double> s(depth), t(depth);
+        for (int64_t row = begin; row < end; ++row) {
+          const T* xr = px + row * depth;
+          for (int64_t i = 0; i < depth; ++i) {
+            double sum = 0;
+            for (int64_t k = std::max<int64_t>(0, i - r); k <= std::min(depth - 1, i + r); ++k)
+              sum += double(xr[k]) * xr[k];
+            s[i] = p.bias + p.alpha * sum;
+          }
+          if (!pdy) {
+            for (int64_t i = 0; i < depth; ++i) po[row * depth + i] = T(xr[i] * std::pow(s[i], -p.beta));
+            continue;
+          }
+          const T* dr = pdy + row * depth;
+          for (int64_t i = 0; i < depth; ++i) t[i] = double(dr[i]) * xr[i] * std::pow(s[i], -p.beta - 1);
+          for (int64_t j = 0; j < depth; ++j) {
+            double sum = 0;
+            for (int64_t i = std::max<int64_t>(0, j - r); i <= std::min(depth - 1, j + r); ++i) sum += t[i];
+            po[row * depth + j] = T(dr[j] * std::pow(s[j], -p.beta) - 2 * p.alpha * p.beta * xr[j] * sum);
+          }
+        }
+      },
+      64);
+}
+
+}  // namespace
+
+const char nn::kLRNDeviceC[] = R"(
+/* bias + alpha * the sum of squares of row[k] for |k - i| <= r. */
+IR_FUNC T nx_lrn_scale(IR_GLOBAL const T* row, const long i, const long depth, const long r, const T bias,
+                       const T alpha) {
+  T sum = (T)0;
+  for (long k = i - r < 0 ? 0 : i - r; k <= i + r && k < depth; ++k) sum += row[k] * row[k];
+  return bias + alpha * sum;
+}
+
+/* lrn (grad 0; dy unread) or lrn_grad over rows of `depth`, as the CPU kernel. */
+IR_KERNEL void lrn(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, dy), IR_ARRAY(T, out), const long n, const long depth,
+                   const long r, const T bias, const T alpha, const T beta, const long grad) {
+  IR_OFFSET(x);
+  IR_OFFSET(dy);
+  IR_OFFSET(out);
+  IR_THREAD_LOOP(e, n) {
+    const long base = e - e % depth, j = e % depth;
+    IR_GLOBAL const T* row = x + base;
+    const T s = nx_lrn_scale(row, j, depth, r, bias, alpha);
+    if (!grad) {
+      out[e] = row[j] * ir_pow(s, -beta);
+    } else {
+      T sum = (T)0;
+      for (long i = j - r < 0 ? 0 : j - r; i <= j + r && i < depth; ++i) {
+        sum += dy[base + i] * row[i] * ir_pow(nx_lrn_scale(row, i, depth, r, bias, alpha), -beta - (T)1);
+      }
+      out[e] = dy[e] * ir_pow(s, -beta) - (T)2 * alpha * beta * row[j] * sum;
+    }
+  }
+}
+)";
+
+namespace {
+
+/*! \brief lrn (kGrad false: inputs (x)) or lrn_grad (inputs (dy, x)). */
+template <bool kGrad>
+void LRNDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+               const std::vector<NDArray>& out) {
+  DType dtype = out[0].dtype();
+  if (!nn::DeviceOrHost(dev, attrs, in, out, dtype, 4)) return;
+  const LRNParam& p = dmlc::get<LRNParam>(attrs.parsed);
+  DeviceArgs args;
+  args.Array(in[kGrad ? 1 : 0]);
+  if (kGrad) {
+    args.Array(in[0]);
+  } else {
+    args.NullArray();
+  }
+  args.Array(out[0]).Value(out[0].Size()).Value(out[0].shape()[3]).Value(int64_t{p.depth_radius});
+  args.Scalar(dtype, p.bias).Scalar(dtype, p.alpha).Scalar(dtype, p.beta).Value(int64_t{kGrad});
+  dev.Launch(nn::DeviceLibrary(), dtype, "lrn", args, DeviceLaunch::Threads(out[0].Size()));
+}
+
+/*! \brief FCompute of lrn (kGrad false: inputs (x)) or lrn_grad (inputs (dy, x)). */
+template <bool kGrad>
+void LRNCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                const std::vector<NDArray>& out) {
+  const LRNParam& p = dmlc::get<LRNParam>(attrs.parsed);
+  IR_FLOAT_SWITCH(in[0].dtype(), T, LRNKernel<T>(p, in[kGrad ? 1 : 0], kGrad ? &in[0] : nullptr, out[0]));
+}
+
+/*! \brief What lrn and lrn_grad share. */
+template <bool kGrad>
+void LRNOp(Op& op) {
+  op.set_param<LRNParam>();
+  op.set_attr<FInferShape>("FInferShape", LRNShape);
+  op.set_attr<FInferType>("FInferType", FloatElemwiseType);
+  op.set_attr<FCompute>("FCompute", LRNCompute<kGrad>);
+  op.set_attr<FDeviceKernel>("FDeviceKernel", LRNDevice<kGrad>);
+  op.set_attr<TOpPattern>("TOpPattern", kOpaque);
+}
+
 }  // namespace
 
 IR_REGISTER_OP(dropout)
@@ -402,6 +536,21 @@ IR_REGISTER_OP(batch_norm_grad)
     .set_attr<FInferType>("FInferType", FloatElemwiseType)
     .set_attr<FCompute>("FCompute", BatchNormGradCompute)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(lrn)
+    .describe("Local response normalization over the last axis of a 4-D tensor (TensorFlow LRN).")
+    .set_num_inputs(1)
+    .set_input_names({"data"})
+    .apply(LRNOp<false>)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+      return std::vector<NodeEntry>{GradNode("lrn_grad", n, "lrn_grad", {og[0], In(n, 0)}, n->attrs.dict)};
+    });
+
+IR_REGISTER_OP(lrn_grad)
+    .describe("Gradient of lrn for its input x given dy (TensorFlow LRNGrad, which also takes lrn's output).")
+    .set_num_inputs(2)
+    .set_input_names({"dy", "x"})
+    .apply(LRNOp<true>);
 
 }  // namespace op
 }  // namespace ir

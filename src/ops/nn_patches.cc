@@ -6,13 +6,14 @@
  * x is NHWC [B, H, W, C]; the patches are [B, OH, OW, KH * KW * C], each window's cells in
  * (kh, kw, c) order, zeros in the padding. Windows follow conv2d's arithmetic (SAME, VALID or
  * explicit pads; strides; rates are conv2d's dilations). The vectorized convolutions of
- * per-iteration filters are batched matrix products of these patches (conv_vectorize.cc).
+ * per-iteration filters are batched matrix products of these patches (conv/conv2d_vectorize.cc).
  */
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "ops/im2col.h"
+#include "ops/merge_into_batch.h"
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 
@@ -133,9 +134,12 @@ IR_REGISTER_OP(extract_image_patches)
     .set_attr<FInferShape>("FInferShape", PatchesShape)
     .set_attr<FCompute>("FCompute", PatchesCompute<false>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PatchesDeviceKernel<false>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-      return std::vector<NodeEntry>{PatchesNode("extract_image_patches_grad", n, "x", {og[0], In(n, 0)})};
-    });
+    .set_attr<FGradient>(
+        "FGradient",
+        [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+          return std::vector<NodeEntry>{PatchesNode("extract_image_patches_grad", n, "x", {og[0], In(n, 0)})};
+        })
+    .set_attr<FVectorize>("FVectorize", MergeAllIntoBatch);
 
 IR_REGISTER_OP(extract_image_patches_grad)
     .describe(
@@ -147,9 +151,12 @@ IR_REGISTER_OP(extract_image_patches_grad)
     .set_attr<FInferShape>("FInferShape", PatchesGradShape)
     .set_attr<FCompute>("FCompute", PatchesCompute<true>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PatchesDeviceKernel<true>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-      return std::vector<NodeEntry>{PatchesNode("extract_image_patches", n, "dy", {og[0]}), NodeEntry()};
-    });
+    .set_attr<FGradient>(
+        "FGradient",
+        [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+          return std::vector<NodeEntry>{PatchesNode("extract_image_patches", n, "dy", {og[0]}), NodeEntry()};
+        })
+    .set_attr<FVectorize>("FVectorize", MergeAllIntoBatch);
 
 }  // namespace op
 }  // namespace ir

@@ -14,6 +14,7 @@
 #include <array>
 #include <vector>
 
+#include "ops/merge_into_batch.h"
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
@@ -320,9 +321,12 @@ IR_REGISTER_OP(max_pool2d)
     .set_attr<FInferType>("FInferType", nn::WindowType<1>)
     .set_attr<FCompute>("FCompute", PoolCompute<PoolKind::kMax>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolDeviceKernel<PoolKind::kMax>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-      return std::vector<NodeEntry>{PoolNode("max_pool2d_grad", n, "x", {In(n, 0), Out(n), og[0]})};
-    });
+    .set_attr<FGradient>(
+        "FGradient",
+        [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+          return std::vector<NodeEntry>{PoolNode("max_pool2d_grad", n, "x", {In(n, 0), Out(n), og[0]})};
+        })
+    .set_attr<FVectorize>("FVectorize", MergeAllIntoBatch);
 
 IR_REGISTER_OP(avg_pool2d)
     .describe(
@@ -335,9 +339,11 @@ IR_REGISTER_OP(avg_pool2d)
     .set_attr<FInferType>("FInferType", nn::WindowType<1>)
     .set_attr<FCompute>("FCompute", PoolCompute<PoolKind::kAvg>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolDeviceKernel<PoolKind::kAvg>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-      return std::vector<NodeEntry>{PoolNode("avg_pool2d_grad", n, "x", {og[0], In(n, 0)})};
-    });
+    .set_attr<FGradient>("FGradient",
+                         [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+                           return std::vector<NodeEntry>{PoolNode("avg_pool2d_grad", n, "x", {og[0], In(n, 0)})};
+                         })
+    .set_attr<FVectorize>("FVectorize", MergeAllIntoBatch);
 
 IR_REGISTER_OP(max_pool2d_grad)
     .describe(
@@ -349,7 +355,8 @@ IR_REGISTER_OP(max_pool2d_grad)
     .set_attr<FInferShape>("FInferShape", MaxPoolGradShape)
     .set_attr<FInferType>("FInferType", nn::WindowType<3>)
     .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kMax>)
-    .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kMax>);
+    .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kMax>)
+    .set_attr<FVectorize>("FVectorize", MergeAllIntoBatch);
 
 IR_REGISTER_OP(avg_pool2d_grad)
     .describe(
@@ -362,9 +369,11 @@ IR_REGISTER_OP(avg_pool2d_grad)
     .set_attr<FInferType>("FInferType", nn::WindowType<1>)
     .set_attr<FCompute>("FCompute", PoolGradCompute<PoolKind::kAvg>)
     .set_attr<FDeviceKernel>("FDeviceKernel", PoolGradDeviceKernel<PoolKind::kAvg>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
-      return std::vector<NodeEntry>{PoolNode("avg_pool2d", n, "dy", {og[0]}), NodeEntry()};
-    });
+    .set_attr<FGradient>("FGradient",
+                         [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+                           return std::vector<NodeEntry>{PoolNode("avg_pool2d", n, "dy", {og[0]}), NodeEntry()};
+                         })
+    .set_attr<FVectorize>("FVectorize", MergeAllIntoBatch);
 
 }  // namespace op
 }  // namespace ir

@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <vector>
 
+#include "ir/vectorize.h"
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 #include "ops/simd.h"
@@ -499,6 +501,23 @@ void CrossEntropyDeviceKernel(DeviceKernelContext& dev, const NodeAttrs& attrs, 
   dev.Launch(kSoftmaxSource, dtype, "softmax_cross_entropy", args, DeviceLaunch::Groups(rows));
 }
 
+/*! \brief softmax, log_softmax: the axis shifted past the leading n. */
+std::vector<PforValue> SoftmaxVectorize(PforContext& ctx) {
+  auto it = ctx.attrs().dict.find("axis");
+  int given = it == ctx.attrs().dict.end() ? -1 : std::stoi(it->second);
+  int axis = NormalizeAxis(ctx.attrs(), given, ctx.in_shape(0).ndim());
+  return {PforValue{ctx.CopyNode({ctx.input(0).entry}, ctx.DictWith("axis", std::to_string(axis + 1))), true}};
+}
+
+/*! \brief The losses: rows are independent, so the iterations' rows [n, N, ..] become one batch of n * N rows. */
+std::vector<PforValue> CrossEntropyVectorize(PforContext& ctx) {
+  NodeEntry logits = ctx.MergeLeading(ctx.Stacked(0), ctx.in_shape(0));
+  NodeEntry labels = ctx.MergeLeading(ctx.Stacked(1), ctx.in_shape(1));
+  NodeEntry loss = ctx.CopyNode({logits, labels}, ctx.attrs().dict);
+  return {PforValue{ctx.SplitLeading(loss, ctx.out_shape(0)), true},
+          PforValue{ctx.SplitLeading(NodeEntry{loss.node, 1}, ctx.out_shape(1)), true}};
+}
+
 template <bool kSparse>
 void CrossEntropyOp(Op& op) {
   op.set_num_inputs(2).set_num_outputs(2).set_input_names({"logits", "labels"});
@@ -511,6 +530,7 @@ void CrossEntropyOp(Op& op) {
   op.set_attr<FCompute>("FCompute", CrossEntropyCompute<kSparse>);
   op.set_attr<FDeviceKernel>("FDeviceKernel", CrossEntropyDeviceKernel<kSparse>);
   op.set_attr<FGradient>("FGradient", CrossEntropyGradient<kSparse>);
+  op.set_attr<FVectorize>("FVectorize", CrossEntropyVectorize);
   op.set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
@@ -522,6 +542,7 @@ void SoftmaxOp(Op& op) {
   op.set_attr<FInferType>("FInferType", FloatElemwiseType);
   op.set_attr<FCompute>("FCompute", SoftmaxCompute<kLog>);
   op.set_attr<FDeviceKernel>("FDeviceKernel", SoftmaxDeviceKernel<kLog>);
+  op.set_attr<FVectorize>("FVectorize", SoftmaxVectorize);
   op.set_attr<FInplaceOption>("FInplaceOption", [](const NodeAttrs&) {
     return std::vector<std::pair<int, int>>{{0, 0}};
   });

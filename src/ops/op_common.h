@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <istream>
 #include <map>
@@ -224,6 +225,25 @@ inline NodeEntry In(const NodePtr& node, uint32_t index) { return node->inputs.a
 std::string NumberToString(double value);
 /*! \brief An FGradient for ops whose inputs get no gradient (comparisons, argmax, shape ops). */
 std::vector<NodeEntry> ZeroGradient(const NodePtr& node, const std::vector<NodeEntry>& ograds);
+
+/*!
+ * \brief What two one-input ops that undo each other share (mirror_pad and mirror_pad_grad,
+ * space_to_batch_nd and batch_to_space_nd): the parameter struct P and its parser, the one input
+ * `input`, the input's element type, kOpaque, and as FGradient the other op, `inverse`, applied to
+ * the output gradient with the same attributes. Each adds its own shape, kernels and description:
+ * `IR_REGISTER_OP(a).apply(InversePair<P>("data", Parse, "b")).set_attr<FInferShape>(...)`.
+ */
+template <typename P>
+std::function<void(Op&)> InversePair(std::string input, void (*parse)(NodeAttrs*), std::string inverse) {
+  return [input, parse, inverse](Op& op) {
+    op.set_num_inputs(1).set_input_names({input}).set_param<P>().set_attr_parser(parse);
+    op.set_attr<FInferType>("FInferType", ElemwiseType);
+    op.set_attr<FGradient>("FGradient", [inverse](const NodePtr& n, const std::vector<NodeEntry>& og) {
+      return std::vector<NodeEntry>{GradNode(inverse, n, inverse, {og[0]}, n->attrs.dict)};
+    });
+    op.set_attr<TOpPattern>("TOpPattern", kOpaque);
+  };
+}
 
 }  // namespace op
 }  // namespace ir

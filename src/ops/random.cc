@@ -13,6 +13,7 @@
 #include <cmath>
 #include <string>
 
+#include "ir/vectorize.h"
 #include "ops/array_common.h"
 #include "ops/random_utils.h"
 
@@ -275,11 +276,24 @@ auto RandomOp(FCompute compute, FDeviceKernel device_kernel) {
   };
 }
 
+/*! \brief [n] + `shape`. */
+std::vector<int64_t> WithN(const PforContext& ctx, const Shape& shape) {
+  std::vector<int64_t> dims{ctx.n()};
+  dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+  return dims;
+}
+
+/*! \brief One draw of shape [n] + shape: independent elements, so independent iterations. */
+std::vector<PforValue> RandomVectorize(PforContext& ctx) {
+  return {PforValue{ctx.CopyNode({}, ctx.DictWith("shape", StrCat(IntList(WithN(ctx, ctx.out_shape(0)))))), true}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(random_uniform)
     .describe("Uniform random values in [minval, maxval).")
-    .apply(RandomOp<UniformParam>(UniformCompute, UniformDeviceKernel));
+    .apply(RandomOp<UniformParam>(UniformCompute, UniformDeviceKernel))
+    .set_attr<FVectorize>("FVectorize", RandomVectorize);
 
 IR_REGISTER_OP(random_uniform_like)
     .describe(
@@ -308,11 +322,13 @@ IR_REGISTER_OP(random_uniform_like)
 
 IR_REGISTER_OP(random_normal)
     .describe("Normal random values with the given mean and stddev (Box-Muller).")
-    .apply(RandomOp<NormalParam>(NormalCompute, NormalDeviceKernel<false>));
+    .apply(RandomOp<NormalParam>(NormalCompute, NormalDeviceKernel<false>))
+    .set_attr<FVectorize>("FVectorize", RandomVectorize);
 
 IR_REGISTER_OP(truncated_normal)
     .describe("Normal random values within two stddevs of the mean; values beyond are drawn again.")
-    .apply(RandomOp<NormalParam>(TruncatedNormalCompute, NormalDeviceKernel<true>));
+    .apply(RandomOp<NormalParam>(TruncatedNormalCompute, NormalDeviceKernel<true>))
+    .set_attr<FVectorize>("FVectorize", RandomVectorize);
 
 }  // namespace op
 }  // namespace ir

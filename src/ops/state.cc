@@ -9,6 +9,7 @@
  * registers no FGradient, so differentiating through one is an error naming the op.
  */
 #include "ir/device_kernel.h"
+#include "ir/vectorize.h"
 #include "ops/op_common.h"
 
 namespace ir {
@@ -98,6 +99,21 @@ void TokenOp(Op& op) {
       .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
+/*!
+ * \brief A write of per-iteration values into one variable has no batched form (the last
+ * iteration's write wins in the loop): the assign family declines and runs as a counted loop.
+ * (Without a converter, their elementwise pattern would get the generic converter, which would
+ * write into a broadcast copy of the variable.)
+ */
+std::vector<PforValue> DeclineStateUpdate(PforContext&) { return {}; }
+
+/*! \brief group's token does not depend on the values it waits for: one token after all of them. */
+std::vector<PforValue> GroupVectorize(PforContext& ctx) {
+  std::vector<NodeEntry> inputs;
+  for (const PforValue& v : ctx.inputs()) inputs.push_back(v.entry);
+  return {PforValue{ctx.CopyNode(std::move(inputs), ctx.attrs().dict), false}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(assign)
@@ -107,19 +123,22 @@ IR_REGISTER_OP(assign)
     .apply(StateUpdateOp{AllTypes()})
     .set_attr<TOverwritesMutatedInputs>("TOverwritesMutatedInputs", true)
     .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr, ast::Expr value) { return value; }))
-    .set_attr<FCompute>("FCompute", AssignCompute);
+    .set_attr<FCompute>("FCompute", AssignCompute)
+    .set_attr<FVectorize>("FVectorize", DeclineStateUpdate);
 
 IR_REGISTER_OP(assign_add)
     .describe("ref += value; the output is the variable's new value (it shares ref's storage).")
     .apply(StateUpdateOp{NumericTypes()})
     .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr ref, ast::Expr value) { return ref + value; }))
-    .set_attr<FCompute>("FCompute", ReadModifyWrite([](auto a, auto b) { return a + b; }));
+    .set_attr<FCompute>("FCompute", ReadModifyWrite([](auto a, auto b) { return a + b; }))
+    .set_attr<FVectorize>("FVectorize", DeclineStateUpdate);
 
 IR_REGISTER_OP(assign_sub)
     .describe("ref -= value; the output is the variable's new value (it shares ref's storage).")
     .apply(StateUpdateOp{NumericTypes()})
     .set_attr<FCodeGen>("FCodeGen", UpdateCodeGen([](ast::Expr ref, ast::Expr value) { return ref - value; }))
-    .set_attr<FCompute>("FCompute", ReadModifyWrite([](auto a, auto b) { return a - b; }));
+    .set_attr<FCompute>("FCompute", ReadModifyWrite([](auto a, auto b) { return a - b; }))
+    .set_attr<FVectorize>("FVectorize", DeclineStateUpdate);
 
 IR_REGISTER_OP(no_op)
     .describe("Does nothing; outputs an int32 scalar 0. Run it for its control dependencies.")
@@ -129,7 +148,8 @@ IR_REGISTER_OP(no_op)
 IR_REGISTER_OP(group)
     .describe("Runs after all its inputs (like tf.group); outputs an int32 scalar 0.")
     .set_num_inputs(kVariadic)
-    .apply(TokenOp);
+    .apply(TokenOp)
+    .set_attr<FVectorize>("FVectorize", GroupVectorize);
 
 }  // namespace op
 }  // namespace ir

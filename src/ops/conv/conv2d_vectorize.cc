@@ -1,6 +1,7 @@
 /*!
- * \file conv_vectorize.cc
- * \brief FVectorize converters of convolution, pooling and image patches.
+ * \file conv2d_vectorize.cc
+ * \brief FVectorize converters of conv2d and its backward ops (pooling's and the image
+ * patches' are in nn_pool.cc and nn_patches.cc).
  *
  * A loop-invariant filter: the iterations are independent images, so n merges into the batch
  * axis and the op runs once. Per-iteration filters (where TensorFlow's pfor falls back to a
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ir/vectorize.h"
+#include "ops/merge_into_batch.h"
 #include "ops/nn_common.h"
 
 namespace ir {
@@ -32,23 +34,6 @@ NodeEntry Transpose(PforContext& ctx, const NodeEntry& e, std::vector<int64_t> a
 
 NodeEntry Zeros(PforContext& ctx, const Shape& shape, DType dtype) {
   return ctx.Make("zeros", {}, {{"shape", StrCat(shape)}, {"dtype", DTypeName(dtype)}});
-}
-
-/*!
- * \brief The node run once over the iterations merged into the batch axis: the inputs with
- * merge[i] merged (broadcast first when unstacked), the others as they are; the result split.
- */
-std::vector<PforValue> MergedIntoBatch(PforContext& ctx, const std::vector<bool>& merge) {
-  std::vector<NodeEntry> in;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    in.push_back(merge.at(i) ? ctx.MergeLeading(ctx.Stacked(i), ctx.in_shape(i)) : ctx.input(i).entry);
-  }
-  return {PforValue{ctx.SplitLeading(ctx.CopyNode(in, ctx.attrs().dict), ctx.out_shape(0)), true}};
-}
-
-/*! \brief Every input merged into the batch: pooling, its gradients and the patch ops. */
-std::vector<PforValue> MergeAllVectorize(PforContext& ctx) {
-  return MergedIntoBatch(ctx, std::vector<bool>(ctx.num_inputs(), true));
 }
 
 /*!
@@ -169,12 +154,6 @@ std::vector<PforValue> BackpropInputVectorize(PforContext& ctx) {
 IR_REGISTER_OP(conv2d).set_attr<FVectorize>("FVectorize", Conv2DVectorize);
 IR_REGISTER_OP(conv2d_backprop_filter).set_attr<FVectorize>("FVectorize", BackpropFilterVectorize);
 IR_REGISTER_OP(conv2d_backprop_input).set_attr<FVectorize>("FVectorize", BackpropInputVectorize);
-IR_REGISTER_OP(max_pool2d).set_attr<FVectorize>("FVectorize", MergeAllVectorize);
-IR_REGISTER_OP(avg_pool2d).set_attr<FVectorize>("FVectorize", MergeAllVectorize);
-IR_REGISTER_OP(max_pool2d_grad).set_attr<FVectorize>("FVectorize", MergeAllVectorize);
-IR_REGISTER_OP(avg_pool2d_grad).set_attr<FVectorize>("FVectorize", MergeAllVectorize);
-IR_REGISTER_OP(extract_image_patches).set_attr<FVectorize>("FVectorize", MergeAllVectorize);
-IR_REGISTER_OP(extract_image_patches_grad).set_attr<FVectorize>("FVectorize", MergeAllVectorize);
 
 }  // namespace op
 }  // namespace ir

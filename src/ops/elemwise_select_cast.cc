@@ -1,5 +1,5 @@
 /*!
- * \file elemwise_misc.cc
+ * \file elemwise_select_cast.cc
  * \brief Elementwise utility ops: add_n, where (alias select), cast and cast_like, clip,
  * identity and stop_gradient. collapse_sum_like, the gradient of broadcasting, is in
  * collapse_sum.cc.

@@ -1,5 +1,5 @@
 /*!
- * \file array_misc.cc
+ * \file array_metadata.cc
  * \brief Ops about shapes and index sequences: shape, size, rank (a tensor's metadata as a
  * tensor) and range (an arithmetic sequence). None has a gradient.
  */
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/array_common.h"
+#include "ops/array_vectorize.h"
 
 namespace ir {
 namespace op {
@@ -70,6 +71,8 @@ void MetadataOp(Op& op) {
   op.set_num_inputs(1)
       .set_input_names({"data"})
       .set_attr<FGradient>("FGradient", ZeroGradient)
+      // The result depends only on the input's shape: FoldConstants evaluates it once that is inferred.
+      .set_attr<TShapeOnly>("TShapeOnly", true)
       .set_attr<TOpPattern>("TOpPattern", kOpaque);
 }
 
@@ -119,6 +122,22 @@ void RangeCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<ND
   });
 }
 
+// ---------------------------------------------------------------- FVectorize
+
+/*! \brief shape, size, rank of a stacked value: the per-iteration answer, loop-invariant. */
+std::vector<PforValue> ShapeOfVectorize(PforContext& ctx) {
+  const std::string& op = ctx.attrs().op->name;
+  if (op == "shape") {
+    NodeEntry all = ctx.CopyNode({ctx.input(0).entry}, ctx.attrs().dict);
+    return {PforValue{ctx.Make("slice", {all}, {{"begin", "(1)"}, {"size", "(-1)"}}), false}};
+  }
+  const Shape& x = ctx.in_shape(0);
+  const int64_t value = op == "rank" ? x.ndim() : x.Size();
+  return {PforValue{
+      ctx.Make("fill", {}, {{"shape", "()"}, {"value", std::to_string(value)}, {"dtype", DTypeName(ctx.out_dtype(0))}}),
+      false}};
+}
+
 }  // namespace
 
 IR_REGISTER_OP(shape)
@@ -128,7 +147,8 @@ IR_REGISTER_OP(shape)
     .set_attr<FInferShape>("FInferShape", ShapeShape)
     .set_attr<FInferType>("FInferType", OutTypeType)
     .set_attr<FCompute>("FCompute", [](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                                       const std::vector<NDArray>& out) { WriteInts(out[0], in[0].shape().dims()); });
+                                       const std::vector<NDArray>& out) { WriteInts(out[0], in[0].shape().dims()); })
+    .set_attr<FVectorize>("FVectorize", ShapeOfVectorize);
 
 IR_REGISTER_OP(size)
     .describe("The number of elements of the input, as a scalar.")
@@ -137,7 +157,8 @@ IR_REGISTER_OP(size)
     .set_attr<FInferShape>("FInferShape", ScalarShape)
     .set_attr<FInferType>("FInferType", OutTypeType)
     .set_attr<FCompute>("FCompute", [](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                                       const std::vector<NDArray>& out) { WriteInts(out[0], {in[0].Size()}); });
+                                       const std::vector<NDArray>& out) { WriteInts(out[0], {in[0].Size()}); })
+    .set_attr<FVectorize>("FVectorize", ShapeOfVectorize);
 
 IR_REGISTER_OP(rank)
     .describe("The number of dimensions of the input, as an int32 scalar.")
@@ -146,7 +167,8 @@ IR_REGISTER_OP(rank)
     .set_attr<FInferType>("FInferType", [](const NodeAttrs&, std::vector<DType>* in,
                                            std::vector<DType>* out) { return OutputsAre(DType::kInt32, in, out); })
     .set_attr<FCompute>("FCompute", [](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                                       const std::vector<NDArray>& out) { WriteInts(out[0], {in[0].shape().ndim()}); });
+                                       const std::vector<NDArray>& out) { WriteInts(out[0], {in[0].shape().ndim()}); })
+    .set_attr<FVectorize>("FVectorize", ShapeOfVectorize);
 
 IR_REGISTER_OP(range)
     .describe("start, start + delta, ... up to (not including) limit, as numpy.arange and tf.range.")

@@ -1,5 +1,5 @@
 /*!
- * \file nn_extra_elemwise.cc
+ * \file elemwise_activation.cc
  * \brief Elementwise activations and float tests of TensorFlow: elu, selu, softsign, their
  * backward ops elu_grad and selu_grad, and is_nan, is_inf, is_finite (bool results). Each has
  * FCodeGen, so fused CPU kernels and the OpenCL/CUDA kernels derive from it.

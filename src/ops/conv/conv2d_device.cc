@@ -1,7 +1,7 @@
 /*!
- * \file nn_conv_device.cc
+ * \file conv2d_device.cc
  * \brief The device kernels of conv2d, conv2d_backprop_input and conv2d_backprop_filter, in
- * portable kernel C (ir/device_kernel.h), registered by nn_conv.cc as FDeviceKernel.
+ * portable kernel C (ir/device_kernel.h), registered by conv2d.cc as FDeviceKernel.
  *
  * Same geometry as the CPU kernels: data [N, C, H, W] in its layout (NHWC or NCHW), weight
  * HWIO [KH, KW, C, O], output [N, O, OH, OW]; TensorFlow's SAME/VALID/explicit padding,

@@ -1,5 +1,5 @@
 /*!
- * \file nn_conv.cc
+ * \file conv2d.cc
  * \brief conv2d and its backward ops, conv2d_backprop_input and conv2d_backprop_filter.
  *
  * Weights are HWIO (TensorFlow's layout) for both data formats. The three ops share one
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/conv/conv_shapes.h"
 #include "ops/dnnl_post_ops.h"
 #include "ops/im2col.h"
 #include "ops/nn_common.h"
@@ -75,25 +76,6 @@ bool ConvShapes(const NodeAttrs& attrs, Slot data, Slot weight, Slot out) {
   x[ax[0]] = (*out.shape)[ax[0]];
   k[3] = (*out.shape)[ax[1]];
   return x.is_known() && k.is_known() && out.shape->is_known();
-}
-
-bool Conv2DShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  ConvShapes(attrs, {"input 0 (data)", &(*in)[0]}, {"input 1 (weight)", &(*in)[1]}, {"output 0", &(*out)[0]});
-  return AllKnown(*in, *out);
-}
-
-/*! \brief The result of a backward op has the shape of its `like` input (input 2). */
-template <bool kFilter>
-bool BackpropShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  Shape& like = (*in)[2];
-  AssignShape(attrs, "input 2 (like)", &like, (*out)[0]);
-  if (kFilter) {
-    ConvShapes(attrs, {"input 0 (x)", &(*in)[0]}, {"input 2 (like)", &like}, {"input 1 (dy)", &(*in)[1]});
-  } else {
-    ConvShapes(attrs, {"input 2 (like)", &like}, {"input 1 (weight)", &(*in)[1]}, {"input 0 (dy)", &(*in)[0]});
-  }
-  (*out)[0] = like;
-  return AllKnown(*in, *out);
 }
 
 /*! \brief Inputs 0 and 1 and the output share a float dtype; `like` may have any. */
@@ -416,7 +398,7 @@ IR_REGISTER_OP(conv2d)
     .set_num_inputs(2)
     .set_input_names({"data", "weight"})
     .apply(ConvOp)
-    .set_attr<FInferShape>("FInferShape", Conv2DShape)
+    .set_attr<FInferShape>("FInferShape", nn::ConvForwardShape<ConvShapes>)
     .set_attr<FCompute>("FCompute", ConvCompute<kForward>)
     .set_attr<FComputeEpilogue>("FComputeEpilogue", ConvEpilogue)
     .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kForward>)
@@ -430,7 +412,7 @@ IR_REGISTER_OP(conv2d_backprop_input)
     .set_num_inputs(3)
     .set_input_names({"dy", "weight", "like"})
     .apply(ConvOp)
-    .set_attr<FInferShape>("FInferShape", BackpropShape<false>)
+    .set_attr<FInferShape>("FInferShape", nn::ConvBackpropShape<ConvShapes, false>)
     .set_attr<FCompute>("FCompute", ConvCompute<kBackwardData>)
     .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kBackwardData>)
     .set_attr<FGradient>("FGradient", BackpropInputGradient)
@@ -443,7 +425,7 @@ IR_REGISTER_OP(conv2d_backprop_filter)
     .set_num_inputs(3)
     .set_input_names({"x", "dy", "like"})
     .apply(ConvOp)
-    .set_attr<FInferShape>("FInferShape", BackpropShape<true>)
+    .set_attr<FInferShape>("FInferShape", nn::ConvBackpropShape<ConvShapes, true>)
     .set_attr<FCompute>("FCompute", ConvCompute<kBackwardWeights>)
     .set_attr<FDeviceKernel>("FDeviceKernel", ConvDeviceKernel<kBackwardWeights>)
     .set_attr<FGradient>("FGradient", BackpropFilterGradient)
