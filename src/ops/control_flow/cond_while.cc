@@ -1,5 +1,5 @@
 /*!
- * \file control_flow.cc
+ * \file cond_while.cc
  * \brief cond and while_loop: ops whose bodies are graphs (NodeAttrs::subgraphs), and the node
  * their gradient builds, _while_loop_grad.
  *
@@ -15,7 +15,7 @@
 
 #include "ir/fold_constants.h"
 #include "ir/pass.h"
-#include "ops/control_flow_gradient.h"
+#include "ops/control_flow/control_flow_gradient.h"
 #include "ops/op_common.h"
 
 namespace ir {
