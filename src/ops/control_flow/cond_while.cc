@@ -13,7 +13,7 @@
  */
 #include <unordered_map>
 
-#include "ir/fold_constants.h"
+#include "ir/constant.h"
 #include "ir/pass.h"
 #include "ops/control_flow/control_flow_gradient.h"
 #include "ops/op_common.h"
