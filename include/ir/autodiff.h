@@ -32,6 +32,10 @@ struct GradientOptions {
 
 /*!
  * \brief Gradients of `ys` with respect to `xs`, one entry per x, built by the Gradient pass.
+ *
+ * Implemented in core (src/core/autodiff.cc), so every layer may call it: it runs the pass
+ * registered as "Gradient" (src/passes/gradient.cc registers it at static initialization) by
+ * name through ApplyPass, and throws saying so when no such pass is registered.
  * \param grad_ys head gradients, one per y; empty means ones like each y.
  * \throws ir::Error naming the node when an op on the way registers no FGradient.
  */

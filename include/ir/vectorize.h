@@ -38,60 +38,54 @@ struct PforValue {
 /*!
  * \brief What a converter knows of the body node it converts, and the builder of its
  * replacement. Shapes and dtypes are per iteration (without the leading n).
+ *
+ * The contract between ops and the Vectorize pass: ops' converters (FVectorize) call it, the
+ * pass (src/passes/vectorize.cc) implements the pure virtual methods; the helpers built on
+ * them are core's (src/core/pfor_context.cc), so an op needs nothing of the passes layer.
  */
 class PforContext {
  public:
-  /*! \brief New nodes are named "<prefix>/<node name>/v<k>". */
-  PforContext(const NodePtr& node, std::vector<PforValue> inputs, std::vector<Shape> in_shapes,
-              std::vector<DType> in_dtypes, std::vector<Shape> out_shapes, std::vector<DType> out_dtypes, int64_t n,
-              std::string prefix);
+  virtual ~PforContext() = default;
 
-  const NodePtr& node() const { return node_; }
-  const NodeAttrs& attrs() const { return node_->attrs; }
+  /*! \brief The body node being converted. */
+  virtual const NodePtr& node() const = 0;
+  const NodeAttrs& attrs() const { return node()->attrs; }
   /*! \brief The converted inputs, in the node's input order. */
-  const std::vector<PforValue>& inputs() const { return inputs_; }
-  const PforValue& input(size_t i) const { return inputs_.at(i); }
-  bool stacked(size_t i) const { return inputs_.at(i).stacked; }
+  virtual const std::vector<PforValue>& inputs() const = 0;
+  const PforValue& input(size_t i) const { return inputs().at(i); }
+  bool stacked(size_t i) const { return inputs().at(i).stacked; }
   /*! \brief Per-iteration shape / dtype of input i and output i. */
-  const Shape& in_shape(size_t i) const { return in_shapes_.at(i); }
-  DType in_dtype(size_t i) const { return in_dtypes_.at(i); }
-  const Shape& out_shape(size_t i) const { return out_shapes_.at(i); }
-  DType out_dtype(size_t i) const { return out_dtypes_.at(i); }
-  size_t num_inputs() const { return inputs_.size(); }
-  size_t num_outputs() const { return out_shapes_.size(); }
+  virtual const Shape& in_shape(size_t i) const = 0;
+  virtual DType in_dtype(size_t i) const = 0;
+  virtual const Shape& out_shape(size_t i) const = 0;
+  virtual DType out_dtype(size_t i) const = 0;
+  size_t num_inputs() const { return inputs().size(); }
+  virtual size_t num_outputs() const = 0;
   /*! \brief The number of iterations. */
-  int64_t n() const { return n_; }
+  virtual int64_t n() const = 0;
   bool AnyStacked() const;
   /*! \brief The name new nodes start with (the pfor node's). */
-  const std::string& prefix() const { return prefix_; }
+  virtual const std::string& prefix() const = 0;
 
   /*! \brief Entry 0 (or `index`) of a new node of `op_name`, named after the converted node. */
   NodeEntry Make(const std::string& op_name, std::vector<NodeEntry> inputs,
                  const std::map<std::string, std::string>& dict = {}, uint32_t index = 0);
   /*! \brief A new node of `op_name` (all its outputs), named after the converted node. */
-  NodePtr MakeNode(const std::string& op_name, std::vector<NodeEntry> inputs,
-                   const std::map<std::string, std::string>& dict = {});
+  virtual NodePtr MakeNode(const std::string& op_name, std::vector<NodeEntry> inputs,
+                           const std::map<std::string, std::string>& dict = {}) = 0;
   /*! \brief Input i with the leading n axis: broadcast when unstacked, as it is when stacked. */
   NodeEntry Stacked(size_t i);
   /*! \brief `entry` (per-iteration shape `shape`) broadcast to [n] + shape. */
-  NodeEntry Stack(const NodeEntry& entry, const Shape& shape);
+  virtual NodeEntry Stack(const NodeEntry& entry, const Shape& shape) = 0;
   /*! \brief A stacked entry of per-iteration shape `shape` reshaped to [n * shape[0]] + shape[1:] (rank >= 1). */
-  NodeEntry MergeLeading(const NodeEntry& entry, const Shape& shape);
+  virtual NodeEntry MergeLeading(const NodeEntry& entry, const Shape& shape) = 0;
   /*! \brief The inverse: [n * shape[0]] + shape[1:] back to [n] + shape. */
-  NodeEntry SplitLeading(const NodeEntry& entry, const Shape& shape);
+  virtual NodeEntry SplitLeading(const NodeEntry& entry, const Shape& shape) = 0;
   /*! \brief A node copied with `inputs` replacing its inputs and `dict` its attributes. */
-  NodeEntry CopyNode(std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& dict, uint32_t index = 0);
+  virtual NodeEntry CopyNode(std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& dict,
+                             uint32_t index = 0) = 0;
   /*! \brief The node's attributes (dict) with `key` set to `value`. */
   std::map<std::string, std::string> DictWith(const std::string& key, const std::string& value) const;
-
- private:
-  NodePtr node_;
-  std::vector<PforValue> inputs_;
-  std::vector<Shape> in_shapes_, out_shapes_;
-  std::vector<DType> in_dtypes_, out_dtypes_;
-  int64_t n_;
-  std::string prefix_;
-  int made_ = 0;
 };
 
 /*!
@@ -101,8 +95,15 @@ class PforContext {
  */
 using FVectorize = std::function<std::vector<PforValue>(PforContext& ctx)>;
 
-/*! \brief The generic converter of elementwise and broadcasting ops (the default for those patterns). */
+/*!
+ * \brief The generic converter of elementwise and broadcasting ops (the default for those
+ * patterns), built on PforContext alone (src/core/pfor_context.cc).
+ */
 std::vector<PforValue> VectorizeElementwise(PforContext& ctx);
+
+// The APIs below build graphs only (src/core/pfor_api.cc): pfor nodes, and gradients through
+// Gradients (ir/autodiff.h), which runs the registered Gradient pass; the Vectorize pass then
+// replaces the pfor nodes when a session binds the graph.
 
 /*!
  * \brief The loop `for i in [0, n): outputs[i] = body(i)` as a pfor node, outputs stacked. `body`

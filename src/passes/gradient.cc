@@ -1,6 +1,7 @@
 /*!
  * \file gradient.cc
- * \brief Gradient: reverse-mode differentiation through the ops' FGradient, and Gradients().
+ * \brief Gradient: reverse-mode differentiation through the ops' FGradient (Gradients(), in
+ * src/core/autodiff.cc, runs it by name).
  *
  * Only nodes on a path from some x to some y are differentiated, in reverse topological
  * order; an entry that receives several gradient contributions gets them summed by the
@@ -270,22 +271,5 @@ IR_REGISTER_PASS(Gradient)
     .set_body(GradientPass)
     .set_change_graph(true)
     .depend_graph_attr("grad_xs");
-
-std::vector<NodeEntry> Gradients(const std::vector<NodeEntry>& ys, const std::vector<NodeEntry>& xs,
-                                 const std::vector<NodeEntry>& grad_ys, const GradientOptions& options) {
-  Graph graph(ys);
-  graph.SetAttr(kXsKey, xs);
-  if (!grad_ys.empty()) graph.SetAttr(kHeadsKey, grad_ys);
-  graph.SetAttr(kAggregateKey, options.aggregate_op);
-  graph.SetAttr(kZeroKey, options.zero_op);
-  graph.SetAttr(kOnesKey, options.ones_op);
-  return ApplyPass(std::move(graph), "Gradient").outputs;
-}
-
-bool IsUnreachedGradient(const NodeEntry& grad, const NodeEntry& x) {
-  return grad.node != nullptr && !grad.node->is_variable() && grad.node->inputs.size() == 1 &&
-         grad.node->inputs[0].node == x.node && grad.node->inputs[0].index == x.index &&
-         grad.node->attrs.name == EntryName(x) + "_zero_grad";
-}
 
 }  // namespace ir

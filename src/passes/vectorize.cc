@@ -105,6 +105,73 @@ Inferred Infer(const std::vector<NodeEntry>& outputs, const std::vector<NodePtr>
   return r;
 }
 
+/*! \brief The context the pass gives a converter: the node's converted inputs and its builder. */
+class VectorizeContext final : public PforContext {
+ public:
+  /*! \brief New nodes are named "<prefix>/<node name>/v<k>". */
+  VectorizeContext(const NodePtr& node, std::vector<PforValue> inputs, std::vector<Shape> in_shapes,
+                   std::vector<DType> in_dtypes, std::vector<Shape> out_shapes, std::vector<DType> out_dtypes,
+                   int64_t n, std::string prefix)
+      : node_(node),
+        inputs_(std::move(inputs)),
+        in_shapes_(std::move(in_shapes)),
+        out_shapes_(std::move(out_shapes)),
+        in_dtypes_(std::move(in_dtypes)),
+        out_dtypes_(std::move(out_dtypes)),
+        n_(n),
+        prefix_(std::move(prefix)) {}
+
+  const NodePtr& node() const override { return node_; }
+  const std::vector<PforValue>& inputs() const override { return inputs_; }
+  const Shape& in_shape(size_t i) const override { return in_shapes_.at(i); }
+  DType in_dtype(size_t i) const override { return in_dtypes_.at(i); }
+  const Shape& out_shape(size_t i) const override { return out_shapes_.at(i); }
+  DType out_dtype(size_t i) const override { return out_dtypes_.at(i); }
+  size_t num_outputs() const override { return out_shapes_.size(); }
+  int64_t n() const override { return n_; }
+  const std::string& prefix() const override { return prefix_; }
+
+  NodePtr MakeNode(const std::string& op_name, std::vector<NodeEntry> inputs,
+                   const std::map<std::string, std::string>& dict) override {
+    const Op* op = Op::Find(op_name);
+    IR_CHECK(op != nullptr) << "the FVectorize converter of " << NodeDesc(attrs()) << " builds op '" << op_name
+                            << "', which is not registered";
+    return Node::Create(op, StrCat(prefix_, "/", attrs().name, "/v", made_++), dict, std::move(inputs));
+  }
+
+  NodeEntry Stack(const NodeEntry& entry, const Shape& shape) override {
+    return Make("broadcast_to", {entry}, {{"shape", ShapeText(WithLeading(n_, shape))}});
+  }
+
+  NodeEntry MergeLeading(const NodeEntry& entry, const Shape& shape) override {
+    IR_CHECK(shape.ndim() >= 1) << NodeDesc(attrs())
+                                << ": cannot merge the iterations into the leading axis of a scalar";
+    std::vector<int64_t> dims = shape.dims();
+    dims[0] *= n_;
+    return Make("reshape", {entry}, {{"shape", ShapeText(dims)}});
+  }
+
+  NodeEntry SplitLeading(const NodeEntry& entry, const Shape& shape) override {
+    return Make("reshape", {entry}, {{"shape", ShapeText(WithLeading(n_, shape))}});
+  }
+
+  NodeEntry CopyNode(std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& dict,
+                     uint32_t index) override {
+    NodePtr copy = Node::Create(node_->op(), StrCat(prefix_, "/", attrs().name, "/v", made_++), dict, std::move(inputs),
+                                node_->attrs.subgraphs);
+    return NodeEntry{copy, index};
+  }
+
+ private:
+  NodePtr node_;
+  std::vector<PforValue> inputs_;
+  std::vector<Shape> in_shapes_, out_shapes_;
+  std::vector<DType> in_dtypes_, out_dtypes_;
+  int64_t n_;
+  std::string prefix_;
+  int made_ = 0;
+};
+
 class Vectorizer {
  public:
   std::vector<std::string> fallbacks;
@@ -213,8 +280,8 @@ class Vectorizer {
         oshapes.push_back(inf.shapes[idx.entry_id(nid, i)]);
         otypes.push_back(inf.dtypes[idx.entry_id(nid, i)]);
       }
-      PforContext ctx(node, std::move(ins), std::move(ishapes), std::move(itypes), std::move(oshapes),
-                      std::move(otypes), n, prefix);
+      VectorizeContext ctx(node, std::move(ins), std::move(ishapes), std::move(itypes), std::move(oshapes),
+                           std::move(otypes), n, prefix);
       std::vector<PforValue> outs = ConvertNode(ctx);
       IR_CHECK(outs.size() == node->num_outputs())
           << "the FVectorize converter of " << NodeDesc(node->attrs) << " returned " << outs.size() << " values for "
@@ -349,93 +416,6 @@ Graph VectorizePass(Graph src) {
 }
 
 }  // namespace
-
-PforContext::PforContext(const NodePtr& node, std::vector<PforValue> inputs, std::vector<Shape> in_shapes,
-                         std::vector<DType> in_dtypes, std::vector<Shape> out_shapes, std::vector<DType> out_dtypes,
-                         int64_t n, std::string prefix)
-    : node_(node),
-      inputs_(std::move(inputs)),
-      in_shapes_(std::move(in_shapes)),
-      out_shapes_(std::move(out_shapes)),
-      in_dtypes_(std::move(in_dtypes)),
-      out_dtypes_(std::move(out_dtypes)),
-      n_(n),
-      prefix_(std::move(prefix)) {}
-
-bool PforContext::AnyStacked() const {
-  for (const PforValue& v : inputs_) {
-    if (v.stacked) return true;
-  }
-  return false;
-}
-
-NodePtr PforContext::MakeNode(const std::string& op_name, std::vector<NodeEntry> inputs,
-                              const std::map<std::string, std::string>& dict) {
-  const Op* op = Op::Find(op_name);
-  IR_CHECK(op != nullptr) << "the FVectorize converter of " << NodeDesc(attrs()) << " builds op '" << op_name
-                          << "', which is not registered";
-  return Node::Create(op, StrCat(prefix_, "/", attrs().name, "/v", made_++), dict, std::move(inputs));
-}
-
-NodeEntry PforContext::Make(const std::string& op_name, std::vector<NodeEntry> inputs,
-                            const std::map<std::string, std::string>& dict, uint32_t index) {
-  return NodeEntry{MakeNode(op_name, std::move(inputs), dict), index};
-}
-
-NodeEntry PforContext::Stack(const NodeEntry& entry, const Shape& shape) {
-  return Make("broadcast_to", {entry}, {{"shape", ShapeText(WithLeading(n_, shape))}});
-}
-
-NodeEntry PforContext::Stacked(size_t i) { return stacked(i) ? input(i).entry : Stack(input(i).entry, in_shape(i)); }
-
-NodeEntry PforContext::MergeLeading(const NodeEntry& entry, const Shape& shape) {
-  IR_CHECK(shape.ndim() >= 1) << NodeDesc(attrs()) << ": cannot merge the iterations into the leading axis of a scalar";
-  std::vector<int64_t> dims = shape.dims();
-  dims[0] *= n_;
-  return Make("reshape", {entry}, {{"shape", ShapeText(dims)}});
-}
-
-NodeEntry PforContext::SplitLeading(const NodeEntry& entry, const Shape& shape) {
-  return Make("reshape", {entry}, {{"shape", ShapeText(WithLeading(n_, shape))}});
-}
-
-NodeEntry PforContext::CopyNode(std::vector<NodeEntry> inputs, const std::map<std::string, std::string>& dict,
-                                uint32_t index) {
-  NodePtr copy = Node::Create(node_->op(), StrCat(prefix_, "/", attrs().name, "/v", made_++), dict, std::move(inputs),
-                              node_->attrs.subgraphs);
-  return NodeEntry{copy, index};
-}
-
-std::map<std::string, std::string> PforContext::DictWith(const std::string& key, const std::string& value) const {
-  std::map<std::string, std::string> dict = attrs().dict;
-  dict[key] = value;
-  return dict;
-}
-
-std::vector<PforValue> VectorizeElementwise(PforContext& ctx) {
-  static const auto& patterns = Op::GetAttr<TOpPattern>("TOpPattern");
-  const bool broadcasts = patterns.get(ctx.node()->op(), kOpaque) == kBroadcast;
-  int rank = 0;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) rank = std::max(rank, ctx.in_shape(i).ndim());
-  std::vector<NodeEntry> inputs;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    const Shape& shape = ctx.in_shape(i);
-    if (!ctx.stacked(i)) {
-      inputs.push_back(broadcasts ? ctx.input(i).entry : ctx.Stack(ctx.input(i).entry, shape));
-    } else if (shape.ndim() < rank) {
-      std::vector<int64_t> dims{ctx.n()};
-      dims.resize(1 + rank - shape.ndim(), 1);
-      dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
-      inputs.push_back(ctx.Make("reshape", {ctx.input(i).entry}, {{"shape", ShapeText(dims)}}));
-    } else {
-      inputs.push_back(ctx.input(i).entry);
-    }
-  }
-  NodeEntry first = ctx.CopyNode(std::move(inputs), ctx.attrs().dict);
-  std::vector<PforValue> outs;
-  for (uint32_t i = 0; i < ctx.node()->num_outputs(); ++i) outs.push_back(PforValue{NodeEntry{first.node, i}, true});
-  return outs;
-}
 
 IR_REGISTER_PASS(Vectorize)
     .describe(

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "graph.pb.h"
-#include "ir/fold_constants.h"
+#include "ir/constant.h"
 #include "ir/op.h"
 #include "ir/pass.h"
 #include "tf_types.h"

@@ -11,7 +11,7 @@
 
 #include "converter.h"
 #include "functionalize.h"
-#include "ir/fold_constants.h"
+#include "ir/constant.h"
 #include "ir/op.h"
 #include "ir/pass.h"
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "graph_importer.h"
-#include "ir/fold_constants.h"
+#include "ir/constant.h"
 #include "ir/op.h"
 #include "tf_types.h"
 

@@ -3,7 +3,7 @@
  * \brief Gradients of control-flow bodies that never run a node with effects again (see
  * control_flow_gradient.h).
  */
-#include "ops/control_flow_gradient.h"
+#include "ops/control_flow/control_flow_gradient.h"
 
 #include <algorithm>
 #include <map>

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ir/pass.h"
-#include "ops/control_flow_gradient.h"
+#include "ops/control_flow/control_flow_gradient.h"
 #include "ops/op_common.h"
 
 namespace ir {

@@ -10,8 +10,8 @@
  * the forward node saves when it runs the body (its gradient node's `forward` body: the body
  * returning those values after its own).
  */
-#ifndef IR_OPS_CONTROL_FLOW_GRADIENT_H_
-#define IR_OPS_CONTROL_FLOW_GRADIENT_H_
+#ifndef IR_OPS_CONTROL_FLOW_CONTROL_FLOW_GRADIENT_H_
+#define IR_OPS_CONTROL_FLOW_CONTROL_FLOW_GRADIENT_H_
 
 #include <memory>
 #include <set>
@@ -96,4 +96,4 @@ BodyGradient GradientBody(const Subgraph& body, const std::string& name);
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_CONTROL_FLOW_GRADIENT_H_
+#endif  // IR_OPS_CONTROL_FLOW_CONTROL_FLOW_GRADIENT_H_

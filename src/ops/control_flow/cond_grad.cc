@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/control_flow_gradient.h"
+#include "ops/control_flow/control_flow_gradient.h"
 #include "ops/op_common.h"
 
 namespace ir {
