@@ -2,8 +2,10 @@
 """Writes the layer map at the top of docs/ARCHITECTURE.md, between its marker comments, from
 CMakeLists.txt's matrix, scripts/layer_map.txt and the folders and headers on disk.
 
-Usage: scripts/architecture_map.py [--check] [SOURCE_DIR]   (ctest: Build.ArchitectureMap, --check)
---check fails when the doc is stale or something is unplaced, printing the command that fixes it.
+Usage: scripts/architecture_map.py [--check] [SOURCE_DIR [BUILD_DIR]]   (ctest: Build.ArchitectureMap)
+--check fails when the doc is stale or something is unplaced, printing the command that fixes it;
+with BUILD_DIR it also fails when the matrix read from CMakeLists.txt differs from the one CMake
+configured (<build>/layers/matrix.txt), so the doc shows what the build enforces.
 """
 import os
 import sys
@@ -70,6 +72,12 @@ def main(argv):
         print("FAIL: %s" % e, file=sys.stderr)
         return 1
     problems = lm.problems()
+    if len(args) > 1:
+        built = layer_map.read_built_matrix(os.path.join(args[1], "layers", "matrix.txt"))
+        for layer, (folder, uses) in built.items():
+            if lm.uses.get(layer) != uses:
+                problems.append(("CMakeLists.txt", 1, "layer %s: CMake configured USES %s, scripts/layer_map.py "
+                                 "read %s: fix the parser" % (layer, uses, lm.uses.get(layer))))
     for rel, line, message in problems:
         print("%s:%d: %s" % (rel, line, message), file=sys.stderr)
     path = os.path.join(root, "docs", "ARCHITECTURE.md")
