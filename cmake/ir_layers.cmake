@@ -21,6 +21,11 @@ else()
   target_compile_options(ir_layer_flags INTERFACE $<$<NOT:$<CONFIG:Debug>>:-O3> -fno-math-errno)
 endif()
 set(IR_LAYER_OBJECTS "")
+# The matrix as configured, for the checks (scripts/check_layer_symbols.py, scripts/architecture_map.py):
+# ${IR_LAYER_MATRIX} gets one line per layer, "<layer> <folder> <used layers>...", and
+# ${IR_LAYER_DIR}/<layer>.objects the paths of the layer's object files (written at generate time).
+set(IR_LAYER_MATRIX ${IR_LAYER_DIR}/matrix.txt)
+file(WRITE ${IR_LAYER_MATRIX} "# ir_add_layer() calls of CMakeLists.txt: <layer> <folder> <used layers>...\n")
 
 # The source folder of a layer: runtime_cpu -> runtime/cpu, ops -> ops (c_api keeps its '_').
 function(_ir_layer_folder layer out)
@@ -58,6 +63,8 @@ function(ir_add_layer layer)
     _ir_link_layer(${_dir} ${_used})
   endforeach()
   _ir_layer_folder(${layer} _folder)
+  string(REPLACE ";" " " _uses "${L_USES}")
+  file(APPEND ${IR_LAYER_MATRIX} "${layer} ${_folder} ${_uses}\n")
   # ops may keep an op family in a folder of its own (src/ops/<family>/): one layer still. The
   # runtime's sub-folders are layers of their own, so only ops globs recursively.
   if(layer STREQUAL "ops")
@@ -71,5 +78,6 @@ function(ir_add_layer layer)
   add_library(ir_${layer} OBJECT ${_sources})
   target_include_directories(ir_${layer} PRIVATE ${_dir})
   target_link_libraries(ir_${layer} PRIVATE ir_layer_flags ${L_LIBS})
+  file(GENERATE OUTPUT ${IR_LAYER_DIR}/${layer}.objects CONTENT "$<JOIN:$<TARGET_OBJECTS:ir_${layer}>,\n>\n")
   set(IR_LAYER_OBJECTS ${IR_LAYER_OBJECTS} $<TARGET_OBJECTS:ir_${layer}> PARENT_SCOPE)
 endfunction()
