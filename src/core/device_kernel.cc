@@ -1,5 +1,5 @@
 /*!
- * \file device_args.cc
+ * \file device_kernel.cc
  * \brief Launch arguments of portable kernels, and the registry of portable kernel sources.
  */
 #include <algorithm>
