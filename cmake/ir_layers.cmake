@@ -35,8 +35,7 @@ function(_ir_link_layer dir used)
   _ir_layer_folder(${used} _folder)
   if(used STREQUAL "runtime")
     file(MAKE_DIRECTORY ${dir}/runtime)
-    file(GLOB _headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/runtime/*.h ${CMAKE_SOURCE_DIR}/src/runtime/executor/*.h
-         ${CMAKE_SOURCE_DIR}/src/runtime/lazy/*.h)  # until the includes name runtime/executor/, runtime/lazy/
+    file(GLOB _headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/runtime/*.h)
     foreach(_header ${_headers})
       get_filename_component(_name ${_header} NAME)
       file(CREATE_LINK ${_header} ${dir}/runtime/${_name} SYMBOLIC)

@@ -2,7 +2,7 @@
  * \file bound_plan.cc
  * \brief Binding: pass pipeline, kernel selection, seeds and the memory pool of a plan.
  */
-#include "runtime/bound_plan.h"
+#include "runtime/executor/bound_plan.h"
 
 #include <algorithm>
 #include <chrono>

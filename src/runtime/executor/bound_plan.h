@@ -6,8 +6,8 @@
  * A BoundPlan is immutable once bound, so runs on several threads share it; each concurrent
  * run uses its own Workspace (see PlanCache).
  */
-#ifndef IR_RUNTIME_BOUND_PLAN_H_
-#define IR_RUNTIME_BOUND_PLAN_H_
+#ifndef IR_RUNTIME_EXECUTOR_BOUND_PLAN_H_
+#define IR_RUNTIME_EXECUTOR_BOUND_PLAN_H_
 
 #include <functional>
 #include <memory>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ir/runtime.h"
-#include "runtime/graph_inputs.h"
+#include "runtime/executor/graph_inputs.h"
 
 namespace ir {
 namespace runtime {
@@ -117,4 +117,4 @@ uint64_t SplitMix64(uint64_t x);
 }  // namespace runtime
 }  // namespace ir
 
-#endif  // IR_RUNTIME_BOUND_PLAN_H_
+#endif  // IR_RUNTIME_EXECUTOR_BOUND_PLAN_H_
