@@ -70,8 +70,8 @@ struct BoundPlan {
 };
 
 /*!
- * \brief The default pass pipeline: InferShape, InferType, then Fusion, CodeGen and RTCGen
- * (when options.fusion and each is registered), then PlanMemory.
+ * \brief The default pass pipeline: the registered pipeline "session" (src/passes/pipelines.cc)
+ * under options.simplify and options.fusion.
  */
 std::vector<std::string> DefaultPipeline(const SessionOptions& options);
 

@@ -1,0 +1,44 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/pass.h"
+#include "ir/pipeline.h"
+#include "test_util.h"
+
+namespace ir {
+namespace {
+
+TEST(PipelineTest, SessionPipelinePrintsItsConditions) {
+  std::string text = Pipeline("session").ToString();
+  EXPECT_EQ(text.rfind("session: InferShape, InferType, Vectorize, Simplify [if simplify]", 0), 0u) << text;
+  EXPECT_NE(text.find("Fusion [if fusion, if registered]"), std::string::npos) << text;
+  std::vector<std::string> plain = Pipeline("session").Passes();
+  std::vector<std::string> expected{"InferShape", "InferType", "Vectorize", "ScheduleCollectives", "PlanMemory"};
+  EXPECT_EQ(plain, expected);
+}
+
+TEST(PipelineTest, UnknownNameListsTheRegisteredOnes) {
+  try {
+    Pipeline("no_such_pipeline");
+    FAIL() << "expected an error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("unknown pipeline 'no_such_pipeline' (registered: "), std::string::npos);
+    EXPECT_NE(std::string(err.what()).find("session"), std::string::npos);
+  }
+}
+
+TEST(PipelineTest, RegisterAndInsert) {
+  Pipeline::Register("pipeline_test", {{"InferShape"}, {"PlanMemory"}});
+  Pipeline::InsertAfter("pipeline_test", "InferShape", {"InferType"});
+  Pipeline::InsertBefore("pipeline_test", "PlanMemory", {"Simplify", "simplify"});
+  EXPECT_EQ(Pipeline("pipeline_test").ToString(),
+            "pipeline_test: InferShape, InferType, Simplify [if simplify], PlanMemory");
+  std::vector<std::string> on = Pipeline("pipeline_test").Passes({{"simplify", true}});
+  EXPECT_EQ(on.size(), 4u);
+  EXPECT_THROW(Pipeline::Register("pipeline_test", {}), Error);
+  EXPECT_THROW(Pipeline::InsertAfter("pipeline_test", "NoSuchPass", {"InferType"}), Error);
+}
+
+}  // namespace
+}  // namespace ir
