@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/registration_transaction.h"
 #include "ir/pass.h"
 #include "ir/pipeline.h"
 #include "test_util.h"
@@ -38,6 +39,26 @@ TEST(PipelineTest, RegisterAndInsert) {
   EXPECT_EQ(on.size(), 4u);
   EXPECT_THROW(Pipeline::Register("pipeline_test", {}), Error);
   EXPECT_THROW(Pipeline::InsertAfter("pipeline_test", "NoSuchPass", {"InferType"}), Error);
+}
+
+TEST(PipelineTest, ALoadingLibraryStagesItsChanges) {
+  Pipeline::Register("pipeline_staged", {{"InferShape"}});
+  {
+    detail::RegistrationTransaction transaction;
+    Pipeline::InsertAfter("pipeline_staged", "InferShape", {"InferType"});
+    transaction.Deactivate();
+    EXPECT_EQ(Pipeline("pipeline_staged").ToString(), "pipeline_staged: InferShape");
+    EXPECT_TRUE(transaction.Finish().empty());
+  }
+  EXPECT_EQ(Pipeline("pipeline_staged").ToString(), "pipeline_staged: InferShape, InferType");
+  {
+    detail::RegistrationTransaction transaction;
+    Pipeline::InsertAfter("pipeline_staged", "InferType", {"PlanMemory"});
+    Pipeline::InsertAfter("pipeline_staged", "NoSuchPass", {"Simplify"});
+    transaction.Deactivate();
+    EXPECT_EQ(transaction.Finish().size(), 1u);
+  }
+  EXPECT_EQ(Pipeline("pipeline_staged").ToString(), "pipeline_staged: InferShape, InferType");
 }
 
 }  // namespace
