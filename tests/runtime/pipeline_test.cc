@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/registration_transaction.h"
+#include "ir/c_api.h"
 #include "ir/pass.h"
 #include "ir/pipeline.h"
 #include "test_util.h"
@@ -59,6 +60,18 @@ TEST(PipelineTest, ALoadingLibraryStagesItsChanges) {
     EXPECT_EQ(transaction.Finish().size(), 1u);
   }
   EXPECT_EQ(Pipeline("pipeline_staged").ToString(), "pipeline_staged: InferShape, InferType");
+}
+
+TEST(PipelineTest, CApiPrintsAndLists) {
+  const char* text = nullptr;
+  ASSERT_EQ(IRPipelineGet("infer", &text), 0);
+  EXPECT_STREQ(text, "infer: InferShape, InferType");
+  EXPECT_NE(IRPipelineGet("no_such_pipeline", &text), 0);
+  EXPECT_NE(std::string(IRGetLastError()).find("unknown pipeline 'no_such_pipeline'"), std::string::npos);
+  uint32_t size = 0;
+  const char** names = nullptr;
+  ASSERT_EQ(IRPipelineList(&size, &names), 0);
+  EXPECT_GE(size, 2u);
 }
 
 }  // namespace
