@@ -90,6 +90,13 @@ IR_DLL int IRGraphGetSymbol(IRGraphHandle graph, IRSymbolHandle* out);
 /*! \brief Applies passes in order; the result is a new graph (src is unchanged). */
 IR_DLL int IRGraphApplyPasses(IRGraphHandle src, uint32_t num_pass, const char** pass_names, IRGraphHandle* dst);
 IR_DLL int IRListPasses(uint32_t* out_size, const char*** out_names);
+/*!
+ * \brief The registered pass pipelines (include/ir/pipeline.h): their names, and one pipeline's
+ * printed form ("session: InferShape, InferType, ..., Simplify [if simplify], ..."); an unknown
+ * name is an error listing the registered ones.
+ */
+IR_DLL int IRPipelineList(uint32_t* out_size, const char*** out_names);
+IR_DLL int IRPipelineGet(const char* name, const char** out_text);
 IR_DLL int IRGraphSaveJSON(IRGraphHandle graph, const char** out_json);
 IR_DLL int IRGraphLoadJSON(const char* json, IRGraphHandle* out);
 /*! \brief Attribute `key` as JSON; *success is 0 when absent. */

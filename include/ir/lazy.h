@@ -1,7 +1,8 @@
 /*!
  * \file lazy.h
  * \brief Lazy arrays (issue 15, items 1 and 2): imperative array code whose operations record
- * nodes instead of running, and run fused when a value is needed.
+ * nodes instead of running, and run fused when a value is needed. tinyflow calls them its eager
+ * mode (docs/ARCHITECTURE.md, "Lazy arrays and eager mode", says why the two names).
  *
  * An Array is a leaf (a materialized NDArray) or the pending output of an op applied to other
  * Arrays. Recording (Apply and the operators below) allocates the pending node and computes its
@@ -73,7 +74,7 @@
  *    thread uses it; read the NDArray of Eval()/ToNDArray() while another thread assigns the
  *    array (it is the buffer itself; ReadValue copies it under the lock); write into an NDArray
  *    given to Array(NDArray) while a trace may read it.
- * Locks (src/runtime/lazy_sync.cc), in order: assignment stripes (per target), a Context's run
+ * Locks (src/runtime/lazy/lazy_sync.cc), in order: assignment stripes (per target), a Context's run
  * lock, buffer stripes, the DAG lock (walks, inference, write-backs: brief), a Context's state lock.
  *
  * Not done yet (follow-ups of issue 15):
@@ -163,7 +164,7 @@ class Context {
   void set_cache_limit(size_t limit);
 
   class Impl;
-  /*! \brief The cache and executors (src/runtime/lazy.cc). */
+  /*! \brief The cache and executors (src/runtime/lazy/lazy.cc). */
   Impl& impl() { return *impl_; }
 
  private:

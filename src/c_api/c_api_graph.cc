@@ -7,6 +7,7 @@
 #include "ir/graph_attr.h"
 #include "ir/graph_io.h"
 #include "ir/pass.h"
+#include "ir/pipeline.h"
 #include "ir/symbol.h"
 
 using ir::Graph;
@@ -61,6 +62,25 @@ int IRListPasses(uint32_t* out_size, const char*** out_names) {
   IR_API_CHECK_NOT_NULL(out_names);
   auto* buf = ThreadReturnBuffer();
   ExposeStrings(ir::PassReg::ListNames(), &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
+int IRPipelineList(uint32_t* out_size, const char*** out_names) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(ir::Pipeline::ListNames(), &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
+int IRPipelineGet(const char* name, const char** out_text) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(out_text);
+  auto* buf = ThreadReturnBuffer();
+  buf->str = ir::Pipeline(name).ToString();
+  *out_text = buf->str.c_str();
   IR_API_END();
 }
 

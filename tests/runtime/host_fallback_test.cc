@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/op.h"
-#include "runtime/host_fallback.h"
+#include "runtime/executor/host_fallback.h"
 #include "runtime/runtime_test_ops.h"
 #include "test_util.h"
 

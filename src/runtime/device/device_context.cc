@@ -16,7 +16,7 @@
 #include "runtime/device/device_module.h"
 #include "runtime/device/device_source.h"
 #include "runtime/device/kernel_selection.h"
-#include "runtime/host_fallback.h"
+#include "runtime/executor/host_fallback.h"
 
 namespace ir {
 namespace device {

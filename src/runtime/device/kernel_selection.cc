@@ -11,7 +11,7 @@
 #include "ir/device_kernel.h"
 #include "ir/op_attr_types.h"
 #include "runtime/device/device_context.h"
-#include "runtime/host_fallback.h"
+#include "runtime/executor/host_fallback.h"
 
 namespace ir {
 namespace device {

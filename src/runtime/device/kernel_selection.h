@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ir/op.h"
-#include "runtime/bound_plan.h"
 #include "runtime/device/device_target.h"
+#include "runtime/executor/bound_plan.h"
 
 namespace ir {
 namespace device {

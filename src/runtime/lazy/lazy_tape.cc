@@ -13,7 +13,7 @@
 #include "ir/autodiff.h"
 #include "ir/graph.h"
 #include "ir/node.h"
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {

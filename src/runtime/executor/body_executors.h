@@ -3,8 +3,8 @@
  * \brief The executors of control-flow bodies: one per body (Subgraph) of the graph an Executor
  * runs, each binding its body once per input signature and reused by every iteration and run.
  */
-#ifndef IR_RUNTIME_BODY_EXECUTORS_H_
-#define IR_RUNTIME_BODY_EXECUTORS_H_
+#ifndef IR_RUNTIME_EXECUTOR_BODY_EXECUTORS_H_
+#define IR_RUNTIME_EXECUTOR_BODY_EXECUTORS_H_
 
 #include <map>
 #include <memory>
@@ -53,4 +53,4 @@ bool BodiesUpdateVariables(const Graph& graph);
 }  // namespace runtime
 }  // namespace ir
 
-#endif  // IR_RUNTIME_BODY_EXECUTORS_H_
+#endif  // IR_RUNTIME_EXECUTOR_BODY_EXECUTORS_H_

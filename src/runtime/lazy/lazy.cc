@@ -12,7 +12,7 @@
 
 #include "ir/node.h"
 #include "ir/op.h"
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {

@@ -2,9 +2,9 @@
  * \file body_executors.cc
  * \brief Executors of control-flow bodies (see body_executors.h).
  */
-#include "runtime/body_executors.h"
+#include "runtime/executor/body_executors.h"
 
-#include "runtime/graph_inputs.h"
+#include "runtime/executor/graph_inputs.h"
 
 namespace ir {
 namespace runtime {

@@ -7,7 +7,7 @@
 #include <list>
 
 #include "ir/lazy_tape.h"
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {

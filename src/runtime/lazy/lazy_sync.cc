@@ -7,7 +7,7 @@
 #include <condition_variable>
 #include <functional>
 
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {

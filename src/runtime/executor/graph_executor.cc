@@ -13,11 +13,11 @@
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
 #include "ir/runtime.h"
-#include "runtime/body_executors.h"
-#include "runtime/bound_plan.h"
-#include "runtime/graph_inputs.h"
-#include "runtime/host_fallback.h"
-#include "runtime/plan_cache.h"
+#include "runtime/executor/body_executors.h"
+#include "runtime/executor/bound_plan.h"
+#include "runtime/executor/graph_inputs.h"
+#include "runtime/executor/host_fallback.h"
+#include "runtime/executor/plan_cache.h"
 
 namespace ir {
 

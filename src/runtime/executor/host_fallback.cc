@@ -2,7 +2,7 @@
  * \file host_fallback.cc
  * \brief Host fallback: a CPU kernel run on host copies of device arrays.
  */
-#include "runtime/host_fallback.h"
+#include "runtime/executor/host_fallback.h"
 
 namespace ir {
 namespace runtime {

@@ -10,7 +10,7 @@
 
 #include "codegen/private_dir.h"
 #include "ir/graph_io.h"
-#include "runtime/lazy_trace.h"
+#include "runtime/lazy/lazy_trace.h"
 
 namespace ir {
 namespace lazy {

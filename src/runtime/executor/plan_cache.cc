@@ -2,7 +2,7 @@
  * \file plan_cache.cc
  * \brief PlanCache: bound plans by input signature, with per-run Workspaces.
  */
-#include "runtime/plan_cache.h"
+#include "runtime/executor/plan_cache.h"
 
 #include <utility>
 

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "ir/lazy.h"
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {

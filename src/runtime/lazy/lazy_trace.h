@@ -3,8 +3,8 @@
  * \brief What the materialization (lazy_trace.cc) and the Context (lazy_context.cc) share: the
  * trace of a materialization, the compiled traces, the Context's state (see include/ir/lazy.h).
  */
-#ifndef IR_RUNTIME_LAZY_TRACE_H_
-#define IR_RUNTIME_LAZY_TRACE_H_
+#ifndef IR_RUNTIME_LAZY_LAZY_TRACE_H_
+#define IR_RUNTIME_LAZY_LAZY_TRACE_H_
 
 #include <algorithm>
 #include <list>
@@ -17,7 +17,7 @@
 
 #include "ir/graph.h"
 #include "ir/runtime.h"
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {
@@ -161,4 +161,4 @@ class Context::Impl {
 }  // namespace lazy
 }  // namespace ir
 
-#endif  // IR_RUNTIME_LAZY_TRACE_H_
+#endif  // IR_RUNTIME_LAZY_LAZY_TRACE_H_

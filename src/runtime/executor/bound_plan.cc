@@ -2,7 +2,7 @@
  * \file bound_plan.cc
  * \brief Binding: pass pipeline, kernel selection, seeds and the memory pool of a plan.
  */
-#include "runtime/bound_plan.h"
+#include "runtime/executor/bound_plan.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +17,7 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
+#include "ir/pipeline.h"
 
 namespace ir {
 namespace runtime {
@@ -285,17 +286,7 @@ uint64_t SplitMix64(uint64_t x) {
 }
 
 std::vector<std::string> DefaultPipeline(const SessionOptions& options) {
-  std::vector<std::string> passes{"InferShape", "InferType", "Vectorize"};
-  if (options.simplify) passes.push_back("Simplify");
-  passes.push_back("ScheduleCollectives");
-  if (options.fusion) {
-    std::vector<std::string> registered = PassReg::ListNames();
-    for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
-      if (std::find(registered.begin(), registered.end(), pass) != registered.end()) passes.push_back(pass);
-    }
-  }
-  passes.push_back("PlanMemory");
-  return passes;
+  return Pipeline("session").Passes({{"simplify", options.simplify}, {"fusion", options.fusion}});
 }
 
 std::shared_ptr<BoundPlan> Bind(const Graph& graph, const std::vector<GraphInput>& inputs,

@@ -6,8 +6,8 @@
  * A BoundPlan is immutable once bound, so runs on several threads share it; each concurrent
  * run uses its own Workspace (see PlanCache).
  */
-#ifndef IR_RUNTIME_BOUND_PLAN_H_
-#define IR_RUNTIME_BOUND_PLAN_H_
+#ifndef IR_RUNTIME_EXECUTOR_BOUND_PLAN_H_
+#define IR_RUNTIME_EXECUTOR_BOUND_PLAN_H_
 
 #include <functional>
 #include <memory>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ir/runtime.h"
-#include "runtime/graph_inputs.h"
+#include "runtime/executor/graph_inputs.h"
 
 namespace ir {
 namespace runtime {
@@ -70,8 +70,8 @@ struct BoundPlan {
 };
 
 /*!
- * \brief The default pass pipeline: InferShape, InferType, then Fusion, CodeGen and RTCGen
- * (when options.fusion and each is registered), then PlanMemory.
+ * \brief The default pass pipeline: the registered pipeline "session" (src/passes/pipelines.cc)
+ * under options.simplify and options.fusion.
  */
 std::vector<std::string> DefaultPipeline(const SessionOptions& options);
 
@@ -117,4 +117,4 @@ uint64_t SplitMix64(uint64_t x);
 }  // namespace runtime
 }  // namespace ir
 
-#endif  // IR_RUNTIME_BOUND_PLAN_H_
+#endif  // IR_RUNTIME_EXECUTOR_BOUND_PLAN_H_

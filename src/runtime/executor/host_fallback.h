@@ -2,8 +2,8 @@
  * \file host_fallback.h
  * \brief Running an op's CPU kernel for a node whose op has no kernel for the target device.
  */
-#ifndef IR_RUNTIME_HOST_FALLBACK_H_
-#define IR_RUNTIME_HOST_FALLBACK_H_
+#ifndef IR_RUNTIME_EXECUTOR_HOST_FALLBACK_H_
+#define IR_RUNTIME_EXECUTOR_HOST_FALLBACK_H_
 
 #include <vector>
 
@@ -23,4 +23,4 @@ void RunOnHost(const FCompute& kernel, const OpContext& ctx, const NodeAttrs& at
 }  // namespace runtime
 }  // namespace ir
 
-#endif  // IR_RUNTIME_HOST_FALLBACK_H_
+#endif  // IR_RUNTIME_EXECUTOR_HOST_FALLBACK_H_

@@ -3,8 +3,8 @@
  * \brief What the lazy-array sources share (lazy.cc records and materializes, lazy_tape.cc
  * differentiates, the C API wraps): pending nodes, values, the hash mixing.
  */
-#ifndef IR_RUNTIME_LAZY_INTERNAL_H_
-#define IR_RUNTIME_LAZY_INTERNAL_H_
+#ifndef IR_RUNTIME_LAZY_LAZY_INTERNAL_H_
+#define IR_RUNTIME_LAZY_LAZY_INTERNAL_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -289,4 +289,4 @@ std::vector<Array> ReplayTapeProgram(const TapeProgram& program, TapeRegion* reg
 }  // namespace lazy
 }  // namespace ir
 
-#endif  // IR_RUNTIME_LAZY_INTERNAL_H_
+#endif  // IR_RUNTIME_LAZY_LAZY_INTERNAL_H_

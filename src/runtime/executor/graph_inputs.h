@@ -3,8 +3,8 @@
  * \brief The inputs of a graph the executor runs: which are placeholders (fed every run) and
  * which are variables (persistent state), and where each run's value of each comes from.
  */
-#ifndef IR_RUNTIME_GRAPH_INPUTS_H_
-#define IR_RUNTIME_GRAPH_INPUTS_H_
+#ifndef IR_RUNTIME_EXECUTOR_GRAPH_INPUTS_H_
+#define IR_RUNTIME_EXECUTOR_GRAPH_INPUTS_H_
 
 #include <string>
 #include <unordered_map>
@@ -65,4 +65,4 @@ InputSignature SignatureOf(const std::vector<NDArray>& values);
 }  // namespace runtime
 }  // namespace ir
 
-#endif  // IR_RUNTIME_GRAPH_INPUTS_H_
+#endif  // IR_RUNTIME_EXECUTOR_GRAPH_INPUTS_H_

@@ -8,7 +8,7 @@
 #include "core/json_util.h"
 #include "ir/node.h"
 #include "ir/op_attr_types.h"
-#include "runtime/lazy_internal.h"
+#include "runtime/lazy/lazy_internal.h"
 
 namespace ir {
 namespace lazy {

@@ -4,7 +4,7 @@
  * in canonical order), the live and foreign roots, the in-place check, the claims of values in
  * flight and the write-back (see include/ir/lazy.h).
  */
-#include "runtime/lazy_trace.h"
+#include "runtime/lazy/lazy_trace.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -3,8 +3,8 @@
  * \brief An executor's bound plans, one per input signature, each with a pool of idle
  * Workspaces: concurrent runs share the plan and each checks out its own Workspace.
  */
-#ifndef IR_RUNTIME_PLAN_CACHE_H_
-#define IR_RUNTIME_PLAN_CACHE_H_
+#ifndef IR_RUNTIME_EXECUTOR_PLAN_CACHE_H_
+#define IR_RUNTIME_EXECUTOR_PLAN_CACHE_H_
 
 #include <functional>
 #include <map>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bound_plan.h"
+#include "runtime/executor/bound_plan.h"
 
 namespace ir {
 namespace runtime {
@@ -61,4 +61,4 @@ class PlanCache {
 }  // namespace runtime
 }  // namespace ir
 
-#endif  // IR_RUNTIME_PLAN_CACHE_H_
+#endif  // IR_RUNTIME_EXECUTOR_PLAN_CACHE_H_

@@ -2,7 +2,7 @@
  * \file graph_inputs.cc
  * \brief Classifying a graph's inputs and resolving their values for one run.
  */
-#include "runtime/graph_inputs.h"
+#include "runtime/executor/graph_inputs.h"
 
 #include <algorithm>
 #include <set>
