@@ -33,23 +33,13 @@ function(_ir_layer_folder layer out)
   set(${out} "${_folder}" PARENT_SCOPE)
 endfunction()
 
-# Makes layer `used` visible in the include directory `dir`. The top-level runtime layer is
-# linked header by header, so that seeing "runtime/" never shows runtime/cpu, runtime/opencl...
-# A link may dangle (src/runtime/device before that folder exists): it resolves once it does.
+# Makes layer `used` visible in the include directory `dir` (runtime_x as runtime/x, never all of
+# src/runtime/). A link may dangle (a backend's folder not built): it resolves once it exists.
 function(_ir_link_layer dir used)
   _ir_layer_folder(${used} _folder)
-  if(used STREQUAL "runtime")
-    file(MAKE_DIRECTORY ${dir}/runtime)
-    file(GLOB _headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/runtime/*.h)
-    foreach(_header ${_headers})
-      get_filename_component(_name ${_header} NAME)
-      file(CREATE_LINK ${_header} ${dir}/runtime/${_name} SYMBOLIC)
-    endforeach()
-  else()
-    get_filename_component(_parent ${dir}/${_folder} DIRECTORY)
-    file(MAKE_DIRECTORY ${_parent})
-    file(CREATE_LINK ${CMAKE_SOURCE_DIR}/src/${_folder} ${dir}/${_folder} SYMBOLIC)
-  endif()
+  get_filename_component(_parent ${dir}/${_folder} DIRECTORY)
+  file(MAKE_DIRECTORY ${_parent})
+  file(CREATE_LINK ${CMAKE_SOURCE_DIR}/src/${_folder} ${dir}/${_folder} SYMBOLIC)
 endfunction()
 
 # ir_add_layer(<layer> [USES <layers>...] [LIBS <link libraries>...])

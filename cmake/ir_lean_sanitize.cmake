@@ -1,16 +1,17 @@
 # Lean sanitizer builds of the threading code, in the Release tree and not built by default
 # (EXCLUDE_FROM_ALL). ir_add_lean_sanitized(<suffix> <flags>...) defines
-#   ir_<suffix>                 libir_<suffix>.so: the layers whose code threads share (runtime: lazy
-#                               arrays, Contexts, tapes, Session, executor, plan cache, variable store;
+#   ir_<suffix>                 libir_<suffix>.so: the layers whose code threads share (core: NDArray
+#                               storage, the registries; runtime_lazy: lazy arrays, Contexts, tapes;
+#                               runtime_executor: Session, executor, plan cache, variable store;
 #                               runtime_cpu: the kernel compiler and cache; c_api: handles) compiled
 #                               again with <flags>, linked with this build's objects of the others
 #   ir_threads_tests_<suffix>   tests/threads compiled with <flags> over it (IR_SANITIZED_TEST defined)
-# So ~30 files are compiled instead of the whole tree: scripts/tsan_test.sh (CI: a fresh 2-core
+# So ~60 files are compiled instead of the whole tree: scripts/tsan_test.sh (CI: a fresh 2-core
 # machine, no ccache) builds the "tsan" pair; the "asan" pair is a quick AddressSanitizer check of
 # the same code by hand (CI's build-asan tree runs ir_threads_tests fully instrumented). Accesses
 # inside the other layers (ops, passes, codegen) are not checked, their pthread synchronization is
 # seen; a tree configured with -DIR_SANITIZE=... instruments every layer.
-set(IR_LEAN_SANITIZED_LAYERS runtime runtime_cpu c_api)
+set(IR_LEAN_SANITIZED_LAYERS core runtime_executor runtime_lazy runtime_cpu c_api)
 
 function(ir_add_lean_sanitized suffix)
   set(_flags ${ARGN} -fno-omit-frame-pointer -O1 -g1)
