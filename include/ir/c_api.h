@@ -97,6 +97,12 @@ IR_DLL int IRListPasses(uint32_t* out_size, const char*** out_names);
  */
 IR_DLL int IRPipelineList(uint32_t* out_size, const char*** out_names);
 IR_DLL int IRPipelineGet(const char* name, const char** out_text);
+/*!
+ * \brief The passes pipeline `name` applies, in order, with the options named in `on_options`
+ * on (e.g. "simplify", "fusion") and every other option off (Pipeline::Passes).
+ */
+IR_DLL int IRPipelinePasses(const char* name, uint32_t num_options, const char** on_options, uint32_t* out_size,
+                            const char*** out_names);
 IR_DLL int IRGraphSaveJSON(IRGraphHandle graph, const char** out_json);
 IR_DLL int IRGraphLoadJSON(const char* json, IRGraphHandle* out);
 /*! \brief Attribute `key` as JSON; *success is 0 when absent. */

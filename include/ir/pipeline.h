@@ -5,10 +5,11 @@
  * A pipeline is a name and a list of steps; each step names a pass and may run only when an
  * option is on (`condition`, e.g. the session's "simplify" or "fusion") or only when its pass
  * is registered (`if_registered`). The standard pipelines are registered in
- * src/passes/pipelines.cc; the executor binds graphs with "session" and tinyflow probes shapes
- * with "infer". An op library may register its own pipelines or insert passes into existing
- * ones; while it loads, those changes are staged and applied with the rest of its registrations
- * (all or none). Printed (ToString, operator<<):
+ * src/passes/pipelines.cc; the executor binds graphs with "session", tinyflow probes shapes
+ * with "infer", and the TF importer and control-flow bodies fold with "fold_constants"; the TF
+ * frontend registers "tf_session" for imported graphs. An op library may register its own
+ * pipelines or insert passes into existing ones; while it loads, those changes are staged and
+ * applied with the rest of its registrations (all or none). Printed (ToString, operator<<):
  *
  *   session: InferShape, InferType, Vectorize, Simplify [if simplify], ScheduleCollectives,
  *            Fusion [if fusion, if registered], ..., PlanMemory

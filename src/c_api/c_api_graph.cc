@@ -84,6 +84,23 @@ int IRPipelineGet(const char* name, const char** out_text) {
   IR_API_END();
 }
 
+int IRPipelinePasses(const char* name, uint32_t num_options, const char** on_options, uint32_t* out_size,
+                     const char*** out_names) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(name);
+  IR_API_CHECK_NOT_NULL(out_size);
+  IR_API_CHECK_NOT_NULL(out_names);
+  IR_API_CHECK_NOT_NULL_IF(on_options, num_options);
+  std::map<std::string, bool> options;
+  for (uint32_t i = 0; i < num_options; ++i) {
+    IR_API_CHECK_NOT_NULL(on_options[i]);
+    options[on_options[i]] = true;
+  }
+  auto* buf = ThreadReturnBuffer();
+  ExposeStrings(ir::Pipeline(name).Passes(options), &buf->strings, &buf->pointers, out_size, out_names);
+  IR_API_END();
+}
+
 int IRGraphSaveJSON(IRGraphHandle graph, const char** out_json) {
   IR_API_BEGIN();
   IR_API_CHECK_NOT_NULL(graph);

@@ -23,4 +23,7 @@ IR_REGISTER_PIPELINE(session, {{"InferShape"},
 /*! \brief Shapes and dtypes only (tinyflow's probes of an op's outputs). */
 IR_REGISTER_PIPELINE(infer, {{"InferShape"}, {"InferType"}});
 
+/*! \brief Shapes, dtypes and constant folding: what importers and control-flow bodies fold with. */
+IR_REGISTER_PIPELINE(fold_constants, {{"InferShape"}, {"InferType"}, {"FoldConstants"}});
+
 }  // namespace ir

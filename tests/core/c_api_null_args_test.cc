@@ -270,6 +270,14 @@ std::vector<Call> CApiNullArgsTest::Table() {
          return rc;
        }},
       {"IRListPasses", [](Args& a) { return IRListPasses(a("out_size", &u32), a("out_names", &strs)); }},
+      {"IRPipelineList", [](Args& a) { return IRPipelineList(a("out_size", &u32), a("out_names", &strs)); }},
+      {"IRPipelineGet", [](Args& a) { return IRPipelineGet(a("name", "infer"), a("out_text", &str)); }},
+      {"IRPipelinePasses",
+       [](Args& a) {
+         const char* on[] = {"simplify"};
+         return IRPipelinePasses(a("name", "session"), 1, a("on_options", on), a("out_size", &u32),
+                                 a("out_names", &strs));
+       }},
       {"IRGraphSaveJSON", [&](Args& a) { return IRGraphSaveJSON(a("graph", graph_), a("out_json", &str)); }},
       {"IRGraphLoadJSON",
        [&](Args& a) {

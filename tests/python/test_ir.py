@@ -22,6 +22,20 @@ def test_lists_ops_and_passes():
     assert [a[0] for a in info["arguments"]][:4] == ["a", "b", "transpose_a", "transpose_b"]
 
 
+def test_named_pipelines_are_the_registered_ones():
+    assert {"session", "infer", "fold_constants"} <= set(tf.ir.list_pipelines())
+    assert tf.ir.pipeline("infer") == "infer: InferShape, InferType"
+    assert "Simplify [if simplify]" in tf.ir.pipeline("session")
+    plain = tf.ir.pipeline_passes("session")
+    assert plain[:2] == ("InferShape", "InferType") and plain[-1] == "PlanMemory"
+    assert "Simplify" not in plain and "Simplify" in tf.ir.pipeline_passes("session", "simplify")
+    with pytest.raises(RuntimeError, match="unknown pipeline 'no_such'"):
+        tf.ir.pipeline("no_such")
+    x, loss = small_net()
+    g = tf.ir.Graph(loss).apply_pipeline("infer", input_shapes={"x": (16, 8), "w": (8, 4)})
+    assert tf.ir.parse_shape(g.attr("shape")[-1]).as_list() == []
+
+
 def test_pass_pipeline_returns_shapes_fusion_groups_and_kernel_source():
     x, loss = small_net()
     g = tf.ir.Graph(loss)

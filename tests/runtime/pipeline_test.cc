@@ -6,6 +6,7 @@
 #include "ir/c_api.h"
 #include "ir/pass.h"
 #include "ir/pipeline.h"
+#include "ir/runtime.h"
 #include "test_util.h"
 
 namespace ir {
@@ -60,6 +61,25 @@ TEST(PipelineTest, ALoadingLibraryStagesItsChanges) {
     EXPECT_EQ(transaction.Finish().size(), 1u);
   }
   EXPECT_EQ(Pipeline("pipeline_staged").ToString(), "pipeline_staged: InferShape, InferType");
+}
+
+// A session binds its graphs with pipeline "session": a pass inserted into it runs.
+TEST(PipelineTest, SessionsBindWithTheSessionPipeline) {
+  static int runs = 0;
+  IR_REGISTER_PASS(PipelineTestCountRuns).describe("counts its runs (pipeline_test)").set_body([](Graph g) {
+    ++runs;
+    return g;
+  });
+  Pipeline::InsertAfter("session", "InferType", {"PipelineTestCountRuns"});
+  NodeEntry x{Node::CreateVariable("x"), 0};
+  NodePtr exp = Node::Create();
+  exp->attrs.op = Op::Get("exp");
+  exp->attrs.name = "e";
+  exp->inputs = {x};
+  Session session;
+  std::vector<NDArray> out = session.Run({NodeEntry{exp, 0}}, {{"x", NDArray::FromVector<float>(Shape{2}, {0, 0})}});
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(out[0].ToVector<float>(), (std::vector<float>{1, 1}));
 }
 
 TEST(PipelineTest, CApiPrintsAndLists) {

@@ -84,6 +84,8 @@ def load_op_library(path):
     import os
     from ._lib import LIB
     _check_call(LIB.IRLoadOpLibrary(_c_str(os.path.abspath(path))))
+    from . import ir as _ir
+    _ir._PIPELINE_PASSES.clear()  # the library may have extended a pipeline
     return path
 
 

@@ -10,7 +10,8 @@ import json
 
 from ._lib import LIB, c_str, c_str_array, check_call, py_str_list
 
-__all__ = ["Graph", "list_ops", "list_passes", "op_info", "infer_shape_dtype", "parse_shape"]
+__all__ = ["Graph", "list_ops", "list_passes", "list_pipelines", "pipeline", "pipeline_passes", "op_info",
+           "infer_shape_dtype", "parse_shape"]
 
 
 def _py_json(text):
@@ -126,6 +127,10 @@ class Graph(object):
         check_call(LIB.IRGraphApplyPasses(src.handle, len(names), c_str_array(names), ctypes.byref(out)))
         return Graph(handle=out)
 
+    def apply_pipeline(self, name, on=(), options=None, input_shapes=None):
+        """Runs the registered pipeline `name` (options in `on` on: e.g. "simplify", "fusion")."""
+        return self.apply_passes(pipeline_passes(name, *on), options, input_shapes)
+
     def text(self):
         """The readable IR (IRGraphPrint format 0)."""
         return self._print(0)
@@ -167,6 +172,38 @@ def list_passes():
     return py_str_list(n, names)
 
 
+def list_pipelines():
+    """Names of the registered pass pipelines (include/ir/pipeline.h)."""
+    n = ctypes.c_uint32()
+    names = ctypes.POINTER(ctypes.c_char_p)()
+    check_call(LIB.IRPipelineList(ctypes.byref(n), ctypes.byref(names)))
+    return py_str_list(n, names)
+
+
+def pipeline(name):
+    """A registered pipeline's printed form: "infer: InferShape, InferType"."""
+    out = ctypes.c_char_p()
+    check_call(LIB.IRPipelineGet(c_str(name), ctypes.byref(out)))
+    return out.value.decode("utf-8")
+
+
+# {(name, options on): passes}; op libraries may extend pipelines: load_op_library clears it.
+_PIPELINE_PASSES = {}
+
+
+def pipeline_passes(name, *on):
+    """The passes pipeline `name` applies with the options `on` on (the others off)."""
+    key = (name, tuple(sorted(on)))
+    passes = _PIPELINE_PASSES.get(key)
+    if passes is None:
+        n = ctypes.c_uint32()
+        names = ctypes.POINTER(ctypes.c_char_p)()
+        check_call(LIB.IRPipelinePasses(c_str(name), len(key[1]), c_str_array(list(key[1])), ctypes.byref(n),
+                                        ctypes.byref(names)))
+        passes = _PIPELINE_PASSES[key] = tuple(py_str_list(n, names))
+    return passes
+
+
 def op_info(name):
     """{"name", "description", "arguments": [(name, type, description)]} of a registered op."""
     from .framework import _op_handle
@@ -199,7 +236,7 @@ def infer_shape_dtype(tensor):
     probe = _Symbol(handle)
     args = (ctypes.c_void_p * 1)(tensor.handle)
     check_call(LIB.IRSymbolCompose(probe.handle, b"__infer__", 1, None, args))
-    g = Graph(probe).apply_passes(["InferShape", "InferType"])
+    g = Graph(probe).apply_pipeline("infer")
     shapes = g.attr("shape")
     dtypes = g.attr("dtype")
     dtype = dtypes[-1]

@@ -43,7 +43,7 @@ def _check_static_shapes(op, op_type, keys, attrs, inputs):
                                    c_handle_array([a.handle for a in args])))
     from . import ir
     try:
-        g = ir.Graph(probe).apply_passes(["InferShape", "InferType"])
+        g = ir.Graph(probe).apply_pipeline("infer")
     except TinyflowError as err:
         try:
             op.outputs[0]._infer()

@@ -14,6 +14,7 @@
 #include "ir/constant.h"
 #include "ir/op.h"
 #include "ir/pass.h"
+#include "ir/pipeline.h"
 
 namespace ir {
 namespace tf {
@@ -248,7 +249,7 @@ NDArray GraphImporter::Fold(const NodeEntry& entry) {
   if (it == folded_.end()) {
     Graph g = Internal(entry);
     g.SetAttr("fold_constants.max_bytes", static_cast<int>(std::min<int64_t>(spec_.max_const_bytes, 1 << 30)));
-    g = ApplyPasses(std::move(g), {"InferShape", "InferType", "FoldConstants"});
+    g = ApplyPasses(std::move(g), Pipeline("fold_constants").Passes());
     NodeEntry out = g.outputs[0];
     bool constant = !out.node->is_variable() && out.node->op()->name == "constant";
     it = folded_.emplace(key, constant ? out : NodeEntry()).first;

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ir/pass.h"
+#include "ir/pipeline.h"
 #include "ir_tf/checkpoint.h"
 #include "ir_tf/import.h"
 
@@ -114,19 +115,22 @@ const TFModel& TFSession::model() const { return impl_->model_; }
 Session& TFSession::session() { return impl_->session_; }
 const TFRunTimings& TFSession::last_timings() const { return impl_->timings_; }
 
+/*!
+ * The pipeline an imported TF graph runs with: folding first, then the rewrite rules (TF graphs
+ * bring gradient tuples (identities waiting on no_ops), reshapes to the shape a value has,
+ * decomposed softmax and cross-entropy...), fusion when its passes are registered.
+ */
+IR_REGISTER_PIPELINE(tf_session, {{"InferShape"},
+                                  {"InferType"},
+                                  {"FoldConstants"},
+                                  {"Simplify", "simplify"},
+                                  {"Fusion", "fusion", true},
+                                  {"CodeGen", "fusion", true},
+                                  {"RTCGen", "fusion", true},
+                                  {"PlanMemory"}});
+
 std::vector<std::string> TFSession::Pipeline(const SessionOptions& options) {
-  std::vector<std::string> passes{"InferShape", "InferType", "FoldConstants"};
-  // The rewrite rules after folding: TF graphs bring gradient tuples (identities waiting on
-  // no_ops), reshapes to the shape a value has, decomposed softmax and cross-entropy...
-  if (options.simplify) passes.push_back("Simplify");
-  if (options.fusion) {
-    std::vector<std::string> registered = PassReg::ListNames();
-    for (const char* pass : {"Fusion", "CodeGen", "RTCGen"}) {
-      if (std::find(registered.begin(), registered.end(), pass) != registered.end()) passes.push_back(pass);
-    }
-  }
-  passes.push_back("PlanMemory");
-  return passes;
+  return ir::Pipeline("tf_session").Passes({{"simplify", options.simplify}, {"fusion", options.fusion}});
 }
 
 }  // namespace tf

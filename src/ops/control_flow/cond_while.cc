@@ -16,6 +16,7 @@
 
 #include "ir/constant.h"
 #include "ir/pass.h"
+#include "ir/pipeline.h"
 #include "ops/control_flow/cond_while_infer.h"
 #include "ops/control_flow/control_flow_gradient.h"
 #include "ops/op_common.h"
@@ -285,7 +286,7 @@ NDArray KnownCondition(const NodePtr& node, const std::vector<NDArray>& values) 
     args.push_back(values[i].defined() ? MakeConstantNode(name, values[i]) : NodeEntry{Node::CreateVariable(name), 0});
   }
   Graph g(InlineSubgraph(Body(node->attrs, 0), args, node->attrs.name));
-  g = ApplyPasses(std::move(g), {"InferShape", "InferType", "FoldConstants"});
+  g = ApplyPasses(std::move(g), Pipeline("fold_constants").Passes());
   return ConstantNodeValue(*g.outputs.at(0).node);
 }
 
