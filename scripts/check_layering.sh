@@ -32,7 +32,7 @@ while IFS=: read -r file line path; do
   dir="$(dirname "$file")"
   if [[ "$path" == *..* ]]; then
     report "$file" "$line" "include \"$path\" contains '..': include through the layer's path instead"
-  elif [[ -e "$dir/$path" ]]; then
+  elif [[ -f "$dir/$path" ]]; then
     report "$file" "$line" "include \"$path\" resolves next to the including file: write the layer's path"
   fi
   if [[ "$path" == ops/* && ( "$file" == src/runtime/* || "$file" == src/passes/* ) ]]; then

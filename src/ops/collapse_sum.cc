@@ -8,9 +8,9 @@
 #include <algorithm>
 
 #include "ir/device_kernel.h"
-#include "ops/array_vectorize.h"
+#include "ops/array/array_vectorize.h"
 #include "ops/op_common.h"
-#include "ops/reduce_device.h"
+#include "ops/reduce/reduce_device.h"
 
 namespace ir {
 namespace op {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "ops/array_common.h"
+#include "ops/array/array_common.h"
 #include "ops/strided_copy.h"
 
 namespace ir {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "ir/vectorize.h"
-#include "ops/array_common.h"
+#include "ops/array/array_common.h"
 #include "ops/random_utils.h"
 
 namespace ir {

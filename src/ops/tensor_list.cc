@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ir/device_kernel.h"
-#include "ops/array_common.h"
+#include "ops/array/array_common.h"
 #include "ops/strided_copy.h"
 
 namespace ir {

@@ -8,7 +8,7 @@
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
 #include "ops/op_harness.h"
-#include "ops/reduce_kernels.h"
+#include "ops/reduce/reduce_kernels.h"
 #include "test_util.h"
 
 namespace ir {
@@ -134,7 +134,7 @@ TEST(ReduceOpTest, Float32SumsArePairwiseAccurate) {
   // A running float32 sum of a million 0.1f is off by about 1%; pairwise summation is within
   // gamma_k of the sum (all terms positive), k the roundings on one path: a lane's share of a leaf
   // summed in order, the tree over the lanes (inner axis reduced) and the pairwise tree over the
-  // leaves, at most log2 of the count (src/ops/reduce_kernels.h).
+  // leaves, at most log2 of the count (src/ops/reduce/reduce_kernels.h).
   NDArray tenths = NDArray::FromVector<float>(Shape{1000, 1000}, std::vector<float>(1000000, 0.1f));
   double exact = 1e6 * static_cast<double>(0.1f), depth = std::ceil(std::log2(1e6));
   int64_t runs = op::reduce::kLeafElements / op::reduce::kLanes + static_cast<int64_t>(std::log2(op::reduce::kLanes));

@@ -23,7 +23,7 @@
 
 #include "ir/device_kernel.h"
 #include "ir/vectorize.h"
-#include "ops/array_common.h"
+#include "ops/array/array_common.h"
 #include "ops/strided_copy.h"
 
 namespace ir {

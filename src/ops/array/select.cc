@@ -1,5 +1,5 @@
 /*!
- * \file array_select.cc
+ * \file select.cc
  * \brief Ops that pick or reorder elements by value: unique (tf.unique), argwhere (tf.where with
  * one argument: coordinates of the true elements), invert_permutation (tf.invert_permutation)
  * and random_shuffle (tf.random_shuffle along axis 0).

@@ -1,11 +1,11 @@
 /*!
- * \file array_shape.cc
+ * \file shape.cc
  * \brief Ops that rearrange or repeat a whole tensor: reshape, reshape_like, expand_dims,
  * squeeze (metadata only: the output may alias the input), transpose, broadcast_to and
  * broadcast_like.
  */
-#include "ops/array_common.h"
-#include "ops/array_vectorize.h"
+#include "ops/array/array_common.h"
+#include "ops/array/array_vectorize.h"
 #include "ops/device_walk.h"
 #include "ops/strided_copy.h"
 

@@ -1,5 +1,5 @@
 /*!
- * \file array_index.cc
+ * \file index.cc
  * \brief Ops driven by integer index tensors: gather, gather_grad (its gradient, a
  * scatter-add into zeros) and one_hot.
  */
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "ir/vectorize.h"
-#include "ops/array_common.h"
-#include "ops/array_vectorize.h"
+#include "ops/array/array_common.h"
+#include "ops/array/array_vectorize.h"
 #include "ops/strided_copy.h"
 
 namespace ir {

@@ -1,5 +1,5 @@
 /*!
- * \file array_scan.cc
+ * \file scan.cc
  * \brief Scans along an axis: cumsum and cumprod (tf.cumsum, tf.cumprod) with TensorFlow's
  * `exclusive` (element i excludes x[i]) and `reverse` (scan from the end) flags.
  *
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ir/device_kernel.h"
-#include "ops/array_common.h"
+#include "ops/array/array_common.h"
 
 namespace ir {
 namespace op {

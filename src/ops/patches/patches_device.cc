@@ -1,5 +1,5 @@
 /*!
- * \file nn_patches_device.cc
+ * \file patches_device.cc
  * \brief The device kernels of extract_image_patches and extract_image_patches_grad, in
  * portable kernel C (ir/device_kernel.h), registered by nn_patches.cc as FDeviceKernel.
  *

@@ -1,5 +1,5 @@
 /*!
- * \file array_gather_nd.cc
+ * \file gather_nd.cc
  * \brief gather_nd (tf.gather_nd: slices of params at index tuples), scatter_nd (tf.scatter_nd:
  * updates added into zeros of a given shape at index tuples) and gather_nd_grad (scatter_nd
  * into zeros shaped like params: gather_nd's gradient). Each is the other's gradient.

@@ -11,8 +11,8 @@
  * elements: one group per output and a tree in shared memory. No atomics: results do not depend
  * on scheduling.
  */
-#ifndef IR_OPS_REDUCE_DEVICE_H_
-#define IR_OPS_REDUCE_DEVICE_H_
+#ifndef IR_OPS_REDUCE_REDUCE_DEVICE_H_
+#define IR_OPS_REDUCE_REDUCE_DEVICE_H_
 
 #include <string>
 #include <vector>
@@ -40,4 +40,4 @@ void DeviceReduce(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::v
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_REDUCE_DEVICE_H_
+#endif  // IR_OPS_REDUCE_REDUCE_DEVICE_H_

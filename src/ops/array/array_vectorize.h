@@ -6,8 +6,8 @@
  * Per-iteration shapes are known when converters run, so most array ops become the same op
  * with the leading n prepended to its target shape or its axes shifted by one.
  */
-#ifndef IR_OPS_ARRAY_VECTORIZE_H_
-#define IR_OPS_ARRAY_VECTORIZE_H_
+#ifndef IR_OPS_ARRAY_ARRAY_VECTORIZE_H_
+#define IR_OPS_ARRAY_ARRAY_VECTORIZE_H_
 
 #include <cstdint>
 #include <sstream>
@@ -99,4 +99,4 @@ inline bool OnlyShapeDonorsStacked(PforContext& ctx, std::vector<PforValue>* out
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_ARRAY_VECTORIZE_H_
+#endif  // IR_OPS_ARRAY_ARRAY_VECTORIZE_H_

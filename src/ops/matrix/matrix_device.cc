@@ -4,8 +4,8 @@
  * broadcast as in NumPy), bias_add (NHWC and NCHW) and bias_add_grad (a reduction).
  */
 #include "ops/device_walk.h"
-#include "ops/matrix.h"
-#include "ops/reduce_device.h"
+#include "ops/matrix/matrix.h"
+#include "ops/reduce/reduce_device.h"
 
 namespace ir {
 namespace op {

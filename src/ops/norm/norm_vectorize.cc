@@ -1,5 +1,5 @@
 /*!
- * \file nn_norm_vectorize.cc
+ * \file norm_vectorize.cc
  * \brief FVectorize converters (see ir/vectorize.h) of nn_norm.cc's batch norm and dropout.
  *
  * Batch norm keeps its statistics per iteration by merging the iterations into the channel

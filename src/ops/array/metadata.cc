@@ -1,13 +1,13 @@
 /*!
- * \file array_metadata.cc
+ * \file metadata.cc
  * \brief Ops about shapes and index sequences: shape, size, rank (a tensor's metadata as a
  * tensor) and range (an arithmetic sequence). None has a gradient.
  */
 #include <cmath>
 #include <string>
 
-#include "ops/array_common.h"
-#include "ops/array_vectorize.h"
+#include "ops/array/array_common.h"
+#include "ops/array/array_vectorize.h"
 
 namespace ir {
 namespace op {

@@ -1,5 +1,5 @@
 /*!
- * \file nn_pool.cc
+ * \file pool.cc
  * \brief max_pool2d, avg_pool2d and their backward ops, max_pool2d_grad and avg_pool2d_grad.
  *
  * Padded cells never count: max ignores them and avg divides by the number of real cells
@@ -18,7 +18,7 @@
 #include "ops/nn_common.h"
 #include "ops/nn_device.h"
 #include "ops/nn_dnnl.h"
-#include "ops/pool_kernels.h"
+#include "ops/pool/pool_kernels.h"
 
 namespace ir {
 namespace op {

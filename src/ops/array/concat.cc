@@ -1,13 +1,13 @@
 /*!
- * \file array_concat.cc
+ * \file concat.cc
  * \brief Ops that join or repeat tensors along axes: concat, split, concat_grad (concat's
  * gradient: og cut into pieces shaped like concat's inputs), tile and tile_grad (the sum of
  * the tiles, tile's gradient).
  */
 #include <string>
 
-#include "ops/array_common.h"
-#include "ops/array_vectorize.h"
+#include "ops/array/array_common.h"
+#include "ops/array/array_vectorize.h"
 #include "ops/strided_copy.h"
 
 namespace ir {

@@ -1,5 +1,5 @@
 /*!
- * \file nn_pool_device.cc
+ * \file pool_device.cc
  * \brief The device kernels of max_pool2d, avg_pool2d and their gradients, in portable kernel
  * C (ir/device_kernel.h), registered by nn_pool.cc as FDeviceKernel.
  *

@@ -3,8 +3,8 @@
  * \brief Small helpers the array op files (array_shape.cc, array_slice.cc, array_metadata.cc)
  * and random.cc share: dtype rules, dtype attributes and list printing.
  */
-#ifndef IR_OPS_ARRAY_COMMON_H_
-#define IR_OPS_ARRAY_COMMON_H_
+#ifndef IR_OPS_ARRAY_ARRAY_COMMON_H_
+#define IR_OPS_ARRAY_ARRAY_COMMON_H_
 
 #include <sstream>
 #include <string>
@@ -51,4 +51,4 @@ inline std::string IntListAttr(std::vector<int64_t> values) {
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_ARRAY_COMMON_H_
+#endif  // IR_OPS_ARRAY_ARRAY_COMMON_H_

@@ -3,8 +3,8 @@
  * \brief What the CPU kernels (matrix.cc) and the device kernels (matrix_device.cc) of matmul,
  * bias_add and bias_add_grad share: their parameters and geometry.
  */
-#ifndef IR_OPS_MATRIX_H_
-#define IR_OPS_MATRIX_H_
+#ifndef IR_OPS_MATRIX_MATRIX_H_
+#define IR_OPS_MATRIX_MATRIX_H_
 
 #include <string>
 #include <vector>
@@ -72,4 +72,4 @@ void BiasAddGradDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const s
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_MATRIX_H_
+#endif  // IR_OPS_MATRIX_MATRIX_H_

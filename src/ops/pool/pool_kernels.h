@@ -6,8 +6,8 @@
  * Max pooling keeps TensorFlow's rule: the first maximum of a window wins (`>`: a NaN in the
  * first cell stays, a later NaN never replaces a number), recomputed from x for the gradient.
  */
-#ifndef IR_OPS_POOL_KERNELS_H_
-#define IR_OPS_POOL_KERNELS_H_
+#ifndef IR_OPS_POOL_POOL_KERNELS_H_
+#define IR_OPS_POOL_POOL_KERNELS_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -228,4 +228,4 @@ void PoolGradNHWC(const nn::Geometry& g, const T* x, const T* dy, T* dx) {
 
 #pragma GCC diagnostic pop
 
-#endif  // IR_OPS_POOL_KERNELS_H_
+#endif  // IR_OPS_POOL_POOL_KERNELS_H_

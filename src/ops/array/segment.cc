@@ -1,5 +1,5 @@
 /*!
- * \file array_segment.cc
+ * \file segment.cc
  * \brief Segment reductions: unsorted_segment_sum / max / min (tf.unsorted_segment_sum...: rows of data
  * combined into num_segments rows by segment id; negative ids are dropped, as TensorFlow does), the sum's
  * gradient segment_gather (rows of dy at the ids, zeros for negative ids), and segment_sum / mean /

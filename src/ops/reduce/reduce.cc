@@ -15,8 +15,8 @@
 #include "ir/vectorize.h"
 #include "ops/device_walk.h"
 #include "ops/op_common.h"
-#include "ops/reduce_device.h"
-#include "ops/reduce_kernels.h"
+#include "ops/reduce/reduce_device.h"
+#include "ops/reduce/reduce_kernels.h"
 
 namespace ir {
 namespace op {

@@ -1,5 +1,5 @@
 /*!
- * \file nn_patches.cc
+ * \file patches.cc
  * \brief extract_image_patches (TensorFlow's ExtractImagePatches, im2col) and its gradient
  * extract_image_patches_grad (col2im), each the other's gradient.
  *

@@ -1,5 +1,5 @@
 /*!
- * \file nn_norm.cc
+ * \file norm.cc
  * \brief dropout, batch_norm (TensorFlow FusedBatchNorm) and batch_norm_grad, and local response
  * normalization: lrn and lrn_grad (TensorFlow LRN, LRNGrad), whose device kernels are in the
  * library of nn_device_library.h.

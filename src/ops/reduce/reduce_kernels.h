@@ -14,8 +14,8 @@
  * shape: its top levels run in parallel when there are fewer outputs than threads, and
  * results are the same bits for any number of threads.
  */
-#ifndef IR_OPS_REDUCE_KERNELS_H_
-#define IR_OPS_REDUCE_KERNELS_H_
+#ifndef IR_OPS_REDUCE_REDUCE_KERNELS_H_
+#define IR_OPS_REDUCE_REDUCE_KERNELS_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -392,4 +392,4 @@ void ArgReduce(const T* in, int64_t outer, int64_t n, int64_t inner, int64_t* ou
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_REDUCE_KERNELS_H_
+#endif  // IR_OPS_REDUCE_REDUCE_KERNELS_H_

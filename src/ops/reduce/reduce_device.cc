@@ -2,13 +2,13 @@
  * \file reduce_device.cc
  * \brief The strided reduction kernels (portable kernel C) and their launch geometry.
  */
-#include "ops/reduce_device.h"
+#include "ops/reduce/reduce_device.h"
 
 #include <limits>
 #include <utility>
 
 #include "ops/device_walk.h"
-#include "ops/reduce_kernels.h"
+#include "ops/reduce/reduce_kernels.h"
 
 namespace ir {
 namespace op {

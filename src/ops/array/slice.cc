@@ -1,5 +1,5 @@
 /*!
- * \file array_slice.cc
+ * \file slice.cc
  * \brief Ops that read or write a box of a tensor: slice (begin/size), strided_slice (as
  * TensorFlow), strided_slice_grad (their gradient: the slice written back into zeros) and pad.
  *
@@ -8,8 +8,8 @@
  */
 #include <limits>
 
-#include "ops/array_common.h"
-#include "ops/array_vectorize.h"
+#include "ops/array/array_common.h"
+#include "ops/array/array_vectorize.h"
 #include "ops/strided_copy.h"
 #include "ops/strided_slice_spec.h"
 

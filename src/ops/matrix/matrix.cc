@@ -15,8 +15,8 @@
 #include "ir/vectorize.h"
 #include "ops/dnnl_post_ops.h"
 #include "ops/dnnl_utils.h"
-#include "ops/matrix.h"
-#include "ops/reduce_kernels.h"
+#include "ops/matrix/matrix.h"
+#include "ops/reduce/reduce_kernels.h"
 
 namespace ir {
 namespace op {
