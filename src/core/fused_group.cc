@@ -2,7 +2,7 @@
  * \file fused_group.cc
  * \brief A "_fused" node's group (ir/fusion.h): its attributes and the access every layer shares.
  *
- * The op itself (parsing, inference, the unfused runner) is registered in src/ops/fused.cc;
+ * The op itself (parsing, inference, the unfused runner) is registered in src/ops/fused/fused.cc;
  * passes, codegen and the runtime read groups through these functions only.
  */
 #include <sstream>

@@ -6,7 +6,7 @@
 #include "ir/graph_io.h"
 #include "ir/op.h"
 #include "ir/pass.h"
-#include "ops/fused_epilogue.h"
+#include "ops/fused/fused_epilogue.h"
 #include "ops/op_harness.h"
 #include "passes/fusion_plan.h"
 #include "test_util.h"

@@ -4,8 +4,8 @@
  * epilogue, folded into the anchor's kernel where the op can (FComputeEpilogue), else as one
  * generated map kernel over the anchor's output, in place.
  */
-#ifndef IR_OPS_FUSED_EPILOGUE_H_
-#define IR_OPS_FUSED_EPILOGUE_H_
+#ifndef IR_OPS_FUSED_FUSED_EPILOGUE_H_
+#define IR_OPS_FUSED_FUSED_EPILOGUE_H_
 
 #include <atomic>
 #include <memory>
@@ -57,4 +57,4 @@ bool RunEpilogueGroup(const OpContext& ctx, const NodeAttrs& attrs, const std::v
 }  // namespace op
 }  // namespace ir
 
-#endif  // IR_OPS_FUSED_EPILOGUE_H_
+#endif  // IR_OPS_FUSED_FUSED_EPILOGUE_H_

@@ -11,7 +11,7 @@
  * once per such signature and kept in the FusedEpilogue (a few signatures: rebinding to new
  * shapes adds one), not re-derived by codegen of every member on every call.
  */
-#include "ops/fused_epilogue.h"
+#include "ops/fused/fused_epilogue.h"
 
 #include <algorithm>
 #include <charconv>

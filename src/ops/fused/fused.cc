@@ -16,7 +16,7 @@
 #include "ir/device_kernel.h"
 #include "ir/fusion.h"
 #include "ir/graph_io.h"
-#include "ops/fused_epilogue.h"
+#include "ops/fused/fused_epilogue.h"
 #include "ops/op_common.h"
 
 namespace ir {
