@@ -56,6 +56,8 @@ def render(lm):
             "- a target (backend): `src/runtime/<target>/` as layer `runtime_<target>` in CMakeLists.txt "
             "(\"---- layers\"), using `runtime_device` (`docs/BACKENDS.md`);",
             "- a frontend: `frontends/<name>/`, seeing only `include/`;",
+            "- a pass pipeline: `src/passes/pipelines.cc` (`IR_REGISTER_PIPELINE`; an op library may add one "
+            "or insert a step, `include/ir/pipeline.h`);",
             "- a rule file: `rules/*.rules` (compiled in as a built-in rule set);",
             "- a header of `include/ir/`: its owner in `[headers]` of `scripts/layer_map.txt`.",
             "", "Regenerate: `scripts/architecture_map.py`."]

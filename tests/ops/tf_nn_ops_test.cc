@@ -1,4 +1,4 @@
-// Tests of the TensorFlow nn ops of nn_extra.cc and nn_extra_elemwise.cc against references
+// Tests of the TensorFlow nn ops (depthwise conv, LRN, top_k, mirror_pad, space/batch, activations) against references
 // written out here (and values from TensorFlow's documentation).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Converters of the shape ops (src/ops/shape_vectorize.cc) against the loop, every stacked mix.
+// Converters of the shape ops (src/ops/array/, beside each op) against the loop, every stacked mix.
 #include <gtest/gtest.h>
 
 #include "passes/vectorize_harness.h"

@@ -1,4 +1,4 @@
-// The device kernels of nn_extra.cc (depthwise convolution, lrn, top_k, mirror_pad, space/batch)
+// The device kernels of depthwise convolution, lrn, top_k, mirror_pad and space/batch (src/ops/)
 // run as CUDA C by the emulator against the CPU kernels, with no host fallback.
 #include <gtest/gtest.h>
 
