@@ -67,14 +67,14 @@ from . import layers, losses  # noqa: E402,F401
 
 
 # --- nn ops extra (tf-nnops) ---
-from . import nn_ops_extra as _nn_extra  # noqa: E402
+from . import tf_nn_ops as _tf_nn_ops  # noqa: E402
 for _name in ("elu", "selu", "softsign", "depthwise_conv2d", "separable_conv2d", "lrn", "local_response_normalization",
               "top_k", "in_top_k"):
-    setattr(nn, _name, getattr(_nn_extra, _name))
+    setattr(nn, _name, getattr(_tf_nn_ops, _name))
 for _name in ("is_nan", "is_inf", "is_finite", "space_to_batch_nd", "batch_to_space_nd", "space_to_batch",
               "batch_to_space"):
-    globals()[_name] = getattr(_nn_extra, _name)
-nn.space_to_batch, nn.batch_to_space = _nn_extra.space_to_batch, _nn_extra.batch_to_space
+    globals()[_name] = getattr(_tf_nn_ops, _name)
+nn.space_to_batch, nn.batch_to_space = _tf_nn_ops.space_to_batch, _tf_nn_ops.batch_to_space
 del _name
 # --- end nn ops extra ---
 
@@ -107,9 +107,9 @@ def apply_op(op_name, inputs, attrs=None, name=None):
     return _apply(op_name, inputs, attrs, name=name)
 
 # --- math, linalg and image (lead) ---
-from .math_extra import *  # noqa: F401,F403,E402
+from .composite_math import *  # noqa: F401,F403,E402
 from . import image_ops as image  # noqa: E402
-from . import math_extra as _math_extra  # noqa: E402
+from . import composite_math as _composite_math  # noqa: E402
 
 
 class _Namespace(_types.ModuleType):
@@ -127,12 +127,12 @@ class _Namespace(_types.ModuleType):
         return getattr(top, attr)
 
 
-math = _Namespace("tinyflow.math", {"softplus": nn.softplus if hasattr(nn, "softplus") else _math_extra.softplus,
-                                    "log_sigmoid": _math_extra.log_sigmoid})
+math = _Namespace("tinyflow.math", {"softplus": nn.softplus if hasattr(nn, "softplus") else _composite_math.softplus,
+                                    "log_sigmoid": _composite_math.log_sigmoid})
 linalg = _Namespace("tinyflow.linalg", {
-    "norm": _math_extra.norm, "transpose": _math_extra.matrix_transpose, "trace": _math_extra.trace,
-    "diag": _math_extra.matrix_diag, "diag_part": _math_extra.matrix_diag_part, "eye": _math_extra.eye,
-    "band_part": _math_extra.matrix_band_part, "tensordot": _math_extra.tensordot, "einsum": _math_extra.einsum,
+    "norm": _composite_math.norm, "transpose": _composite_math.matrix_transpose, "trace": _composite_math.trace,
+    "diag": _composite_math.matrix_diag, "diag_part": _composite_math.matrix_diag_part, "eye": _composite_math.eye,
+    "band_part": _composite_math.matrix_band_part, "tensordot": _composite_math.tensordot, "einsum": _composite_math.einsum,
     "matmul": matmul})  # noqa: F405
 from . import gfile  # noqa: E402
 arg_min, arg_max = argmin, argmax  # noqa: F405  (TF1's deprecated names, still common in tutorials)
@@ -162,7 +162,7 @@ contrib.layers = _contrib_layers
 contrib.keras = keras  # TF 1.x kept tf.contrib.keras as an alias of tf.keras
 from . import seq2seq as _seq2seq  # noqa: E402
 contrib.seq2seq = _types.SimpleNamespace(sequence_loss=_seq2seq.sequence_loss)
-from .contrib_rnn_extra import LSTMBlockCell as _LSTMBlockCell  # noqa: E402
+from .lstm_block_cell import LSTMBlockCell as _LSTMBlockCell  # noqa: E402
 contrib.rnn.LSTMBlockCell = _LSTMBlockCell
 from . import projector as _projector  # noqa: E402
 contrib.tensorboard = _types.SimpleNamespace(plugins=_types.SimpleNamespace(projector=_projector))
@@ -171,8 +171,8 @@ contrib.tensorboard = _types.SimpleNamespace(plugins=_types.SimpleNamespace(proj
 from . import metrics  # noqa: E402,F401
 from .clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402,F401
 from . import learning_rate_decay as _lr_decay, moving_averages as _moving_averages, \
-    optimizers_extra as _optimizers_extra  # noqa: E402
-for _module in (_optimizers_extra, _lr_decay, _moving_averages):
+    training_ops as _training_ops  # noqa: E402
+for _module in (_training_ops, _lr_decay, _moving_averages):
     for _name in _module.__all__:
         setattr(train, _name, getattr(_module, _name))
 
@@ -182,13 +182,13 @@ for _name in _saver.__all__:
     setattr(train, _name, getattr(_saver, _name))
 Summary = summary.Summary
 
-# --- indexing, segment and scatter ops (array_ops_extra) ---
-from .array_ops_extra import *  # noqa: F401,F403,E402
-from . import array_ops_extra as _array_ops_extra  # noqa: E402
+# --- indexing, segment and scatter ops (indexing_ops) ---
+from .indexing_ops import *  # noqa: F401,F403,E402
+from . import indexing_ops as _indexing_ops  # noqa: E402
 math = globals().get("math") or _types.SimpleNamespace()
 for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "segment_mean",
               "segment_max", "segment_min", "cumsum", "cumprod", "invert_permutation"):
-    setattr(math, _name, getattr(_array_ops_extra, _name))
+    setattr(math, _name, getattr(_indexing_ops, _name))
 
 # --- tf-compat: configs, flags, logging, dtypes, py_func / Print, names tinyflow lacks ---
 from . import app, compat as _compat, flags, tf_logging as logging  # noqa: E402

@@ -325,7 +325,7 @@ def slice(input_, begin, size, name=None):  # noqa: A001
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     if mode.upper() in ("REFLECT", "SYMMETRIC"):
-        from .nn_ops_extra import mirror_pad
+        from .tf_nn_ops import mirror_pad
         return mirror_pad(tensor, paddings, mode, name=name)
     if mode.upper() != "CONSTANT":
         raise ValueError("Unknown padding mode: %s" % mode)

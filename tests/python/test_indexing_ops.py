@@ -1,4 +1,4 @@
-"""Indexing, segment and scatter ops (array_ops_extra) against NumPy references, with gradients checked
+"""Indexing, segment and scatter ops (indexing_ops) against NumPy references, with gradients checked
 against central finite differences."""
 import numpy as np
 import pytest

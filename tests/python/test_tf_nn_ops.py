@@ -1,4 +1,4 @@
-"""tf.nn / tf ops of nn_ops_extra.py against NumPy references, with gradients checked by finite differences."""
+"""tf.nn / tf ops of tf_nn_ops.py against NumPy references, with gradients checked by finite differences."""
 import numpy as np
 import pytest
 
