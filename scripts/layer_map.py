@@ -92,7 +92,7 @@ def read_map(root):
     """scripts/layer_map.txt: {'layers': {layer: text}, 'headers': {name: (owner, note)},
     'folders': {path: (placement, text)}}, each in file order."""
     path = os.path.join(root, "scripts", "layer_map.txt")
-    sections = {"layers": {}, "headers": {}, "folders": {}, "allowed_includes": {}}
+    sections = {"layers": {}, "headers": {}, "folders": {}, "allowed_includes": {}, "clients": {}}
     section = None
     with open(path) as f:
         for number, raw in enumerate(f, 1):
@@ -133,6 +133,8 @@ class LayerMap:
         self.map = read_map(root)
         self.headers = self.map["headers"]
         self.folders = self.map["folders"]
+        # Folders outside src/ that use the library through its C API only: {folder: headers it may include}.
+        self.clients = {f: set(h.split(",")) for f, (h, _) in self.map["clients"].items()}
         self.allowed_includes = {(f, h): [0] for f, (h, _) in self.map["allowed_includes"].items()}
 
     def may_use(self, user, owner):
@@ -190,6 +192,9 @@ class LayerMap:
         for folder, (placement, _) in self.folders.items():
             if not os.path.isdir(os.path.join(self.root, folder)):
                 out.append((table, 1, "[folders] places %s, which does not exist: remove the line" % folder))
+        for folder in self.clients:
+            if not os.path.isdir(os.path.join(self.root, folder)):
+                out.append((table, 1, "[clients] names %s, which does not exist: remove the line" % folder))
         for layer in self.map["layers"]:
             if layer not in self.uses and layer not in known:
                 out.append((table, 1, "[layers] describes '%s', which is no layer of CMakeLists.txt" % layer))
@@ -237,6 +242,15 @@ def check_includes(root):
         if name in lm.headers:
             owner = lm.headers[name][0]
             check("include/ir/" + name, owner, "a header owned by " + owner)
+    for folder, headers in sorted(lm.clients.items()):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, folder)):
+            dirnames.sort()
+            for name in sorted(f for f in filenames if f.endswith((".h", ".cc"))):
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                for number, inc in _includes(os.path.join(root, rel)):
+                    if re.match(r"^ir(_\w+)?/", inc) and inc not in headers:
+                        out.append((rel, number, 'include "%s": %s is a client of the C API, which may include only '
+                                    "%s (scripts/layer_map.txt, [clients])" % (inc, folder, ", ".join(sorted(headers)))))
     for (rel, inc), hits in lm.allowed_includes.items():
         if hits[0] == 0:
             out.append(("scripts/layer_map.txt", 1, "stale [allowed_includes] entry '%s %s' matches no include: "

@@ -15,7 +15,7 @@ build_dir="${1:-build}"
 seconds="${IR_TSAN_STRESS_SECONDS:-1}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
-cmake --build "$build_dir" -j "$jobs" --target ir_tsan ir_threads_tests_tsan
+cmake --build "$build_dir" -j "$jobs" --target ir_tsan ir_threads_tests_tsan tinyflow_C_tsan
 
 compiler="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
 libtsan="$("${compiler:-c++}" -print-file-name=libtsan.so)"

@@ -173,6 +173,11 @@ typedef int (*IRHostCallbackFn)(uint32_t num_inputs, IRNDArrayHandle* inputs, ui
                                 IRNDArrayHandle* outputs, char* error, size_t error_size);
 /*! \brief Registers `fn` for the process's lifetime; *out_id is the host_callback op's `callback` attribute. */
 IR_DLL int IRHostCallbackRegister(IRHostCallbackFn fn, int64_t* out_id);
+/*! \brief An IRHostCallbackFn that also gets the `user_data` given when it was registered (a binding's closure). */
+typedef int (*IRHostCallbackExFn)(void* user_data, uint32_t num_inputs, IRNDArrayHandle* inputs, uint32_t num_outputs,
+                                  IRNDArrayHandle* outputs, char* error, size_t error_size);
+/*! \brief IRHostCallbackRegister for `fn` called with `user_data` (which must live as long as the process). */
+IR_DLL int IRHostCallbackRegisterEx(IRHostCallbackExFn fn, void* user_data, int64_t* out_id);
 
 /*!
  * \brief A CPU array of `dtype` (a DType value: 0 float32, 1 float64, 2 int32, 3 int64, 4 bool)

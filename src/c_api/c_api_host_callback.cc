@@ -2,6 +2,7 @@
  * \file c_api_host_callback.cc
  * \brief C API: registering host functions that host_callback nodes call (tf.py_func).
  */
+#include <functional>
 #include <memory>
 
 #include "c_api/c_api_common.h"
@@ -9,8 +10,10 @@
 
 namespace {
 
+using HostFn = std::function<int(uint32_t, IRNDArrayHandle*, uint32_t, IRNDArrayHandle*, char*, size_t)>;
+
 /*! \brief Calls `fn` on `inputs`; returns its outputs, owned, or throws its message. */
-std::vector<ir::NDArray> CallHost(IRHostCallbackFn fn, const std::vector<ir::NDArray>& inputs, uint32_t num_outputs) {
+std::vector<ir::NDArray> CallHost(const HostFn& fn, const std::vector<ir::NDArray>& inputs, uint32_t num_outputs) {
   std::vector<ir::NDArray> args(inputs);
   std::vector<IRNDArrayHandle> in_handles, out_handles(num_outputs, nullptr);
   for (ir::NDArray& x : args) in_handles.push_back(&x);
@@ -37,5 +40,17 @@ int IRHostCallbackRegister(IRHostCallbackFn fn, int64_t* out_id) {
   IR_API_CHECK_NOT_NULL(out_id);
   *out_id = ir::RegisterHostCallback(
       [fn](const std::vector<ir::NDArray>& inputs, uint32_t num_outputs) { return CallHost(fn, inputs, num_outputs); });
+  IR_API_END();
+}
+
+int IRHostCallbackRegisterEx(IRHostCallbackExFn fn, void* user_data, int64_t* out_id) {
+  IR_API_BEGIN();
+  IR_API_CHECK_NOT_NULL(fn);
+  IR_API_CHECK_NOT_NULL(out_id);
+  HostFn call = [fn, user_data](uint32_t ni, IRNDArrayHandle* in, uint32_t no, IRNDArrayHandle* out, char* error,
+                                size_t size) { return fn(user_data, ni, in, no, out, error, size); };
+  *out_id = ir::RegisterHostCallback([call](const std::vector<ir::NDArray>& inputs, uint32_t num_outputs) {
+    return CallHost(call, inputs, num_outputs);
+  });
   IR_API_END();
 }

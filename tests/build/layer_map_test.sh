@@ -30,4 +30,11 @@ expect 'include/ir/new.h:1: header not placed in a layer'
 rm "$tmp/include/ir/new.h"
 mkdir "$tmp/src/core/sub"
 expect 'src/core/sub:1: folder not placed in a layer'
-echo "OK: layer_map.py fails on a forbidden include, a stale entry, an unplaced header and folder"
+rmdir "$tmp/src/core/sub"
+mkdir -p "$tmp/client"
+printf '[clients]\nclient ir/c_api.h  a C API client\n' >>"$tmp/scripts/layer_map.txt"
+printf '#include "ir/c_api.h"\n#include "own.h"\n' >"$tmp/client/m.cc"
+/usr/bin/python3 "$check" "$tmp" || fail "a C API client failed"
+printf '#include "ir/base.h"\n' >>"$tmp/client/m.cc"
+expect 'client/m.cc:3: include "ir/base.h": client is a client of the C API'
+echo "OK: layer_map.py fails on a forbidden include, a stale entry, an unplaced header and folder, a client past the C API"

@@ -36,6 +36,7 @@ class Args {
 
 /*! \brief A host callback with nothing to do (IRHostCallbackRegister's valid call). */
 int NoOpHostCallback(uint32_t, IRNDArrayHandle*, uint32_t, IRNDArrayHandle*, char*, size_t) { return 0; }
+int NoOpHostCallbackEx(void*, uint32_t, IRNDArrayHandle*, uint32_t, IRNDArrayHandle*, char*, size_t) { return 0; }
 
 /*! \brief One C function: a valid call whose pointer arguments go through Args. */
 struct Call {
@@ -315,6 +316,11 @@ std::vector<Call> CApiNullArgsTest::Table() {
        [](Args& a) {
          int64_t id = 0;
          return IRHostCallbackRegister(a("fn", &NoOpHostCallback), a("out_id", &id));
+       }},
+      {"IRHostCallbackRegisterEx",
+       [](Args& a) {
+         int64_t id = 0;
+         return IRHostCallbackRegisterEx(a("fn", &NoOpHostCallbackEx), nullptr, a("out_id", &id));
        }},
       {"IRSymbolGradient",
        [&](Args& a) {
