@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""tinyflow eager mode (issue 15): recording cost per op from Python, and eager training steps vs graph mode
-and vs PyTorch eager.
+"""tinyflow eager mode (issues 15, 31): recording cost per op from Python, Session.run's overhead beyond the C++
+step, and eager training steps vs graph mode and vs PyTorch eager.
 
 The models (softmax regression, MLP 784-256-10, demo LeNet) are written once, over explicit tf.Variables, and
 trained two ways: a TF 1.x eager program (tf.enable_eager_execution, tf.GradientTape, apply_gradients) and a
 graph program (placeholders, minimize, Session.run); PyTorch eager runs the same layers (train_vs_pytorch.py).
 Eager mode is process-wide, so each mode runs in a child process of this one, one after the other, in
 `--rounds` rounds; a figure is the median over rounds of each child's median steps/s, ratios within this run.
-Each step gets a new batch (4 batches cycled). Goals: <= 3 us per op recorded; eager within 1.1x of graph;
-eager >= 2x PyTorch (ratios only against a fair peer, bench_util.py).
+Each step gets a new batch (4 batches cycled). Session.run's overhead is a trivial run's wall time from Python
+minus the run_ms the C++ session reports for it (IRSessionGetStatsJSON), median of many runs. Goals (issue 31):
+<= 0.5 us per op recorded; Session.run <= 5 us beyond the C++ step; eager within 1.1x of graph; eager >= 2x
+PyTorch (ratios only against a fair peer, bench_util.py). Every call goes through tinyflow._C.
 
     /usr/bin/python3 bench/eager_bench.py [--build DIR] [--models softmax,mlp,lenet] [--optimizers sgd,adam]
         [--rounds 3] [--rep-seconds 0.5] [--reps 3]
@@ -27,7 +29,7 @@ import bench_util as bu
 import train_vs_pytorch as tvp
 
 MODES = ["graph", "eager", "torch"]
-GOAL_RECORD_US, GOAL_VS_GRAPH, GOAL_VS_TORCH = 3.0, 1.1, 2.0
+GOAL_RECORD_US, GOAL_RUN_OVERHEAD_US, GOAL_VS_GRAPH, GOAL_VS_TORCH = 0.5, 5.0, 1.1, 2.0
 LR = 0.01
 
 
@@ -133,6 +135,26 @@ def record_us(tf, ops=200000):
     return statistics.median(times)
 
 
+def run_overhead_us(tf, runs=3000):
+    """Microseconds Session.run spends beyond the C++ step: a trivial fetch with one small feed, timed from
+    Python, minus the session's own run_ms for that run (median over `runs`)."""
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [4])
+    y = x + 1.0
+    feed = np.ones(4, np.float32)
+    sess = tf.Session()
+    for _ in range(100):  # bind and warm up
+        sess.run(y, {x: feed})
+    overheads = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        sess.run(y, {x: feed})
+        wall_us = (time.perf_counter() - start) * 1e6
+        overheads.append(wall_us - sess.stats()["run_ms"] * 1e3)
+    sess.close()
+    return statistics.median(overheads)
+
+
 def child(args):
     results = {}
     if args.mode == "torch":
@@ -144,6 +166,8 @@ def child(args):
         if args.mode == "eager":
             tf.enable_eager_execution()
             results["record_us"] = record_us(tf)
+        else:
+            results["run_overhead_us"] = run_overhead_us(tf)
     for model in args.models.split(","):
         for optimizer in args.optimizers.split(","):
             try:
@@ -194,6 +218,9 @@ def parent(args):
         return statistics.median(values) if values else None
     rec = med("eager", "record_us")
     print("\nrecording from Python: %s us/op (goal <= %g)" % ("%.2f" % rec if rec else "-", GOAL_RECORD_US))
+    over = med("graph", "run_overhead_us")
+    print("Session.run beyond the C++ step: %s us (goal <= %g)" % ("%.1f" % over if over is not None else "-",
+                                                                 GOAL_RUN_OVERHEAD_US))
     print("%-16s %10s %10s %10s %12s %12s" % ("steps/s", "eager", "graph", "torch", "graph/eager", "eager/torch"))
     for model in args.models.split(","):
         for optimizer in args.optimizers.split(","):

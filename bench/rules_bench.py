@@ -24,7 +24,6 @@ Prints the tables; writes nothing.
     /usr/bin/python3 bench/rules_bench.py [--reps 9] [--build DIR]
 """
 import argparse
-import ctypes
 import os
 import shutil
 import subprocess
@@ -107,14 +106,9 @@ def binary_graph_def(path):
 
 
 def import_tf_graph(tf, path, outputs, feeds):
-    from tinyflow._lib import LIB, check_call
-    empty, handle = ctypes.c_void_p(), ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateGroup(0, None, ctypes.byref(empty)))
-    check_call(LIB.IRGraphCreate(empty, ctypes.byref(handle)))
-    LIB.IRSymbolFree(empty)
-    graph = tf.ir.Graph(handle=handle)
-    data = binary_graph_def(path)
-    check_call(LIB.IRGraphSetAttrBytes(handle, b"tf.graph_def", data, ctypes.c_size_t(len(data))))
+    from tinyflow.framework import _Symbol
+    graph = tf.ir.Graph(_Symbol.group([]))  # an empty graph carrying the GraphDef for the TFImport pass
+    graph.set_attr_bytes("tf.graph_def", binary_graph_def(path))
     graph.set_attr("tf.outputs", ["list_str", outputs])
     graph.set_attr("tf.feed_names", ["list_str", list(feeds)])
     graph.set_attr("tf.feed_shapes", ["list_shape", ["[%s]" % ",".join(map(str, s)) for s in feeds.values()]])

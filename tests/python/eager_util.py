@@ -7,13 +7,13 @@ import textwrap
 
 import pytest
 
-from tinyflow._lib import LIB
+from tinyflow._lib import C
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The tape's C API (IRLazyTape*) comes with the lazy tape; a library built before it cannot run
 # GradientTape programs (everything else of eager mode still runs).
-needs_tape = pytest.mark.skipif(not hasattr(LIB, "IRLazyTapeCreate"), reason="libir has no IRLazyTape* C API")
+needs_tape = pytest.mark.skipif(not hasattr(C, "tape_create"), reason="tinyflow._C has no tape functions")
 
 
 def run_program(source=None, path=None, args=(), timeout=120):

@@ -7,9 +7,10 @@
 namespace tinyflow {
 namespace {
 
-PyObject* GraphOut(int rc, IRGraphHandle out) {
+/*! \brief The handle a call wrote to *out (read after the call: argument order is unspecified). */
+PyObject* GraphOut(int rc, const IRGraphHandle* out) {
   if (rc != 0) return RaiseLastError();
-  return NewHandle(out, kGraph);
+  return NewHandle(*out, kGraph);
 }
 
 bool OneGraph(const char* fn, PyObject* const* args, Py_ssize_t nargs, Py_ssize_t want, void** graph) {
@@ -21,14 +22,14 @@ PyObject* GraphCreate(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!CheckArgs("graph_create", nargs, 1, 1) || !GetHandle(args[0], kSymbol, &sym, "graph_create: symbol"))
     return nullptr;
   IRGraphHandle out = nullptr;
-  return GraphOut(IRGraphCreate(sym, &out), out);
+  return GraphOut(IRGraphCreate(sym, &out), &out);
 }
 
 PyObject* GraphLoadJSON(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const char* json;
   if (!CheckArgs("graph_load_json", nargs, 1, 1) || !GetStr(args[0], &json, "graph_load_json: json")) return nullptr;
   IRGraphHandle out = nullptr;
-  return GraphOut(IRGraphLoadJSON(json, &out), out);
+  return GraphOut(IRGraphLoadJSON(json, &out), &out);
 }
 
 PyObject* GraphSaveJSON(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -106,7 +107,7 @@ PyObject* GraphApplyPasses(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     WithoutGIL unlocked;
     rc = IRGraphApplyPasses(graph, names.size(), names.data(), &out);
   }
-  return GraphOut(rc, out);
+  return GraphOut(rc, &out);
 }
 
 PyObject* ListPasses(PyObject*, PyObject* const*, Py_ssize_t nargs) {

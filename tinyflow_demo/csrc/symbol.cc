@@ -7,9 +7,10 @@
 namespace tinyflow {
 namespace {
 
-PyObject* SymbolOut(int rc, IRSymbolHandle out) {
+/*! \brief The handle a call wrote to *out (read after the call: argument order is unspecified). */
+PyObject* SymbolOut(int rc, const IRSymbolHandle* out) {
   if (rc != 0) return RaiseLastError();
-  return NewHandle(out, kSymbol);
+  return NewHandle(*out, kSymbol);
 }
 
 PyObject* GetOpHandle(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -88,7 +89,7 @@ PyObject* CreateGroup(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!CheckArgs("symbol_group", nargs, 1, 1) || !GetHandles(args[0], kSymbol, &symbols, "symbol_group: symbols"))
     return nullptr;
   IRSymbolHandle out = nullptr;
-  return SymbolOut(IRSymbolCreateGroup(static_cast<uint32_t>(symbols.size()), symbols.data(), &out), out);
+  return SymbolOut(IRSymbolCreateGroup(static_cast<uint32_t>(symbols.size()), symbols.data(), &out), &out);
 }
 
 PyObject* GetOutput(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -102,7 +103,7 @@ PyObject* GetOutput(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   }
   IRSymbolHandle out = nullptr;
-  return SymbolOut(IRSymbolGetOutput(sym, static_cast<uint32_t>(index), &out), out);
+  return SymbolOut(IRSymbolGetOutput(sym, static_cast<uint32_t>(index), &out), &out);
 }
 
 PyObject* NumOutputs(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -119,7 +120,7 @@ PyObject* Internals(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!CheckArgs("symbol_internals", nargs, 1, 1) || !GetHandle(args[0], kSymbol, &sym, "symbol_internals"))
     return nullptr;
   IRSymbolHandle out = nullptr;
-  return SymbolOut(IRSymbolGetInternals(sym, &out), out);
+  return SymbolOut(IRSymbolGetInternals(sym, &out), &out);
 }
 
 PyObject* OutputNames(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -167,7 +168,7 @@ PyObject* Gradient(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     WithoutGIL unlocked;
     rc = IRSymbolGradientEx(ys, xs, heads, options, &out);
   }
-  return SymbolOut(rc, out);
+  return SymbolOut(rc, &out);
 }
 
 /*! \brief symbol_pfor(name, index, outputs, inside or None, n_from or None, attrs). */
@@ -184,7 +185,7 @@ PyObject* Pfor(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   IRSymbolHandle out = nullptr;
   return SymbolOut(IRSymbolCreatePfor(name, index, outputs, inside, n_from, attrs.keys.size(), attrs.keys.data(),
                                       attrs.vals.data(), &out),
-                   out);
+                   &out);
 }
 
 /*! \brief symbol_control_flow(op_name, name, attrs, inputs, num_params, params, body_outputs). */
@@ -219,7 +220,7 @@ PyObject* ControlFlow(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                                              static_cast<uint32_t>(inputs.size()), inputs.data(),
                                              static_cast<uint32_t>(bodies.size()), num_params.data(), params.data(),
                                              bodies.data(), &out),
-                   out);
+                   &out);
 }
 
 }  // namespace

@@ -10,9 +10,10 @@ namespace tinyflow {
 #ifndef TINYFLOW_NO_TF
 namespace {
 
-PyObject* BytesOut(int rc, const char* data, size_t size) {
+/*! \brief The bytes a call wrote to *data and *size (read after the call: argument order is unspecified). */
+PyObject* BytesOut(int rc, const char* const* data, const size_t* size) {
   if (rc != 0) return RaiseLastError();
-  return PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
+  return PyBytes_FromStringAndSize(*data, static_cast<Py_ssize_t>(*size));
 }
 
 /*! \brief Optional bytes-like argument: (NULL, 0) for None. */
@@ -124,7 +125,7 @@ PyObject* SummaryScalar(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   const char* out = nullptr;
   size_t size = 0;
-  return BytesOut(IRTFSummaryScalar(tag, value, &out, &size), out, size);
+  return BytesOut(IRTFSummaryScalar(tag, value, &out, &size), &out, &size);
 }
 
 PyObject* SummaryHistogram(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -136,7 +137,7 @@ PyObject* SummaryHistogram(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const char* out = nullptr;
   size_t size = 0;
   int rc = IRTFSummaryHistogram(tag, reinterpret_cast<Handle*>(h)->ptr, &out, &size);
-  PyObject* result = BytesOut(rc, out, size);
+  PyObject* result = BytesOut(rc, &out, &size);
   Py_DECREF(h);
   return result;
 }
@@ -153,7 +154,7 @@ PyObject* SummaryImage(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   size_t size = 0;
   return BytesOut(IRTFSummaryImage(tag, static_cast<int>(height), static_cast<int>(width), static_cast<int>(colors),
                                    png.data(), png.size(), &out, &size),
-                  out, size);
+                  &out, &size);
 }
 
 /*! \brief tf_summary_text(tag, dims, strings). */
@@ -179,7 +180,7 @@ PyObject* SummaryText(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   size_t size = 0;
   return BytesOut(
       IRTFSummaryText(tag, static_cast<int>(dims.size()), dims.data(), strings.size(), strings.data(), &out, &size),
-      out, size);
+      &out, &size);
 }
 
 /*! \brief tf_event_write(path, wall_time, step, summary bytes, file_version bytes or None). */
@@ -209,7 +210,7 @@ PyObject* GraphDefExport(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return nullptr;
   const char* out = nullptr;
   size_t size = 0;
-  return BytesOut(IRTFGraphDefExport(graph, PyObject_IsTrue(args[1]) == 1, &out, &size), out, size);
+  return BytesOut(IRTFGraphDefExport(graph, PyObject_IsTrue(args[1]) == 1, &out, &size), &out, &size);
 }
 
 }  // namespace

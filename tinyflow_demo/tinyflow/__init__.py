@@ -1,4 +1,4 @@
-"""tinyflow: a TensorFlow-1-like Python API over the IR framework's C API (libir.so, via ctypes).
+"""tinyflow: a TensorFlow-1-like Python API over the IR framework's C API (libir.so), through its native module.
 
     import tinyflow as tf
     x = tf.placeholder(tf.float32, [None, 784])
@@ -9,15 +9,16 @@
         sess.run(tf.global_variables_initializer())
         sess.run(train, feed_dict={x: images, y: labels})
 
-The library is found at $TINYFLOW_LIB (the file or its directory) or ../../build/lib/libir.so
-relative to this package. tinyflow.ir exposes the graphs and passes underneath.
+Every call into the library goes through one native module, tinyflow._C (tinyflow_demo/csrc/, CMake
+target tinyflow_C), which _lib.py finds in the package (installed), else next to $TINYFLOW_LIB (libir.so or
+its directory), else in ../../build/lib beside libir.so. tinyflow.ir exposes the graphs and passes underneath.
 
 tf.enable_eager_execution() at program start switches to TF 1.x eager execution (eager.py): ops
 record lazy arrays that run fused when a value is needed; tf.eager_stats() reports the traces.
 """
 import types as _types
 
-from ._lib import LIB_PATH, TinyflowError, check_call as _check_call, c_str as _c_str
+from ._lib import LIB_PATH, TinyflowError
 from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64  # noqa: A004
 from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variable, constant, control_dependencies,
                         convert_to_tensor, get_default_graph, name_scope, placeholder, placeholder_with_default,
@@ -82,8 +83,8 @@ del _name
 def load_op_library(path):
     """dlopens an op library (IRLoadOpLibrary); its ops can then be used through tinyflow.ir or apply_op."""
     import os
-    from ._lib import LIB
-    _check_call(LIB.IRLoadOpLibrary(_c_str(os.path.abspath(path))))
+    from ._lib import C
+    C.load_op_library(os.path.abspath(path))
     from . import ir as _ir
     _ir._PIPELINE_PASSES.clear()  # the library may have extended a pipeline
     return path
@@ -93,12 +94,9 @@ def load_rules(path):
     """Loads a rewrite-rule file (docs/REWRITE_RULES.md) as the rule set named after its stem, which
     sessions then apply (IRRulesLoadFile); returns that name. A malformed file raises TinyflowError
     naming the set and line."""
-    import ctypes
     import os
-    from ._lib import LIB
-    name = ctypes.c_char_p()
-    _check_call(LIB.IRRulesLoadFile(_c_str(os.path.abspath(path)), ctypes.byref(name)))
-    return name.value.decode("utf-8")
+    from ._lib import C
+    return C.rules_load_file(os.path.abspath(path))
 
 
 def apply_op(op_name, inputs, attrs=None, name=None):

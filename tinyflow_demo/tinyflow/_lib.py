@@ -1,75 +1,95 @@
-"""Loads libir.so and wraps its C API calls: every failure raises TinyflowError with the C++ message."""
-import ctypes
-import os
+"""Finds and loads tinyflow._C, the native module that owns every call into the library (tinyflow_demo/csrc/).
 
-__all__ = ["TinyflowError", "LIB", "check_call", "c_str", "c_str_array", "c_handle_array", "py_str_list"]
+Where it looks, in order: (a) inside the package (an installed tinyflow: `from . import _C`); (b) next to
+$TINYFLOW_LIB (libir.so's path or its directory: explicit, so only there); (c) <repo>/build/lib, where
+`cmake --build build --target tinyflow_C` puts it beside libir.so. Library failures raise the class set by
+set_error_class (errors.py: tf.errors.OpError, a TinyflowError) carrying the C++ message.
+"""
+import importlib.machinery
+import importlib.util
+import os
+import re
+import sys
+import sysconfig
+
+__all__ = ["TinyflowError", "C", "LIB_DIR", "LIB_PATH", "set_error_class"]
+
+_BUILD_HINT = "build it with `cmake --build build --target tinyflow_C` (or set TINYFLOW_LIB to its directory)"
 
 
 class TinyflowError(RuntimeError):
     """An error reported by the C++ library (the message comes from IRGetLastError)."""
 
 
-def _find_library():
+def _candidates():
+    """(directory to look in, the module's file name there, whether TINYFLOW_LIB chose it). A library variant
+    libir_<x>.so (libir_tsan.so: scripts/tsan_test.sh) has its module _C_<x> beside it."""
     env = os.environ.get("TINYFLOW_LIB")
-    if env:  # explicit: use it or fail, never silently another library
-        path = os.path.join(env, "libir.so") if os.path.isdir(env) else env
-        if not os.path.exists(path):
-            raise ImportError("tinyflow: TINYFLOW_LIB=%s but %s does not exist" % (env, path))
-        return os.path.abspath(path)
-    candidates = []
+    name = "_C"
+    if env:  # explicit: use it or fail, never silently another build
+        if not os.path.isdir(env):
+            variant = re.match(r"^libir(_\w+)?\.so", os.path.basename(env))
+            if variant and variant.group(1):
+                name += variant.group(1)
+            env = os.path.dirname(env)
+        return os.path.abspath(env), name + sysconfig.get_config_var("EXT_SUFFIX"), True
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates.append(os.path.join(here, "..", "..", "build", "lib", "libir.so"))
-    for path in candidates:
-        if os.path.exists(path):
-            return os.path.abspath(path)
-    raise ImportError("tinyflow: libir.so not found (looked at %s); build the project or set TINYFLOW_LIB"
-                      % ", ".join(candidates))
+    return os.path.normpath(os.path.join(here, "..", "..", "build", "lib")), name + sysconfig.get_config_var(
+        "EXT_SUFFIX"), False
 
 
-LIB_PATH = _find_library()
-LIB = ctypes.CDLL(LIB_PATH, ctypes.RTLD_GLOBAL)
-LIB.IRGetLastError.restype = ctypes.c_char_p
-_HANDLES = ctypes.POINTER(ctypes.c_void_p)
-LIB.IRSymbolCreateControlFlow.argtypes = [
-    ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p),
-    ctypes.c_uint32, _HANDLES, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32), _HANDLES, _HANDLES,
-    _HANDLES]
+def _load_from(path):
+    """tinyflow._C from the file `path`, loaded with RTLD_GLOBAL (op libraries and runtime-compiled CPU kernels
+    resolve libir's symbols globally, as libir itself was loaded before the binding), or None when there is none."""
+    if not os.path.exists(path):
+        return None
+    loader = importlib.machinery.ExtensionFileLoader(__package__ + "._C", path)
+    spec = importlib.util.spec_from_file_location(__package__ + "._C", path, loader=loader)
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags(flags | os.RTLD_GLOBAL)
+    try:  # (creating an extension module's object dlopens it)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.setdlopenflags(flags)
+    sys.modules[spec.name] = module
+    return module
 
 
-# The class check_call raises: errors.py makes it tf.errors.OpError (a TinyflowError subclass), so
-# library errors are caught both as TinyflowError and as TF's OpError.
-ERROR_CLASS = TinyflowError
+def _other_pythons(directory):
+    """The _C modules in `directory` built for other Pythons (another EXT_SUFFIX)."""
+    if not os.path.isdir(directory):
+        return []
+    return sorted(f for f in os.listdir(directory) if f.startswith("_C.") and f.endswith(".so"))
 
 
-def check_call(ret):
-    """Raises ERROR_CLASS (tf.errors.OpError) carrying the library's message when a C API call failed."""
-    if ret != 0:
-        raise ERROR_CLASS(LIB.IRGetLastError().decode("utf-8", "replace"))
+def _load():
+    try:  # (a) installed: the module lies in the package
+        from . import _C
+        return _C, os.path.dirname(os.path.abspath(_C.__file__))
+    except ImportError:
+        pass
+    directory, name, explicit = _candidates()
+    path = os.path.join(directory, name)
+    module = _load_from(path)
+    if module is not None:
+        return module, directory
+    others = _other_pythons(directory)
+    if others:
+        raise ImportError("tinyflow: found %s in %s, built for another Python, but not %s for this one (Python %s); "
+                          "rebuild it with this Python: configure with -DPython3_EXECUTABLE=%s, then %s"
+                          % (", ".join(others), directory, name, sys.version.split()[0], sys.executable, _BUILD_HINT))
+    raise ImportError("tinyflow: the native module tinyflow._C was not found (looked in the package and at %s%s); %s"
+                      % (path, " from TINYFLOW_LIB" if explicit else "", _BUILD_HINT))
 
 
-def c_str(s):
-    return s.encode("utf-8") if isinstance(s, str) else s
+C, LIB_DIR = _load()
+LIB_PATH = C.library_path()  # the libir.so the module runs on (op libraries and tools lie beside it)
 
 
-def c_str_array(strings):
-    arr = (ctypes.c_char_p * len(strings))()
-    arr[:] = [c_str(s) for s in strings]
-    return arr
+def set_error_class(factory):
+    """Failed library calls raise factory(message) from now on (errors.py: tf.errors' classes)."""
+    C._set_error_class(factory)
 
 
-def c_handle_array(handles):
-    arr = (ctypes.c_void_p * len(handles))()
-    arr[:] = [h.value if isinstance(h, ctypes.c_void_p) else h for h in handles]
-    return arr
-
-
-def py_str_list(size, ptr):
-    return [ptr[i].decode("utf-8") for i in range(size.value)]
-
-# Collectives (include/ir/c_api.h, tinyflow.horovod): the process group's start, end and shape.
-_INT_P = ctypes.POINTER(ctypes.c_int)
-LIB.IRCollectiveInit.argtypes = [ctypes.c_char_p]
-LIB.IRCollectiveShutdown.argtypes = []
-LIB.IRCollectiveIsInitialized.argtypes = [_INT_P]
-LIB.IRCollectiveGetInfo.argtypes = [_INT_P, _INT_P, _INT_P, _INT_P, ctypes.POINTER(ctypes.c_char_p)]
-LIB.IRCollectiveGetStatsJSON.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+set_error_class(TinyflowError)

@@ -7,9 +7,8 @@ extra input of the cond / an extra loop variable of the while_loop. A body neste
 captures through each level. The one exception is the IR's: a tf.Variable as the mutated input
 (input 0) of assign / assign_add / assign_sub stays the variable itself (the session's variable).
 """
-import ctypes
 
-from ._lib import LIB, c_str, c_str_array, check_call
+from ._lib import C
 from .framework import (Operation, TensorShape, Variable, _format_attr, _shape_text, _Symbol,
                         convert_to_tensor, get_default_graph)
 
@@ -50,11 +49,8 @@ class _Body(object):
         attrs = {"__dtype__": like.dtype.name}
         if shape.dims is not None:
             attrs["__shape__"] = _shape_text(shape.dims)
-        handle = ctypes.c_void_p()
         name = self.graph.unique_name("%s/arg_%d" % (self.scope, len(self.params)))
-        check_call(LIB.IRSymbolCreateVariable(c_str(name), ctypes.byref(handle)))
-        symbol = _Symbol(handle)
-        symbol.set_attrs(attrs)
+        symbol = _Symbol(C.symbol_variable(name, attrs))
         op = Operation(symbol, "_Param", name, [], self.graph)
         op._body = self
         param = op.outputs[0]
@@ -130,15 +126,10 @@ def create_control_flow(op_name, name, inputs, bodies, attrs=None):
     if graph._body_stack:  # the node itself may sit in an enclosing body
         inputs = graph._body_stack[-1].capture_inputs(op_name, inputs)
     attrs = {k: _format_attr(v) for k, v in (attrs or {}).items() if v is not None}
-    keys = list(attrs)
     params = [p for body_params, _ in bodies for p in body_params]
     outputs = [_Symbol.group([t._symbol for t in outs]) for _, outs in bodies]
-    handles = lambda xs: (ctypes.c_void_p * max(len(xs), 1))(*[x.handle for x in xs])  # noqa: E731
-    out = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateControlFlow(
-        c_str(op_name), c_str(name), len(keys), c_str_array(keys), c_str_array([attrs[k] for k in keys]),
-        len(inputs), handles(inputs), len(bodies), (ctypes.c_uint32 * len(bodies))(*[len(b[0]) for b in bodies]),
-        handles(params), handles(outputs), ctypes.byref(out)))
+    out = C.symbol_control_flow(op_name, name, attrs, [x.handle for x in inputs], [len(b[0]) for b in bodies],
+                                [p.handle for p in params], [o.handle for o in outputs])
     return Operation(_Symbol(out), op_name, name, inputs, graph)
 
 

@@ -11,7 +11,6 @@ enabling call's config), and tapes record the ops of their own thread. Tensors a
 be shared between threads: an update (assign_add, assign_sub) is atomic, and a read of a variable
 sees a whole value (the old or the new one of a concurrent assignment).
 """
-import ctypes
 import json
 import threading
 
@@ -19,32 +18,15 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import framework as _framework
-from ._lib import LIB, c_str, check_call
+from ._lib import C
 from .framework import Tensor, TensorShape, Variable, _op_handle, convert_to_tensor, get_default_graph
 
 __all__ = ["enable_eager_execution", "executing_eagerly", "eager_stats", "reset_eager_stats", "EagerTensor",
            "EagerVariable"]
 
-_P = ctypes.c_void_p
-_PP = ctypes.POINTER(_P)
-_INT_P = ctypes.POINTER(ctypes.c_int)
-_SIGNATURES = {
-    "IRLazyApply": [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p),
-                    ctypes.c_uint32, _PP, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_PP)],
-    "IRLazyFree": [_P], "IRLazyScalar": [ctypes.c_double, ctypes.c_int, _PP],
-    "IRLazyFromHost": [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, _PP],
-    "IRLazyAssign": [ctypes.c_uint32, _PP, _PP], "IRLazyAssignUpdate": [ctypes.c_uint32, _PP, _PP, ctypes.c_int],
-    "IRLazyToNDArray": [_P, _PP], "IRLazyReadValue": [_P, _PP], "IRLazyGetShape": [_P, _INT_P, ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))],
-    "IRLazyGetDType": [_P, _INT_P]}
-for _name, _args in _SIGNATURES.items():
-    getattr(LIB, _name).argtypes = _args
-LIB.IRLazyFree.restype = None
-_LAZY_APPLY, _LAZY_FREE, _FROM_HOST = LIB.IRLazyApply, LIB.IRLazyFree, LIB.IRLazyFromHost  # (the per-op calls)
-
-_HANDLE_ARRAYS = [_P * n for n in range(16)]
-_SPECS = {}  # (op, attribute items) -> (op handle, number of attributes, keys, values) for IRLazyApply
+_LAZY_APPLY = C.lazy_apply  # (the per-op call: op handle, attribute tuples, the input tensors themselves)
+_SPECS = {}  # (op, attribute items) -> (op handle, keys, values, keeps float dtype) for lazy_apply
 _SCALARS = {}  # (value, dtype code) -> a 0-d leaf shared by the ops that use that number
-_DIMS = {}  # shape -> the int64 array IRLazyFromHost reads it from (the library copies it)
 _MAX_CACHED = 4096
 _CONFIG = None  # enable_eager_execution's config (JSON): every thread's Context is made with it
 _UPDATES = {"add": 1, "subtract": 2}  # IRLazyAssignUpdate's ops
@@ -54,24 +36,14 @@ class _Context(object):
     """A lazy Context made for one thread with the enabling call's config; freed with the thread."""
 
     def __init__(self, config):
-        self.handle = _P()
-        check_call(LIB.IRLazyContextCreate(c_str(config), ctypes.byref(self.handle)))
-        check_call(LIB.IRLazyContextSetCurrent(self.handle))
-
-    def __del__(self):
-        try:
-            LIB.IRLazyContextFree(self.handle)
-        except Exception:  # interpreter shutdown
-            pass
+        self.handle = C.lazy_context_create(config)
+        C.lazy_context_set_current(self.handle)
 
 
 class _ThreadState(threading.local):
-    """What each thread has of its own: IRLazyApply's out-parameters (the library writes them while
-    other threads run), the GradientTapes recording on it (innermost last), its Context."""
+    """What each thread has of its own: the GradientTapes recording on it (innermost last), its Context."""
 
     def __init__(self):
-        nout, outs = ctypes.c_uint32(), _PP()
-        self.apply = (nout, outs, ctypes.byref(nout), ctypes.byref(outs))
         self.tapes = []
         self.context = _Context(_CONFIG) if _CONFIG is not None else None
 
@@ -96,6 +68,7 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
     if isinstance(config, dict):
         _CONFIG = json.dumps(config)
         _STATE.context = _Context(_CONFIG)  # (other threads make theirs at their first op)
+    _install_operators()
     _framework._EAGER = __import__(__name__, fromlist=["apply"])
 
 
@@ -108,21 +81,17 @@ def eager_stats():
     cache_misses, cache_size, evictions, ops_recorded, record_ns, execute_ns, tape_cache_hits,
     tape_cache_misses (IRLazyContextGetStatsJSON)."""
     _STATE.tapes  # (makes this thread's Context, if it has none yet)
-    out = ctypes.c_char_p()
-    check_call(LIB.IRLazyContextGetStatsJSON(None, ctypes.byref(out)))
-    return json.loads(out.value.decode("utf-8"))
+    return json.loads(C.lazy_stats_json(None))
 
 
 def reset_eager_stats():
     _STATE.tapes
-    check_call(LIB.IRLazyContextResetStats(None))
+    C.lazy_reset_stats(None)
 
 
 def _spec(op_type, attrs):
     attrs = {k: _framework._format_attr(v) for k, v in attrs.items() if v is not None} if attrs else {}
-    keys = (ctypes.c_char_p * max(len(attrs), 1))(*[k.encode() for k in attrs])
-    vals = (ctypes.c_char_p * max(len(attrs), 1))(*[v.encode() for v in attrs.values()])
-    return _P(_op_handle(op_type).value), len(attrs), keys, vals
+    return _op_handle(op_type), tuple(attrs), tuple(attrs.values()), op_type in _FLOAT_PRESERVING
 
 
 def _lookup_spec(op_type, attrs):
@@ -151,26 +120,15 @@ def _as_eager(x):
 def apply(op_type, inputs, attrs=None):
     """Records op_type(inputs) with `attrs`: an EagerTensor, or an _EagerOp when it has several outputs."""
     spec = None if attrs else _SPECS.get(op_type)  # (the common case first: an op without attributes)
-    op, nattrs, keys, vals = spec or _lookup_spec(op_type, attrs)
-    state = _STATE
-    if state.tapes:
-        _watch_trainable(inputs, state.tapes)
-    try:
-        handles = [x._h for x in inputs]
-    except AttributeError:
-        inputs = [_as_eager(x) for x in inputs]  # (held: the constants must outlive the call)
-        handles = [x._h for x in inputs]
-    n = len(handles)
-    array = _HANDLE_ARRAYS[n](*handles) if n < 16 else (_P * n)(*handles)
-    nout, outs, nout_ref, outs_ref = state.apply
-    if _LAZY_APPLY(op, nattrs, keys, vals, n, array, nout_ref, outs_ref):
-        check_call(-1)
-    if nout.value == 1:
-        out = EagerTensor(outs[0])
-        if op_type in _FLOAT_PRESERVING and inputs:
-            out._dtype = _common_float_dtype(inputs)
-        return out
-    return _EagerOp(op_type, [EagerTensor(outs[i]) for i in range(nout.value)])
+    op, keys, vals, keeps_dtype = spec or _lookup_spec(op_type, attrs)
+    tapes = _STATE.tapes
+    if tapes:
+        _watch_trainable(inputs, tapes)
+    try:  # (tinyflow._C reads each input's handle and makes the EagerTensors)
+        out = _LAZY_APPLY(op, keys, vals, inputs, keeps_dtype)
+    except AttributeError:  # an input that is no eager tensor yet: a Python or NumPy value
+        out = _LAZY_APPLY(op, keys, vals, [_as_eager(x) for x in inputs], keeps_dtype)
+    return _EagerOp(op_type, out) if type(out) is list else out
 
 
 # Elementwise ops whose output has the dtype of their floating inputs (when these agree): their
@@ -179,20 +137,6 @@ def apply(op_type, inputs, attrs=None):
 _FLOAT_PRESERVING = frozenset([
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "negative", "exp", "log", "log1p",
     "expm1", "sqrt", "rsqrt", "square", "abs", "tanh", "sigmoid", "reciprocal", "relu", "identity", "bias_add"])
-
-
-_FLOATS = frozenset([_dtypes.float32, _dtypes.float64])
-
-
-def _common_float_dtype(inputs):
-    """The dtype all `inputs` know they have, when it is a floating one; else None (the library tells)."""
-    dtype = inputs[0]._dtype
-    if dtype not in _FLOATS:
-        return None
-    for x in inputs:
-        if x._dtype is not dtype:
-            return None
-    return dtype
 
 
 def _watch_trainable(inputs, tapes):
@@ -208,29 +152,16 @@ def scalar(value, dtype):
     key = (value, dtype.enum)
     t = _SCALARS.get(key)
     if t is None:
-        h = _P()
-        check_call(LIB.IRLazyScalar(float(value), dtype.enum, ctypes.byref(h)))
         if len(_SCALARS) >= _MAX_CACHED:
             _SCALARS.clear()
-        t = _SCALARS[key] = EagerTensor(h.value)
+        t = _SCALARS[key] = EagerTensor(C.lazy_scalar(float(value), dtype.enum))
         t._dtype = dtype
     return t
 
 
 def from_numpy(arr, dtype):
-    """A leaf holding a copy of `arr` (IRLazyFromHost)."""
-    np_dtype = dtype.as_numpy_dtype
-    if type(arr) is not np.ndarray or arr.dtype != np_dtype or not arr.flags.c_contiguous:
-        arr = np.require(arr, dtype=np_dtype, requirements="C")  # (else the common case: a batch as it is)
-    shape = arr.shape
-    dims = _DIMS.get(shape)
-    if dims is None:
-        if len(_DIMS) >= _MAX_CACHED:
-            _DIMS.clear()
-        dims = _DIMS[shape] = (ctypes.c_int64 * max(len(shape), 1))(*shape)
-    h = _P()
-    check_call(_FROM_HOST(arr.ctypes.data, len(shape), dims, dtype.enum, ctypes.byref(h)))
-    t = EagerTensor(h.value)
+    """A leaf holding a copy of `arr` (IRLazyFromHost; tinyflow._C converts it to `dtype` when needed)."""
+    t = EagerTensor(C.lazy_from_numpy(arr, dtype.enum))
     t._dtype = dtype
     return t
 
@@ -256,10 +187,8 @@ def assign_all(pairs, update=None):
     (update "add" or "subtract": targets[i] op= values[i], each atomically)."""
     if not pairs:
         return
-    targets = (_P * len(pairs))(*[t._h for t, _ in pairs])
-    values = [convert_to_tensor(v, dtype=t.dtype) for t, v in pairs]  # (held until the call returns)
-    check_call(LIB.IRLazyAssignUpdate(len(pairs), targets, (_P * len(pairs))(*[v._h for v in values]),
-                                      _UPDATES.get(update, 0)))
+    values = [convert_to_tensor(v, dtype=t.dtype) for t, v in pairs]
+    C.lazy_assign([t._h for t, _ in pairs], [v._h for v in values], _UPDATES.get(update, 0))
 
 
 def _value_for(variable, value):
@@ -272,24 +201,17 @@ def _value_for(variable, value):
     return tensor
 
 
-def _to_numpy(h, read=LIB.IRLazyToNDArray):
-    from .session import from_ndarray
-    out = _P()
-    check_call(read(h, ctypes.byref(out)))
-    return from_ndarray(out)
+def _to_numpy(h, snapshot=False):
+    """A copy of the value (snapshot: taken while no assignment writes it, IRLazyReadValue)."""
+    return C.lazy_to_numpy(h, snapshot)
 
 
 def _shape_of(h):
-    ndim = ctypes.c_int()
-    dims = ctypes.POINTER(ctypes.c_int64)()
-    check_call(LIB.IRLazyGetShape(h, ctypes.byref(ndim), ctypes.byref(dims)))
-    return TensorShape(dims[:ndim.value])
+    return TensorShape(C.lazy_shape(h))
 
 
 def _dtype_of(h):
-    code = ctypes.c_int()
-    check_call(LIB.IRLazyGetDType(h, ctypes.byref(code)))
-    return _dtypes._BY_ENUM[code.value]
+    return _dtypes._BY_ENUM[C.lazy_dtype(h)]
 
 
 def _dims_text(shape):
@@ -369,17 +291,10 @@ class EagerTensor(_ValueMethods, Tensor):
     _dtype = None
 
     def __init__(self, handle):
-        self._h = handle
-
-    def __del__(self):
-        try:
-            if self._h:
-                _LAZY_FREE(self._h)
-        except Exception:  # interpreter shutdown
-            pass
+        self._h = handle  # a Lazy handle of tinyflow._C (the array is freed with it)
 
     def _detach(self):
-        """Takes the handle away from this tensor (its new owner frees it)."""
+        """Takes the handle away from this tensor (its new owner keeps it)."""
         h, self._h = self._h, None
         return h
 
@@ -445,13 +360,6 @@ class EagerVariable(_ValueMethods, Variable):
         for key in collections or []:  # none by default: eager mode has no collections (as in TF)
             graph.add_to_collection(key, self)
 
-    def __del__(self):
-        try:
-            if self._h:
-                _LAZY_FREE(self._h)
-        except Exception:  # interpreter shutdown
-            pass
-
     @property
     def name(self):
         return self.op.name + ":0"
@@ -463,7 +371,7 @@ class EagerVariable(_ValueMethods, Variable):
 
     def numpy(self):
         """A copy of the current value, whole even while other threads assign the variable."""
-        return _to_numpy(self._h, LIB.IRLazyReadValue)
+        return _to_numpy(self._h, snapshot=True)
 
     def value(self):
         """The current value (a snapshot: later assignments do not change it)."""
@@ -502,3 +410,29 @@ class EagerVariable(_ValueMethods, Variable):
         return "<tf.Variable '%s' shape=%s dtype=%s, numpy=%r>" % (self.name, tuple(self.shape.dims),
                                                                   self.dtype.name, self.numpy())
 
+
+
+def _fast_binary(op_type, reverse):
+    """EagerTensor's operator for op_type: two eager tensors go straight to lazy_apply (no variable among them,
+    so no tape watches anything); other operands take binary()'s conversions."""
+    op, keys, vals, keeps_dtype = _spec(op_type, None)
+
+    def method(self, other):
+        if type(other) is EagerTensor:
+            return _LAZY_APPLY(op, keys, vals, (other, self) if reverse else (self, other), keeps_dtype)
+        return binary(op_type, other, self) if reverse else binary(op_type, self, other)
+    return method
+
+
+def _install_operators():
+    """The operators of framework's Tensor table, on EagerTensor, made when eager execution is enabled."""
+    for name, op_type in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                          ("div", "divide"), ("floordiv", "floor_divide"), ("mod", "floor_mod"), ("pow", "power"),
+                          ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                          ("and", "logical_and"), ("or", "logical_or")):
+        setattr(EagerTensor, "__%s__" % name, _fast_binary(op_type, False))
+        if name not in ("lt", "le", "gt", "ge"):
+            setattr(EagerTensor, "__r%s__" % name, _fast_binary(op_type, True))
+
+
+C.lazy_setup(EagerTensor, (_dtypes.float32, _dtypes.float64))  # what lazy_apply makes, the dtypes ops keep

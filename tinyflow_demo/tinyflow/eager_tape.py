@@ -4,29 +4,13 @@ The tape records nothing of its own: the lazy arrays already are IR nodes, so gr
 library's reverse-mode Gradient pass over the DAG recorded since the tape started and returns
 pending arrays, which fuse with the optimizer's update into one trace.
 """
-import ctypes
-
 from . import eager as _eager
-from ._lib import LIB, check_call
+from ._lib import C
 from .eager import EagerTensor, EagerVariable
 from .framework import convert_to_tensor
 
 __all__ = ["GradientTape", "gradients_function", "value_and_gradients_function", "implicit_gradients",
            "implicit_value_and_gradients"]
-
-_P = ctypes.c_void_p
-_SIGNATURES = {"IRLazyTapeCreate": [ctypes.c_int, ctypes.POINTER(_P)], "IRLazyTapeWatch": [_P, _P],
-               "IRLazyTapeStop": [_P], "IRLazyTapeFree": [_P],
-               "IRLazyTapeGradient": [_P, ctypes.c_uint32, ctypes.POINTER(_P), ctypes.POINTER(_P), ctypes.c_uint32,
-                                      ctypes.POINTER(_P), ctypes.POINTER(_P)]}
-
-
-def _declare():
-    """Sets the tape functions' argument types (at the first tape: the library is checked for them then)."""
-    for name, args in _SIGNATURES.items():
-        getattr(LIB, name).argtypes = args
-    _SIGNATURES.clear()
-
 
 def _flatten(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
@@ -54,8 +38,6 @@ class GradientTape(object):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         if not _eager.executing_eagerly():
             raise RuntimeError("tf.GradientTape needs eager execution: call tf.enable_eager_execution() first.")
-        if _SIGNATURES:
-            _declare()
         self._persistent = persistent
         self._watch_accessed = watch_accessed_variables
         self._handle = None
@@ -66,9 +48,7 @@ class GradientTape(object):
     def __enter__(self):
         if self._handle is not None:
             raise ValueError("a GradientTape can be entered once")
-        h = _P()
-        check_call(LIB.IRLazyTapeCreate(int(bool(self._persistent)), ctypes.byref(h)))
-        self._handle = h.value
+        self._handle = C.tape_create(bool(self._persistent))
         self._recording = True
         if self._watch_accessed:
             _eager._tapes().append(self)
@@ -83,7 +63,7 @@ class GradientTape(object):
             self._recording = False
             if self in _eager._tapes():
                 _eager._tapes().remove(self)
-            check_call(LIB.IRLazyTapeStop(self._handle))
+            C.tape_stop(self._handle)
 
     def __del__(self):
         try:
@@ -94,7 +74,7 @@ class GradientTape(object):
     def _free(self):
         if self._handle:
             self._stop()
-            LIB.IRLazyTapeFree(self._handle)
+            C.free(self._handle)
             self._handle = None
 
     def _check_recording(self):
@@ -108,7 +88,7 @@ class GradientTape(object):
             if isinstance(t, EagerVariable):
                 self._watch_variable(t)
             elif isinstance(t, EagerTensor):
-                check_call(LIB.IRLazyTapeWatch(self._handle, t._h))
+                C.tape_watch(self._handle, t._h)
             else:
                 raise TypeError("GradientTape.watch takes eager tensors or variables, got %r" % (t,))
 
@@ -116,7 +96,7 @@ class GradientTape(object):
         if id(variable) not in self._watched_ids:
             self._watched_ids.add(id(variable))
             self._watched.append(variable)
-            check_call(LIB.IRLazyTapeWatch(self._handle, variable._h))
+            C.tape_watch(self._handle, variable._h)
 
     def watched_variables(self):
         return list(self._watched)
@@ -136,12 +116,9 @@ class GradientTape(object):
             from .array_ops import ones_like
             heads = [ones_like(t) if g is None else convert_to_tensor(g)
                      for t, g in zip(targets, _flatten(output_gradients))]
-        grads = (_P * max(len(flat), 1))()
-        check_call(LIB.IRLazyTapeGradient(
-            self._handle, len(targets), (_P * len(targets))(*[t._h for t in targets]),
-            None if heads is None else (_P * len(targets))(*[h._h for h in heads]), len(flat),
-            (_P * max(len(flat), 1))(*[s._h for s in flat]), grads))
-        out = [None if grads[i] is None else _gradient(grads[i], s) for i, s in enumerate(flat)]
+        grads = C.tape_gradient(self._handle, [t._h for t in targets], None if heads is None else [h._h for h in heads],
+                                [s._h for s in flat])
+        out = [None if g is None else _gradient(g, s) for g, s in zip(grads, flat)]
         if not self._persistent:
             self._free()
         if isinstance(sources, (list, tuple)):

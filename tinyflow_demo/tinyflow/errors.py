@@ -50,4 +50,4 @@ def _from_library(message):
     return OpError(message)
 
 
-_lib.ERROR_CLASS = _from_library
+_lib.set_error_class(_from_library)  # tinyflow._C raises these for every failed library call

@@ -6,13 +6,12 @@ passes, so Python never re-implements an op's rules.
 """
 import base64
 import contextlib
-import ctypes
 import re
 
 import numpy as np
 
 from . import dtypes as _dtypes
-from ._lib import LIB, c_handle_array, c_str, c_str_array, check_call
+from ._lib import C
 # Split out of this module; re-exported here, where the rest of tinyflow imports them from.
 from ._symbol import _Symbol, _op_handle
 from .static_shapes import _check_static_shapes
@@ -366,19 +365,13 @@ def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
     graph = get_default_graph()
     attrs = {k: _format_attr(v) for k, v in (attrs or {}).items() if v is not None}
     keys = list(attrs.keys())
-    handle = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle(op_type), len(keys), c_str_array(keys),
-                                              c_str_array([attrs[k] for k in keys]), ctypes.byref(handle)))
-    symbol = _Symbol(handle)
+    op_handle = _op_handle(op_type)
     node_name = graph.unique_name(name or op_type)
     inputs = [convert_to_tensor(x) for x in inputs]
     if graph._body_stack:  # inside a cond/while_loop body: outer tensors become params (bodies are closed)
         inputs = graph._body_stack[-1].capture_inputs(op_type, inputs)
-    check_call(LIB.IRSymbolCompose(symbol.handle, c_str(node_name), len(inputs), None,
-                                   c_handle_array([x.handle for x in inputs])))
-    if graph._control_stack:
-        deps = _Symbol.group([op._symbol for op in graph._control_stack])
-        check_call(LIB.IRSymbolAddControlDeps(symbol.handle, deps.handle))
+    deps = _Symbol.group([op._symbol for op in graph._control_stack]).handle if graph._control_stack else None
+    symbol = _Symbol(C.symbol_op(op_handle, attrs, node_name, [x.handle for x in inputs], deps))
     op = cls(symbol, op_type, node_name, inputs, graph)
     _check_static_shapes(op, op_type, keys, attrs, inputs)
     return op.outputs[0] if len(op.outputs) == 1 and cls is Operation else op
@@ -386,12 +379,8 @@ def apply_op(op_type, inputs, attrs=None, name=None, cls=Operation):
 
 def _variable_node(name, attrs):
     graph = get_default_graph()
-    handle = ctypes.c_void_p()
     node_name = graph.unique_name(name)
-    check_call(LIB.IRSymbolCreateVariable(c_str(node_name), ctypes.byref(handle)))
-    symbol = _Symbol(handle)
-    symbol.set_attrs(attrs)
-    return symbol, node_name
+    return _Symbol(C.symbol_variable(node_name, {k: str(v) for k, v in attrs.items()})), node_name
 
 
 def placeholder(dtype, shape=None, name=None):

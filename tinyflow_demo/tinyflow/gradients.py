@@ -1,9 +1,8 @@
 """tf.gradients over the library's reverse-mode Gradient pass (IRSymbolGradientEx)."""
-import ctypes
 import json
 
 from . import framework as _framework
-from ._lib import LIB, c_str, check_call
+from ._lib import C
 from .framework import Operation, Tensor, _Symbol, convert_to_tensor, get_default_graph
 
 __all__ = ["gradients"]
@@ -60,14 +59,11 @@ def _gradient_tensors(graph, ys, xs, grad_ys, name, stops):
                                  "operation: %s. Input index: 0. Original input shape: %s. Calculated input "
                                  "gradient shape: %s" % (y.op.name, y.shape, g.shape))
         head = _Symbol.group([g._symbol for g in grad_ys])
-    out = ctypes.c_void_p()
-    y_group = _Symbol.group([y._symbol for y in ys])  # named: the handles must outlive the call
+    y_group = _Symbol.group([y._symbol for y in ys])
     x_group = _Symbol.group([x._symbol for x in xs])
     options = {"stop_nodes": [t.op.name for t in stops]} if stops else {}
-    options = c_str(json.dumps(options))
-    check_call(LIB.IRSymbolGradientEx(y_group.handle, x_group.handle, head.handle if head is not None else None,
-                                      options, ctypes.byref(out)))
-    grads = _Symbol(out)
+    grads = _Symbol(C.symbol_gradient(y_group.handle, x_group.handle, head.handle if head is not None else None,
+                                      json.dumps(options)))
     results, reached = [], None
     for i, x in enumerate(xs):
         symbol = grads.output(i)
@@ -117,10 +113,8 @@ def _reached_ops(ys, stops=()):
 
 def _is_zero_gradient(symbol):
     """Whether a gradient is the Gradient pass's "<x>_zero_grad" node (no gradient reached x)."""
-    n = ctypes.c_uint32()
-    names = ctypes.POINTER(ctypes.c_char_p)()
-    check_call(LIB.IRSymbolListOutputNames(symbol.handle, ctypes.byref(n), ctypes.byref(names)))
-    return n.value == 1 and names[0].decode("utf-8").endswith("_zero_grad")
+    names = C.symbol_output_names(symbol.handle)
+    return len(names) == 1 and names[0].endswith("_zero_grad")
 
 
 class _GradientOp(Operation):

@@ -3,10 +3,9 @@ TensorFlow GraphDef, written by libir_tensorflow's exporter (frontends/tensorflo
 inverse of its importer), so TensorFlow and ir-tf-run read it. Every operation of the graph is written,
 named as here; an op the exporter has no TensorFlow form for (control flow, gradient-only ops) is an
 error naming it."""
-import ctypes
 import os
 
-from ._lib import check_call
+from ._lib import C
 
 __all__ = ["GraphDef", "write_graph"]
 
@@ -15,19 +14,12 @@ def _serialized(graph, as_text):
     """The graph's GraphDef bytes (text format when as_text)."""
     from . import ir
     from .framework import _Symbol
-    from .saver import _tflib
     ops = [op for op in graph._ops.values() if op._body is None and getattr(op, "_symbol", None) is not None]
     if not ops:
         return b""
-    lib = _tflib()
-    if not getattr(lib.IRTFGraphDefExport, "argtypes", None):
-        lib.IRTFGraphDefExport.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
-                                           ctypes.POINTER(ctypes.c_size_t)]
     group = _Symbol.group([op._symbol for op in ops])
     handle = ir.Graph(group)
-    out, size = ctypes.c_void_p(), ctypes.c_size_t()
-    check_call(lib.IRTFGraphDefExport(handle.handle, int(bool(as_text)), ctypes.byref(out), ctypes.byref(size)))
-    return ctypes.string_at(out, size.value)
+    return C.tf_graphdef_export(handle.handle, bool(as_text))
 
 
 class GraphDef(object):

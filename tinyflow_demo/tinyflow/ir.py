@@ -5,10 +5,9 @@
                        {"fusion.fmax": 4}, input_shapes={"x": (64, 784)})
     g.attr("fusion_groups"), g.attr("kernel_source"), print(g.text())
 """
-import ctypes
 import json
 
-from ._lib import LIB, c_str, c_str_array, check_call, py_str_list
+from ._lib import C
 
 __all__ = ["Graph", "list_ops", "list_passes", "list_pipelines", "pipeline", "pipeline_passes", "op_info",
            "infer_shape_dtype", "parse_shape"]
@@ -47,52 +46,37 @@ class Graph(object):
                 items = outputs if isinstance(outputs, (list, tuple)) else [outputs]
                 symbols = [x._symbol if isinstance(x, Operation) else convert_to_tensor(x)._symbol for x in items]
                 symbol = symbols[0] if len(symbols) == 1 else _Symbol.group(symbols)
-            handle = ctypes.c_void_p()
-            check_call(LIB.IRGraphCreate(symbol.handle, ctypes.byref(handle)))
-        self.handle = handle
-
-    def __del__(self):
-        try:
-            if self.handle:
-                LIB.IRGraphFree(self.handle)
-        except Exception:
-            pass
+            handle = C.graph_create(symbol.handle)
+        self.handle = handle  # (a Graph handle of tinyflow._C: the graph is freed with it)
 
     @staticmethod
     def load_json(text):
-        handle = ctypes.c_void_p()
-        check_call(LIB.IRGraphLoadJSON(c_str(text), ctypes.byref(handle)))
-        return Graph(handle=handle)
+        return Graph(handle=C.graph_load_json(text))
 
     def save_json(self):
-        out = ctypes.c_char_p()
-        check_call(LIB.IRGraphSaveJSON(self.handle, ctypes.byref(out)))
-        return out.value.decode("utf-8")
+        return C.graph_save_json(self.handle)
 
     def to_dict(self):
         return json.loads(self.save_json())
 
     def attrs(self):
         """Names of the graph's attributes."""
-        n = ctypes.c_uint32()
-        names = ctypes.POINTER(ctypes.c_char_p)()
-        check_call(LIB.IRGraphListAttrs(self.handle, ctypes.byref(n), ctypes.byref(names)))
-        return py_str_list(n, names)
+        return C.graph_list_attrs(self.handle)
 
     def attr(self, key, default=None):
         """Attribute `key` as a Python value (parsed from its JSON), or `default` when absent."""
-        out = ctypes.c_char_p()
-        ok = ctypes.c_int()
-        check_call(LIB.IRGraphGetAttrJSON(self.handle, c_str(key), ctypes.byref(out), ctypes.byref(ok)))
-        if not ok.value:
-            return default
-        return _py_json(out.value.decode("utf-8"))
+        text = C.graph_get_attr_json(self.handle, key)
+        return default if text is None else _py_json(text)
 
     def set_attr(self, key, value):
         """Sets attribute `key`: a Python value (int, float, str, list) or `["type", value]`."""
         if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
             value = _typed(value)
-        check_call(LIB.IRGraphSetAttrJSON(self.handle, c_str(key), c_str(json.dumps(value))))
+        C.graph_set_attr_json(self.handle, key, json.dumps(value))
+
+    def set_attr_bytes(self, key, data):
+        """Sets attribute `key` to raw bytes (NUL bytes allowed): a pass's binary input (a serialized GraphDef)."""
+        C.graph_set_attr_bytes(self.handle, key, data)
 
     def input_names(self):
         d = self.to_dict()
@@ -122,10 +106,8 @@ class Graph(object):
                 src.set_attr(key, value)
             if input_shapes:
                 src.set_input_shapes(input_shapes)
-        out = ctypes.c_void_p()
         names = [names] if isinstance(names, str) else list(names)
-        check_call(LIB.IRGraphApplyPasses(src.handle, len(names), c_str_array(names), ctypes.byref(out)))
-        return Graph(handle=out)
+        return Graph(handle=C.graph_apply_passes(src.handle, names))
 
     def apply_pipeline(self, name, on=(), options=None, input_shapes=None):
         """Runs the registered pipeline `name` (options in `on` on: e.g. "simplify", "fusion")."""
@@ -140,9 +122,7 @@ class Graph(object):
         return self._print(1)
 
     def _print(self, fmt):
-        out = ctypes.c_char_p()
-        check_call(LIB.IRGraphPrint(self.handle, fmt, ctypes.byref(out)))
-        return out.value.decode("utf-8")
+        return C.graph_print(self.handle, fmt)
 
     def __str__(self):
         return self.text()
@@ -159,32 +139,21 @@ class Graph(object):
 
 
 def list_ops():
-    n = ctypes.c_uint32()
-    names = ctypes.POINTER(ctypes.c_char_p)()
-    check_call(LIB.IRListAllOpNames(ctypes.byref(n), ctypes.byref(names)))
-    return py_str_list(n, names)
+    return C.list_ops()
 
 
 def list_passes():
-    n = ctypes.c_uint32()
-    names = ctypes.POINTER(ctypes.c_char_p)()
-    check_call(LIB.IRListPasses(ctypes.byref(n), ctypes.byref(names)))
-    return py_str_list(n, names)
+    return C.list_passes()
 
 
 def list_pipelines():
     """Names of the registered pass pipelines (include/ir/pipeline.h)."""
-    n = ctypes.c_uint32()
-    names = ctypes.POINTER(ctypes.c_char_p)()
-    check_call(LIB.IRPipelineList(ctypes.byref(n), ctypes.byref(names)))
-    return py_str_list(n, names)
+    return C.list_pipelines()
 
 
 def pipeline(name):
     """A registered pipeline's printed form: "infer: InferShape, InferType"."""
-    out = ctypes.c_char_p()
-    check_call(LIB.IRPipelineGet(c_str(name), ctypes.byref(out)))
-    return out.value.decode("utf-8")
+    return C.pipeline(name)
 
 
 # {(name, options on): passes}; op libraries may extend pipelines: load_op_library clears it.
@@ -196,24 +165,14 @@ def pipeline_passes(name, *on):
     key = (name, tuple(sorted(on)))
     passes = _PIPELINE_PASSES.get(key)
     if passes is None:
-        n = ctypes.c_uint32()
-        names = ctypes.POINTER(ctypes.c_char_p)()
-        check_call(LIB.IRPipelinePasses(c_str(name), len(key[1]), c_str_array(list(key[1])), ctypes.byref(n),
-                                        ctypes.byref(names)))
-        passes = _PIPELINE_PASSES[key] = tuple(py_str_list(n, names))
+        passes = _PIPELINE_PASSES[key] = tuple(C.pipeline_passes(name, list(key[1])))
     return passes
 
 
 def op_info(name):
     """{"name", "description", "arguments": [(name, type, description)]} of a registered op."""
     from .framework import _op_handle
-    nm, desc = ctypes.c_char_p(), ctypes.c_char_p()
-    n = ctypes.c_uint32()
-    an, at, ad = (ctypes.POINTER(ctypes.c_char_p)() for _ in range(3))
-    check_call(LIB.IRGetOpInfo(_op_handle(name), ctypes.byref(nm), ctypes.byref(desc), ctypes.byref(n),
-                               ctypes.byref(an), ctypes.byref(at), ctypes.byref(ad)))
-    args = [(an[i].decode(), at[i].decode(), ad[i].decode()) for i in range(n.value)]
-    return {"name": nm.value.decode(), "description": desc.value.decode(), "arguments": args}
+    return C.op_info(_op_handle(name))
 
 
 def parse_shape(value):
@@ -231,11 +190,7 @@ def infer_shape_dtype(tensor):
     """(TensorShape, DType) of a tensor, from the library's InferShape and InferType passes."""
     from .dtypes import as_dtype
     from .framework import _Symbol, _op_handle
-    handle = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle("identity"), 0, None, None, ctypes.byref(handle)))
-    probe = _Symbol(handle)
-    args = (ctypes.c_void_p * 1)(tensor.handle)
-    check_call(LIB.IRSymbolCompose(probe.handle, b"__infer__", 1, None, args))
+    probe = _Symbol(C.symbol_op(_op_handle("identity"), None, "__infer__", [tensor.handle]))
     g = Graph(probe).apply_pipeline("infer")
     shapes = g.attr("shape")
     dtypes = g.attr("dtype")

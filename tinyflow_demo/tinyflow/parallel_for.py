@@ -8,10 +8,9 @@ iteration), goes into the body; other tensors are captured. The session's Vector
 loop into batched ops; an op it cannot convert runs as a loop over the iterations and is listed in
 Session.stats()["pfor_fallbacks"] (Session.pfor_fallbacks()).
 """
-import ctypes
 
 from . import dtypes, nest
-from ._lib import LIB, c_str, c_str_array, check_call
+from ._lib import C
 from .array_ops import gather, reshape, transpose
 from .framework import (Operation, TensorShape, _format_attr, _Symbol, _variable_node, convert_to_tensor,
                         get_default_graph)
@@ -53,14 +52,10 @@ def _pfor(loop_fn, iters, vectorize=True, parallel_iterations=None, n_from=None,
     attrs = {"n": -1 if n_from is not None else int(iters), "vectorize": bool(vectorize),
              "parallel_iterations": parallel_iterations}
     attrs = {k: _format_attr(v) for k, v in attrs.items() if v is not None}
-    keys = list(attrs)
     outputs = _Symbol.group([v._symbol for v in values])
     inside = _Symbol.group([t._symbol for op in built for t in op.outputs]) if built else None
-    out = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreatePfor(
-        c_str(node), index.handle, outputs.handle, inside.handle if inside is not None else None,
-        convert_to_tensor(n_from).handle if n_from is not None else None, len(keys), c_str_array(keys),
-        c_str_array([attrs[k] for k in keys]), ctypes.byref(out)))
+    out = C.symbol_pfor(node, index.handle, outputs.handle, inside.handle if inside is not None else None,
+                        convert_to_tensor(n_from).handle if n_from is not None else None, attrs)
     stacked = iter(Operation(_Symbol(out), "pfor", node, [], graph).outputs)
     return nest.pack_sequence_as(result, [None if v is None else next(stacked) for v in leaves])
 

@@ -6,48 +6,24 @@ their own dtypes, which must be the declared ones (as in TF). An exception raise
 fails the run with an error naming the node and the exception. py_func outputs have unknown
 shapes (set_shape may declare them) and no gradient (TF: None).
 """
-import ctypes
 import sys
 
 import numpy as np
 
 from . import dtypes as _dtypes
 from . import framework as _framework
-from ._lib import LIB, check_call
+from ._lib import C
 from .array_ops import identity
 from .framework import Operation, apply_op, control_dependencies, convert_to_tensor
 
 __all__ = ["py_func", "numpy_function", "Print", "print_v2"]
 
-_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32,
-                             ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_size_t)
-LIB.IRHostCallbackRegister.argtypes = [_CALLBACK, ctypes.POINTER(ctypes.c_int64)]
-_registered = []  # the ctypes trampolines: the library calls them for the process's lifetime
-
 
 def _register(fn):
-    """Registers fn(list of input arrays) -> list of output arrays; returns the callback id."""
-    from .session import from_ndarray, to_ndarray
-
-    def trampoline(num_inputs, inputs, num_outputs, outputs, error, error_size):
-        try:
-            args = [np.asarray(from_ndarray(ctypes.c_void_p(inputs[i]), free=False)) for i in range(num_inputs)]
-            results = fn(args)
-            if len(results) != num_outputs:
-                raise ValueError("the function returned %d values, expected %d" % (len(results), num_outputs))
-            for i, value in enumerate(results):
-                outputs[i] = to_ndarray(value).value
-            return 0
-        except BaseException as exc:  # noqa: B902 (any failure must reach the run as an error, never unwind C++)
-            text = ("%s: %s" % (type(exc).__name__, exc)).encode("utf-8", "replace")[:max(int(error_size) - 1, 0)]
-            ctypes.memmove(error, text + b"\0", len(text) + 1)
-            return 1
-
-    callback = _CALLBACK(trampoline)
-    callback_id = ctypes.c_int64()
-    check_call(LIB.IRHostCallbackRegister(callback, ctypes.byref(callback_id)))
-    _registered.append(callback)
-    return callback_id.value
+    """Registers fn(list of input arrays) -> list of output arrays; returns the callback id. tinyflow._C calls it
+    with the GIL held; what it raises fails the run with "Type: message" (errors.py maps tf.errors' classes)."""
+    from .session import _host_array
+    return C.host_callback_register(lambda args: [_host_array(v) for v in fn(args)])
 
 
 def _host_call(fn, inputs, dtypes, name, shapes=None):

@@ -1,7 +1,6 @@
 """tf.train.Saver and checkpoint utilities: TensorFlow's checkpoint V2 format (`<prefix>.index` +
 `<prefix>.data-00000-of-00001`, written and read by libir_tensorflow.so) and the `checkpoint` state
 file in TF's text format, so TF reads tinyflow's checkpoints and tinyflow restores TF's."""
-import ctypes
 import glob
 import os
 import time
@@ -10,7 +9,7 @@ import numpy as np
 
 from . import errors
 from . import tf_logging as logging
-from ._lib import LIB, LIB_PATH, c_handle_array, c_str, c_str_array
+from ._lib import C, TinyflowError
 from .checkpoint_state import CheckpointState, get_checkpoint_state, update_checkpoint_state
 from .framework import Tensor, Variable, get_default_graph
 
@@ -23,43 +22,21 @@ _TF_DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 4: np.uint8, 5: np.int1
 _TF_NAMES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 9: "int64", 10: "bool",
              7: "string"}
 _TF_OF_NAME = {"float32": 1, "float64": 2, "int32": 3, "int64": 9, "bool": 10}
-_TFLIB = None
 
 
-def _tflib():
-    """libir_tensorflow.so, loaded (once) from the directory of libir.so."""
-    global _TFLIB
-    if _TFLIB is None:
-        path = os.path.join(os.path.dirname(LIB_PATH), "libir_tensorflow.so")
-        if not os.path.exists(path):
-            raise ImportError("tinyflow: checkpoints and summaries need %s (build the ir_tensorflow target)" % path)
-        lib = ctypes.CDLL(path, ctypes.RTLD_GLOBAL)
-        P, out = ctypes.c_void_p, [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
-        str_p, i64_p = ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int64)
-        int_p = ctypes.POINTER(ctypes.c_int)
-        lib.IRTFCheckpointWrite.argtypes = [ctypes.c_char_p, ctypes.c_uint32, str_p, ctypes.POINTER(P), int_p]
-        lib.IRTFCheckpointList.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(str_p),
-                                           ctypes.POINTER(int_p), ctypes.POINTER(int_p), ctypes.POINTER(i64_p)]
-        lib.IRTFCheckpointRead.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(P)]
-        lib.IRTFSummaryScalar.argtypes = [ctypes.c_char_p, ctypes.c_double] + out
-        lib.IRTFSummaryHistogram.argtypes = [ctypes.c_char_p, P] + out
-        lib.IRTFSummaryImage.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
-                                         ctypes.c_size_t] + out
-        lib.IRTFSummaryText.argtypes = [ctypes.c_char_p, ctypes.c_int, i64_p, ctypes.c_uint32, str_p] + out
-        lib.IRTFEventWrite.argtypes = [ctypes.c_char_p, ctypes.c_double, ctypes.c_int64, ctypes.c_char_p,
-                                       ctypes.c_size_t, ctypes.c_char_p]
-        _TFLIB = lib
-    return _TFLIB
-
-
-def _call(ret, error_class=None):
-    """Raises `error_class` (default: by the message, DataLossError for corrupt data, else OpError) on failure."""
-    if ret != 0:
-        msg = LIB.IRGetLastError().decode("utf-8", "replace")
+def _call(fn, *args, error_class=None):
+    """Calls tinyflow._C's `fn` (libir_tensorflow's file formats); a library failure raises `error_class`
+    (default: by the message, DataLossError for corrupt data, else OpError)."""
+    try:
+        return fn(*args)
+    except TinyflowError as err:
+        msg = str(err)
         if error_class is None:
             error_class = errors.DataLossError if ("CRC" in msg or "corrupt" in msg or "truncated" in msg
                                                    or "not a table" in msg) else errors.OpError
-        raise error_class(msg)
+        if type(err) is error_class:
+            raise
+        raise error_class(msg) from None
 
 
 def _prefix_exists(prefix):
@@ -85,18 +62,10 @@ class NewCheckpointReader(object):
 
     def __init__(self, filepattern):
         self._prefix = _resolve(filepattern)
-        n = ctypes.c_uint32()
-        names = ctypes.POINTER(ctypes.c_char_p)()
-        dtypes, ndims = ctypes.POINTER(ctypes.c_int)(), ctypes.POINTER(ctypes.c_int)()
-        dims = ctypes.POINTER(ctypes.c_int64)()
-        _call(_tflib().IRTFCheckpointList(c_str(self._prefix), ctypes.byref(n), ctypes.byref(names),
-                                          ctypes.byref(dtypes), ctypes.byref(ndims), ctypes.byref(dims)))
-        self._shapes, self._dtypes, at = {}, {}, 0
-        for i in range(n.value):
-            name = names[i].decode("utf-8")
-            self._shapes[name] = [int(d) for d in dims[at:at + ndims[i]]]
-            self._dtypes[name] = dtypes[i]
-            at += ndims[i]
+        self._shapes, self._dtypes = {}, {}
+        for name, tf_dtype, dims in _call(C.tf_checkpoint_list, self._prefix):
+            self._shapes[name] = dims
+            self._dtypes[name] = tf_dtype
 
     def has_tensor(self, tensor_str):
         return tensor_str in self._shapes
@@ -112,10 +81,7 @@ class NewCheckpointReader(object):
         """The value of `tensor_str` in its stored dtype. NotFoundError when the checkpoint lacks it."""
         if tensor_str not in self._shapes:
             raise errors.NotFoundError("Key %s not found in checkpoint" % tensor_str)
-        from .session import from_ndarray
-        out = ctypes.c_void_p()
-        _call(_tflib().IRTFCheckpointRead(c_str(self._prefix), c_str(tensor_str), ctypes.byref(out)))
-        value = from_ndarray(out)
+        value = _call(C.tf_checkpoint_read, self._prefix, tensor_str)
         stored = _TF_DTYPES.get(self._dtypes[tensor_str])
         return np.asarray(value).astype(stored, copy=False) if stored is not None else value
 
@@ -258,15 +224,10 @@ class Saver(object):
         save_dir = os.path.dirname(save_path) or "."
         if not os.path.isdir(save_dir):
             raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
-        from .session import to_ndarray
+        from .session import _host_array
         names = sorted(self._vars)
-        handles = [to_ndarray(self._session_value(sess, n, self._vars[n])) for n in names]
-        try:
-            _call(_tflib().IRTFCheckpointWrite(c_str(save_path), len(names), c_str_array(names),
-                                               c_handle_array(handles), None))
-        finally:
-            for h in handles:
-                LIB.IRNDArrayFree(h)
+        values = [_host_array(self._session_value(sess, n, self._vars[n])) for n in names]
+        _call(C.tf_checkpoint_write, save_path, names, values, None)
         self._record(save_path)
         if write_state:
             update_checkpoint_state(save_dir, save_path, self.last_checkpoints, latest_filename,

@@ -1,12 +1,11 @@
 """Session: runs fetches and targets of the graph through IRSessionRun, NumPy in and out."""
-import ctypes
 import json
 import os
 
 import numpy as np
 
 from . import dtypes as _dtypes
-from ._lib import LIB, TinyflowError, c_str, c_str_array, check_call, py_str_list
+from ._lib import C, TinyflowError
 from .framework import Operation, Tensor, TensorShape, _Symbol, get_default_graph
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
@@ -37,33 +36,9 @@ def _host_array(value, dtype=None):
 
 
 def to_ndarray(value, dtype=None):
-    """A new IRNDArrayHandle holding a copy of `value` (converted to `dtype` when given)."""
+    """A new NDArray handle (tinyflow._C) holding a copy of `value` (converted to `dtype` when given)."""
     arr = _host_array(value, dtype)
-    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-    handle = ctypes.c_void_p()
-    check_call(LIB.IRNDArrayCreate(shape, arr.ndim, _dtypes.as_dtype(arr.dtype).enum,
-                                   arr.ctypes.data_as(ctypes.c_void_p), ctypes.byref(handle)))
-    return handle
-
-
-def from_ndarray(handle, free=True):
-    """A NumPy copy of an IRNDArrayHandle (freed afterwards unless free=False)."""
-    try:
-        ndim, dtype = ctypes.c_int(), ctypes.c_int()
-        shape = ctypes.POINTER(ctypes.c_int64)()
-        data = ctypes.c_void_p()
-        check_call(LIB.IRNDArrayGetData(handle, ctypes.byref(ndim), ctypes.byref(shape), ctypes.byref(dtype),
-                                        ctypes.byref(data)))
-        out = np.empty(tuple(shape[:ndim.value]), dtype=_dtypes.as_dtype(dtype.value).as_numpy_dtype)
-        if data.value is not None:
-            ctypes.memmove(out.ctypes.data, data.value, out.nbytes)
-        else:  # device memory
-            check_call(LIB.IRNDArraySyncCopyToCPU(handle, out.ctypes.data_as(ctypes.c_void_p),
-                                                  ctypes.c_size_t(out.nbytes)))
-        return out[()] if out.ndim == 0 else out
-    finally:
-        if free:
-            LIB.IRNDArrayFree(handle)
+    return C.ndarray_from_numpy(arr, _dtypes.as_dtype(arr.dtype).enum)
 
 
 def _fetch_error(fetch, why):
@@ -144,14 +119,8 @@ def _node_names(symbols):
     if not symbols:
         return set()
     group = _Symbol.group(symbols) if len(symbols) > 1 else symbols[0]
-    internals = ctypes.c_void_p()
-    check_call(LIB.IRSymbolGetInternals(group.handle, ctypes.byref(internals)))
-    internals = _Symbol(internals)
-    n = ctypes.c_uint32()
-    names = ctypes.POINTER(ctypes.c_char_p)()
-    check_call(LIB.IRSymbolListOutputNames(internals.handle, ctypes.byref(n), ctypes.byref(names)))
     # A single-output node's output is named as the node (only those, placeholders and variables can be fed).
-    return set(py_str_list(n, names))
+    return set(C.symbol_output_names(C.symbol_internals(group.handle)))
 
 
 def _feed_tensor(graph, key):
@@ -209,11 +178,10 @@ class _RunPlan(object):
         self.iterator_masks = [[n in used for n in it._feed_names()] for it in self.iterators]
         self.all_names = names + [n for it, mask in zip(self.iterators, self.iterator_masks)
                                   for n, m in zip(it._feed_names(), mask) if m]
-        self.names = c_str_array(self.all_names)
+        self.names = tuple(self.all_names)
         self.all_dtypes = self.dtypes + [d for it, mask in zip(self.iterators, self.iterator_masks)
                                          for d, m in zip(it._feed_dtypes(), mask) if m]
-        self.enums = (ctypes.c_int * len(self.all_dtypes))(*[d.enum for d in self.all_dtypes])
-        self.last_arrays = [None] * len(self.used)  # per feed: (array, shape, data pointer) of the last run
+        self.enums = tuple(d.enum for d in self.all_dtypes)
         self.checks = []
         for dims in self.shapes:
             start = max([i + 1 for i, d in enumerate(dims or ()) if d is None] or [0])
@@ -288,8 +256,7 @@ class Session(object):
         if rule_sets is not None:
             self.options["rule_sets"] = list(rule_sets)
         self.options.update(_collective_buckets(collective_bucket_bytes, collective_first_bucket_bytes))
-        self.handle = ctypes.c_void_p()
-        check_call(LIB.IRSessionCreate(c_str(json.dumps(self.options)), ctypes.byref(self.handle)))
+        self.handle = C.session_create(json.dumps(self.options))
         self._plans = {}
         self._last_plan = None  # (fetches, feed keys, _RunPlan) of the last run
         self._iterator_state = {}  # tf.data: Iterator -> the generator of its elements in this session
@@ -315,7 +282,7 @@ class Session(object):
         for op in plan.fetches.py_targets:
             op._run_in_python(self, feed_dict)
         values = list(feed_dict.values()) if keys else ()
-        arrays, ndims, dims, data = [], [], [], []  # one loop: each comprehension costs a call
+        arrays = []  # read in place by the run (tinyflow._C takes their buffers: no copy)
         for k, i in enumerate(plan.used):
             value = values[i]
             np_dtype = plan.np_dtypes[k]
@@ -331,34 +298,13 @@ class Session(object):
             elif plan.shapes[k] is not None and not plan.shape_matches(k, arr.shape):
                 plan.shape_error(k, arr)
             arrays.append(arr)
-            ndims.append(arr.ndim)
-            dims.extend(arr.shape)
-            last = plan.last_arrays[k]  # (arr.ctypes.data costs more than the rest of this loop)
-            if last is not None and last[0] is arr and last[1] == arr.shape:
-                data.append(last[2])
-            else:
-                pointer = arr.ctypes.data
-                plan.last_arrays[k] = (arr, arr.shape, pointer)
-                data.append(pointer)
         for iterator, mask in zip(plan.iterators, plan.iterator_masks):
-            for arr in (a for a, m in zip(iterator._next_arrays(self), mask) if m):
-                arrays.append(arr)
-                ndims.append(arr.ndim)
-                dims.extend(arr.shape)
-                data.append(arr.ctypes.data)
+            arrays.extend(_host_array(a) for a, m in zip(iterator._next_arrays(self), mask) if m)
         if plan.fetch_handle is None and plan.target_handle is None:
             return plan.fetches.build(())
-        n = len(arrays)
-        num_out = ctypes.c_uint32()
-        outs = ctypes.POINTER(ctypes.c_void_p)()
-        # The arrays stay referenced (and so alive) until the call returns: the run borrows them.
-        check_call(LIB.IRSessionRunBorrowed(self.handle, plan.fetch_handle, plan.target_handle, n, plan.names,
-                                            plan.enums, (ctypes.c_int * n)(*ndims), (ctypes.c_int64 * len(dims))(*dims),
-                                            (ctypes.c_void_p * n)(*data),
-                                            ctypes.byref(num_out), ctypes.byref(outs)))
-        if num_out.value == 0:
-            return plan.fetches.build(())
-        return plan.fetches.build([from_ndarray(ctypes.c_void_p(outs[i])) for i in range(num_out.value)])
+        # The fetched values are NumPy arrays over the run's own result buffers (not copied).
+        return plan.fetches.build(C.session_run(self.handle, plan.fetch_handle, plan.target_handle, plan.names,
+                                                plan.enums, arrays))
 
     def _run_plan(self, fetches, feed_dict, keys):
         """The _RunPlan of these fetches and feed keys (cached: keys are object identities or names)."""
@@ -377,31 +323,19 @@ class Session(object):
     # -- variables --
     def get_variable(self, name):
         """The stored value of variable `name` (NumPy), or None when it has none."""
-        out = ctypes.c_void_p()
-        found = ctypes.c_int()
-        check_call(LIB.IRSessionGetVariable(self.handle, c_str(name), ctypes.byref(out), ctypes.byref(found)))
-        return from_ndarray(out) if found.value else None
+        return C.session_get_variable(self.handle, name)
 
     def set_variable(self, name, value):
-        arr = to_ndarray(value)
-        try:
-            check_call(LIB.IRSessionSetVariable(self.handle, c_str(name), arr))
-        finally:
-            LIB.IRNDArrayFree(arr)
+        C.session_set_variable(self.handle, name, to_ndarray(value))
 
     def list_variables(self):
-        n = ctypes.c_uint32()
-        names = ctypes.POINTER(ctypes.c_char_p)()
-        check_call(LIB.IRSessionListVariables(self.handle, ctypes.byref(n), ctypes.byref(names)))
-        return py_str_list(n, names)
+        return C.session_list_variables(self.handle)
 
     # -- introspection --
     def stats(self):
         """Statistics of the last run: kernels_launched, bytes_allocated, memory_lower_bound_bytes, bind_ms,
         run_ms, pfor_fallbacks, rewrites, ...; with profile=True, nodes: [{"name", "op", "ms"}] slowest first."""
-        out = ctypes.c_char_p()
-        check_call(LIB.IRSessionGetStatsJSON(self.handle, ctypes.byref(out)))
-        return json.loads(out.value.decode("utf-8"))
+        return json.loads(C.session_stats_json(self.handle))
 
     def pfor_fallbacks(self):
         """The nodes of pfor bodies (parallel_for, jacobians, vectorized_map) the last run's Vectorize
@@ -426,14 +360,12 @@ class Session(object):
     def last_graph(self):
         """The bound graph of the last run (a tinyflow.ir.Graph: fusion groups, kernel source, plan)."""
         from .ir import Graph
-        out = ctypes.c_void_p()
-        check_call(LIB.IRSessionGetLastGraph(self.handle, ctypes.byref(out)))
-        return Graph(handle=out)
+        return Graph(handle=C.session_last_graph(self.handle))
 
     # -- lifetime and default session --
     def close(self):
         if self.handle is not None:
-            LIB.IRSessionFree(self.handle)
+            C.free(self.handle)
             self.handle = None
             self._plans.clear()
             self._last_plan = None

@@ -1,11 +1,10 @@
 """The graph-construction shape check of apply_op, as TF's: an op's inference run when it is built,
 its failure a ValueError in TF's words naming the op and its input shapes."""
 
-import ctypes
 import re
 
 from . import dtypes as _dtypes
-from ._lib import LIB, TinyflowError, c_handle_array, c_str, c_str_array, check_call
+from ._lib import C, TinyflowError
 from ._symbol import _Symbol, _op_handle, _variable_symbol
 from .tensor_shape import _shape_text
 
@@ -34,13 +33,7 @@ def _check_static_shapes(op, op_type, keys, attrs, inputs):
         if k is not None and k[1] is not None:
             hints["__dtype__"] = k[1].name
         args.append(_variable_symbol("in%d" % i, hints))
-    handle = ctypes.c_void_p()
-    check_call(LIB.IRSymbolCreateAtomicSymbol(_op_handle(op_type), len(keys),
-                                              c_str_array(keys), c_str_array([attrs[k] for k in keys]),
-                                              ctypes.byref(handle)))
-    probe = _Symbol(handle)
-    check_call(LIB.IRSymbolCompose(probe.handle, c_str(op.name), len(args), None,
-                                   c_handle_array([a.handle for a in args])))
+    probe = _Symbol(C.symbol_op(_op_handle(op_type), {k: attrs[k] for k in keys}, op.name, [a.handle for a in args]))
     from . import ir
     try:
         g = ir.Graph(probe).apply_pipeline("infer")

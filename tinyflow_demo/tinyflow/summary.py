@@ -4,7 +4,6 @@ libir_tensorflow.so).
 
 tinyflow has no string dtype: a summary op is a fetchable object. sess.run(summary, feed) runs its input
 tensors and returns the serialized Summary proto (bytes), which FileWriter.add_summary takes."""
-import ctypes
 import os
 import socket
 import struct
@@ -14,20 +13,13 @@ import zlib
 import numpy as np
 
 from . import errors
-from ._lib import c_str, c_str_array
+from ._lib import C
 from .framework import Tensor, convert_to_tensor, get_default_graph
-from .saver import _call, _tflib
+from .saver import _call
 from .state_ops import GraphKeys
 
 __all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all", "FileWriter", "FileWriterCache",
            "Summary"]
-
-
-def _bytes_out(fn, *args):
-    """Calls a libir_tensorflow function that returns bytes through (out, out_len)."""
-    out, size = ctypes.c_void_p(), ctypes.c_size_t()
-    _call(fn(*(args + (ctypes.byref(out), ctypes.byref(size)))))
-    return ctypes.string_at(out, size.value)
 
 
 class SummaryTensor(object):
@@ -86,7 +78,7 @@ def scalar(name, tensor, collections=None, family=None):
     def encode(values):
         if np.ndim(values[0]) != 0:
             raise _shape_error(tag, values[0])
-        return [(tag, _bytes_out(_tflib().IRTFSummaryScalar, c_str(tag), float(values[0])))]
+        return [(tag, _call(C.tf_summary_scalar, tag, float(values[0])))]
     return _register(SummaryTensor(scope, [tensor], encode), collections)
 
 
@@ -96,18 +88,10 @@ def histogram(name, values, collections=None, family=None):
     tensor = convert_to_tensor(values)
 
     def encode(vals):
-        from .session import to_ndarray
-        from ._lib import LIB
+        from .session import _host_array
         arr = np.asarray(vals[0])
-        handle = to_ndarray(arr.astype(np.float64) if arr.dtype == np.bool_ else arr)
-        try:
-            out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            ret = _tflib().IRTFSummaryHistogram(c_str(tag), handle, ctypes.byref(out), ctypes.byref(size))
-            if ret != 0:
-                _call(ret, errors.InvalidArgumentError)
-            return [(tag, ctypes.string_at(out, size.value))]
-        finally:
-            LIB.IRNDArrayFree(handle)
+        arr = _host_array(arr.astype(np.float64) if arr.dtype == np.bool_ else arr)
+        return [(tag, _call(C.tf_summary_histogram, tag, arr, error_class=errors.InvalidArgumentError))]
     return _register(SummaryTensor(scope, [tensor], encode), collections)
 
 
@@ -163,8 +147,8 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
             pixels = _to_uint8(batch[i])
             png = _png(pixels)
             sub = "%s/image" % tag if n == 1 else "%s/image/%d" % (tag, i)
-            out.append((sub, _bytes_out(_tflib().IRTFSummaryImage, c_str(sub), pixels.shape[0], pixels.shape[1],
-                                        pixels.shape[2], png, len(png))))
+            out.append((sub, _call(C.tf_summary_image, sub, pixels.shape[0], pixels.shape[1], pixels.shape[2],
+                                   png)))
         return out
     return _register(SummaryTensor(scope, [tensor], encode), collections)
 
@@ -177,11 +161,9 @@ def text(name, tensor, collections=None):
         raise TypeError("tf.summary.text: tinyflow has no string tensors; pass a Python string or list of strings")
     arr = np.asarray(tensor, dtype=object)
     strings = [s.decode("utf-8") if isinstance(s, bytes) else str(s) for s in arr.reshape(-1)]
-    dims = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
 
     def encode(values):
-        return [(tag, _bytes_out(_tflib().IRTFSummaryText, c_str(tag), arr.ndim, dims, len(strings),
-                                 c_str_array(strings)))]
+        return [(tag, _call(C.tf_summary_text, tag, list(arr.shape), strings))]
     return _register(SummaryTensor(scope, [], encode), collections)
 
 
@@ -229,7 +211,7 @@ class Summary(object):
         for v in self.value:
             if v.simple_value is None:
                 raise ValueError("tf.Summary: only simple_value values are supported (tag %r)" % v.tag)
-        return _serialize([(v.tag, _bytes_out(_tflib().IRTFSummaryScalar, c_str(v.tag), float(v.simple_value)))
+        return _serialize([(v.tag, _call(C.tf_summary_scalar, v.tag, float(v.simple_value)))
                            for v in self.value])
 
 
@@ -249,7 +231,7 @@ class FileWriter(object):
 
     def _write(self, summary, step, file_version=None, wall_time=None):
         wall = time.time() if wall_time is None else float(wall_time)
-        _call(_tflib().IRTFEventWrite(c_str(self._path), wall, int(step), summary, len(summary), file_version))
+        _call(C.tf_event_write, self._path, wall, int(step), summary, file_version)
 
     def get_logdir(self):
         return self._logdir

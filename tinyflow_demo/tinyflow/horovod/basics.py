@@ -5,10 +5,9 @@ or MPICH it is the MPI job (the transport plugin libir_mpi_<impl>.so next to lib
 launcher one process (rank 0 of 1).
 """
 import atexit
-import ctypes
 import json
 
-from .._lib import LIB, check_call
+from .._lib import C
 
 __all__ = ["init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size", "transport",
            "mpi_threads_supported", "mpi_enabled", "mpi_built", "gloo_enabled", "gloo_built", "nccl_built",
@@ -36,7 +35,7 @@ def init(comm=None, timeout_s=None, transport=None, timeline=None):
     timeline = timeline or os.environ.get("HOROVOD_TIMELINE")
     if timeline:
         options["timeline"] = timeline
-    check_call(LIB.IRCollectiveInit(json.dumps(options).encode("utf-8")))
+    C.collective_init(json.dumps(options))
     if comm is not None and len(comm) != size():
         raise ValueError("tinyflow.horovod.init: comm lists %d ranks but the job has %d" % (len(comm), size()))
     if not _atexit_registered:  # MPI must be finalized before the process exits (as Horovod does)
@@ -47,23 +46,19 @@ def init(comm=None, timeout_s=None, transport=None, timeline=None):
 def shutdown():
     """Waits for submitted collectives and ends the group (a no-op when it is not started)."""
     if is_initialized():
-        check_call(LIB.IRCollectiveShutdown())
+        C.collective_shutdown()
 
 
 def is_initialized():
     """Whether init() has run (and shutdown() has not)."""
-    out = ctypes.c_int(0)
-    check_call(LIB.IRCollectiveIsInitialized(ctypes.byref(out)))
-    return bool(out.value)
+    return C.collective_is_initialized()
 
 
 def _info():
     if not is_initialized():
         raise ValueError(_NOT_INITIALIZED)
-    values = [ctypes.c_int(-1) for _ in range(4)]
-    name = ctypes.c_char_p()
-    check_call(LIB.IRCollectiveGetInfo(*[ctypes.byref(v) for v in values], ctypes.byref(name)))
-    return [v.value for v in values] + [name.value.decode("utf-8") if name.value else ""]
+    rank, size, local_rank, local_size, transport = C.collective_info()
+    return [rank, size, local_rank, local_size, transport or ""]
 
 
 def rank():
@@ -119,6 +114,4 @@ def engine_stats(reset=False):
     """What the engine did since init (or the last reset): {"collectives", "tensors", "bytes", "transport_ms"}."""
     if not is_initialized():
         raise ValueError(_NOT_INITIALIZED)
-    text = ctypes.c_char_p()
-    check_call(LIB.IRCollectiveGetStatsJSON(1 if reset else 0, ctypes.byref(text)))
-    return json.loads(text.value.decode("utf-8"))
+    return json.loads(C.collective_stats_json(1 if reset else 0))
