@@ -34,13 +34,36 @@ int DTypeOfBuffer(const Py_buffer& view) {
   }
 }
 
-/*! \brief The buffers of one run's feeds, released when it ends. */
+/*! \brief The buffers of one run's feeds (and the arrays converted for it), released when it ends. */
 struct Feeds {
   std::vector<Py_buffer> views;
+  std::vector<PyObject*> converted;
   ~Feeds() {
     for (Py_buffer& v : views) PyBuffer_Release(&v);
+    for (PyObject* c : converted) Py_DECREF(c);
   }
 };
+
+/*!
+ * \brief Why feed `value` cannot be read in place as IR dtype `code` (nullptr: it can; `view` then holds its
+ * buffer, released by the caller).
+ */
+const char* FeedProblem(PyObject* value, int code, Py_buffer* view) {
+  if (PyObject_GetBuffer(value, view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return "has no buffer";
+  }
+  const char* why = nullptr;
+  if (DTypeOfBuffer(*view) != code) {
+    why = "has another dtype";
+  } else if (!PyBuffer_IsContiguous(view, 'C')) {
+    why = "is not C-contiguous";
+  } else if (reinterpret_cast<uintptr_t>(view->buf) % kItemSizes[code] != 0) {
+    why = "is not aligned to its element size";
+  }
+  if (why != nullptr) PyBuffer_Release(view);
+  return why;
+}
 
 PyObject* SessionCreate(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const char* options;
@@ -52,13 +75,15 @@ PyObject* SessionCreate(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 /*!
- * session_run(session, fetches, targets, names, dtypes, values): values are read in place (the buffer
- * protocol: C-contiguous, of the feed's dtype); the fetched values come back as NumPy arrays owning
+ * session_run(session, fetches, targets, names, dtypes, values, convert=False): values are read in place (the
+ * buffer protocol: C-contiguous, of the feed's dtype; with `convert` a value that is not is copied so first,
+ * as np.asarray(value, dtype) would); the fetched values come back as NumPy arrays owning
  * the library's result buffers (no copy; a 0-d value is a NumPy scalar). The GIL is released while
  * the graph runs.
  */
 PyObject* SessionRun(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (!CheckArgs("session_run", nargs, 6, 6)) return nullptr;
+  if (!CheckArgs("session_run", nargs, 6, 7)) return nullptr;
+  bool convert = nargs > 6 && PyObject_IsTrue(args[6]) == 1;
   void *session, *fetches, *targets;
   if (!GetHandle(args[0], kSession, &session, "session_run: session") ||
       !GetHandle(args[1], kSymbol, &fetches, "session_run: fetches", true) ||
@@ -85,32 +110,44 @@ PyObject* SessionRun(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     long long code;
     ok = GetInt(PySequence_Fast_GET_ITEM(dtypes, i), &code, "session_run: feed dtype");
     if (!ok) break;
+    if (code < 0 || code > 4) {
+      PyErr_Format(PyExc_ValueError, "feed '%s': unknown library dtype %lld", names.ptrs[i], code);
+      ok = false;
+      break;
+    }
+    PyObject* value = PySequence_Fast_GET_ITEM(values, i);
     Py_buffer view;
-    if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(values, i), &view, PyBUF_RECORDS_RO) != 0) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "feed '%s': a %s has no buffer (feed a NumPy array)", names.ptrs[i],
-                   Py_TYPE(PySequence_Fast_GET_ITEM(values, i))->tp_name);
+    const char* why = FeedProblem(value, static_cast<int>(code), &view);
+    if (why != nullptr && convert) {  // a copy of the feed's dtype and layout (as np.asarray(value, dtype))
+      PyObject* copy = AsContiguous(value, static_cast<int>(code));
+      if (copy == nullptr) {
+        PyObject *type, *exc, *trace;
+        PyErr_Fetch(&type, &exc, &trace);
+        PyErr_Format(type != nullptr ? type : PyExc_TypeError, "feed '%s': cannot convert a %s to %s: %S",
+                     names.ptrs[i], Py_TYPE(value)->tp_name, kDTypeNames[code], exc != nullptr ? exc : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(trace);
+        ok = false;
+        break;
+      }
+      feeds.converted.push_back(copy);
+      why = FeedProblem(copy, static_cast<int>(code), &view);
+    }
+    if (why != nullptr) {
+      PyErr_Format(std::strcmp(why, "has another dtype") == 0 || std::strcmp(why, "has no buffer") == 0
+                       ? PyExc_TypeError
+                       : PyExc_ValueError,
+                   "feed '%s': the value (a %s) %s; the feed is a C-contiguous %s buffer", names.ptrs[i],
+                   Py_TYPE(value)->tp_name, why, kDTypeNames[code]);
       ok = false;
       break;
     }
     feeds.views.push_back(view);
-    int got = DTypeOfBuffer(view);
-    if (code < 0 || code > 4 || got != code) {
-      PyErr_Format(PyExc_TypeError, "feed '%s': value has format '%s' (itemsize %zd), the feed is %s", names.ptrs[i],
-                   view.format ? view.format : "B", view.itemsize, code >= 0 && code <= 4 ? kDTypeNames[code] : "?");
-      ok = false;
-    } else if (!PyBuffer_IsContiguous(&view, 'C')) {
-      PyErr_Format(PyExc_ValueError, "feed '%s': value is not C-contiguous", names.ptrs[i]);
-      ok = false;
-    } else if (reinterpret_cast<uintptr_t>(view.buf) % kItemSizes[code] != 0) {
-      PyErr_Format(PyExc_ValueError, "feed '%s': value is not aligned to its element size", names.ptrs[i]);
-      ok = false;
-    } else {
-      codes[i] = static_cast<int>(code);
-      ndims[i] = view.ndim;
-      for (int d = 0; d < view.ndim; ++d) dims.push_back(view.shape[d]);
-      data[i] = view.buf;
-    }
+    codes[i] = static_cast<int>(code);
+    ndims[i] = view.ndim;
+    for (int d = 0; d < view.ndim; ++d) dims.push_back(view.shape[d]);
+    data[i] = view.buf;
   }
   Py_DECREF(dtypes);
   Py_DECREF(values);
@@ -249,7 +286,7 @@ PyObject* CollectiveStats(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef kSessionMethods[] = {
     {"session_create", TF_FASTCALL(SessionCreate), METH_FASTCALL, "session_create(options_json) -> Session handle"},
     {"session_run", TF_FASTCALL(SessionRun), METH_FASTCALL,
-     "session_run(session, fetches, targets, names, dtypes, values) -> list of NumPy arrays"},
+     "session_run(session, fetches, targets, names, dtypes, values, convert=False) -> list of NumPy arrays"},
     {"session_get_variable", TF_FASTCALL(SessionGetVariable), METH_FASTCALL,
      "session_get_variable(session, name) -> NumPy array or None"},
     {"session_set_variable", TF_FASTCALL(SessionSetVariable), METH_FASTCALL,

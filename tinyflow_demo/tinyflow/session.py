@@ -151,7 +151,7 @@ class _RunPlan(object):
         self.fetch_handle = fetch_plan.fetch_symbol.handle if fetch_plan.fetch_symbol else None
         self.target_handle = fetch_plan.target_symbol.handle if fetch_plan.target_symbol else None
         used = _node_names([fetch_plan.fetch_symbol, fetch_plan.target_symbol])
-        names, self.dtypes, self.used, self.shapes, self.tensors, self.np_dtypes = [], [], [], [], [], []
+        names, self.dtypes, self.used, self.shapes, self.tensors = [], [], [], [], []
         fed = set()
         for i, key in enumerate(feed_keys):
             tensor = _feed_tensor(graph, key)
@@ -167,7 +167,6 @@ class _RunPlan(object):
             self.dtypes.append(tensor.dtype)
             dims = tensor.shape.dims
             self.shapes.append(None if dims is None else tuple(dims))
-            self.np_dtypes.append(np.dtype(tensor.dtype.as_numpy_dtype))
         # tf.data iterators whose get_next() tensors the fetches use and the run does not feed
         self.iterators = []
         for name, iterator in graph._iterator_feeds.items():
@@ -284,13 +283,9 @@ class Session(object):
         values = list(feed_dict.values()) if keys else ()
         arrays = []  # read in place by the run (tinyflow._C takes their buffers: no copy)
         for k, i in enumerate(plan.used):
-            value = values[i]
-            np_dtype = plan.np_dtypes[k]
-            if type(value) is np.ndarray and value.dtype == np_dtype and value.flags.c_contiguous and \
-                    value.flags.aligned:
-                arr = value  # (the common case, without _host_array's conversions)
-            else:
-                arr = _host_array(value, plan.dtypes[k])
+            arr = values[i]  # (an array of another dtype or layout: tinyflow._C copies it to the feed's)
+            if type(arr) is not np.ndarray:
+                arr = _host_array(arr, plan.dtypes[k])
             check = plan.checks[k]  # (rank, start, dims from start): the None dims all come before start
             if check is not None:
                 if arr.ndim != check[0] or arr.shape[check[1]:] != check[2]:
@@ -299,12 +294,12 @@ class Session(object):
                 plan.shape_error(k, arr)
             arrays.append(arr)
         for iterator, mask in zip(plan.iterators, plan.iterator_masks):
-            arrays.extend(_host_array(a) for a, m in zip(iterator._next_arrays(self), mask) if m)
+            arrays.extend(a for a, m in zip(iterator._next_arrays(self), mask) if m)
         if plan.fetch_handle is None and plan.target_handle is None:
             return plan.fetches.build(())
         # The fetched values are NumPy arrays over the run's own result buffers (not copied).
         return plan.fetches.build(C.session_run(self.handle, plan.fetch_handle, plan.target_handle, plan.names,
-                                                plan.enums, arrays))
+                                                plan.enums, arrays, True))
 
     def _run_plan(self, fetches, feed_dict, keys):
         """The _RunPlan of these fetches and feed keys (cached: keys are object identities or names)."""
