@@ -1,6 +1,6 @@
 """Finds and loads tinyflow._C, the native module that owns every call into the library (tinyflow_demo/csrc/).
 
-Where it looks, in order: (a) inside the package (an installed tinyflow: `from . import _C`); (b) next to
+Where it looks, in order: (a) inside the package (an installed tinyflow: tinyflow/_C<EXT_SUFFIX>); (b) next to
 $TINYFLOW_LIB (libir.so's path or its directory: explicit, so only there); (c) <repo>/build/lib, where
 `cmake --build build --target tinyflow_C` puts it beside libir.so. Library failures raise the class set by
 set_error_class (errors.py: tf.errors.OpError, a TinyflowError) carrying the C++ message.
@@ -64,21 +64,21 @@ def _other_pythons(directory):
 
 
 def _load():
-    try:  # (a) installed: the module lies in the package
-        from . import _C
-        return _C, os.path.dirname(os.path.abspath(_C.__file__))
-    except ImportError:
-        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    module = _load_from(os.path.join(here, "_C" + sysconfig.get_config_var("EXT_SUFFIX")))
+    if module is not None:  # (a) installed: the module lies in the package
+        return module, here
     directory, name, explicit = _candidates()
     path = os.path.join(directory, name)
     module = _load_from(path)
     if module is not None:
         return module, directory
-    others = _other_pythons(directory)
-    if others:
-        raise ImportError("tinyflow: found %s in %s, built for another Python, but not %s for this one (Python %s); "
-                          "rebuild it with this Python: configure with -DPython3_EXECUTABLE=%s, then %s"
-                          % (", ".join(others), directory, name, sys.version.split()[0], sys.executable, _BUILD_HINT))
+    for where in (here, directory):  # (the package's, an install's, first)
+        others = _other_pythons(where)
+        if others:
+            raise ImportError("tinyflow: found %s in %s, built for another Python, but not %s for this one (Python "
+                              "%s); rebuild it with this Python: configure with -DPython3_EXECUTABLE=%s, then %s"
+                              % (", ".join(others), where, name, sys.version.split()[0], sys.executable, _BUILD_HINT))
     raise ImportError("tinyflow: the native module tinyflow._C was not found (looked in the package and at %s%s); %s"
                       % (path, " from TINYFLOW_LIB" if explicit else "", _BUILD_HINT))
 
