@@ -80,6 +80,27 @@ PyObject* CommonFloatDType(PyObject* const* inputs, Py_ssize_t n) {
   return common;
 }
 
+/*! \brief Records `op` on the inputs (`items`, their handles `in`): one EagerTensor, or a list for several outputs. */
+PyObject* Record(void* op, Py_ssize_t nattr, const char** k, const char** v, PyObject* const* items, void** in,
+                 Py_ssize_t n, bool keeps_dtype) {
+  uint32_t nout = 0;
+  IRLazyHandle* outs = nullptr;
+  if (IRLazyApply(op, static_cast<uint32_t>(nattr), k, v, static_cast<uint32_t>(n), in, &nout, &outs) != 0)
+    return RaiseLastError();
+  if (nout == 1) return NewTensor(outs[0], n > 0 && keeps_dtype ? CommonFloatDType(items, n) : nullptr);
+  PyObject* result = PyList_New(nout);
+  for (uint32_t i = 0; i < nout; ++i) {
+    PyObject* t = result != nullptr ? NewTensor(outs[i], nullptr) : nullptr;
+    if (t == nullptr) {
+      for (uint32_t j = i + 1; j < nout; ++j) IRLazyFree(outs[j]);
+      Py_CLEAR(result);
+      break;
+    }
+    PyList_SET_ITEM(result, i, t);
+  }
+  return result;
+}
+
 /*!
  * lazy_apply(op, keys, vals, inputs, keeps_dtype) -> EagerTensor, or a list of them when the op has
  * several outputs; keeps_dtype: the output has its floating inputs' common dtype (set without asking
@@ -134,30 +155,68 @@ PyObject* LazyApply(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return nullptr;
     }
   }
-  uint32_t nout = 0;
-  IRLazyHandle* outs = nullptr;
-  if (IRLazyApply(op, static_cast<uint32_t>(nattr), k, v, static_cast<uint32_t>(n), in, &nout, &outs) != 0) {
-    Py_DECREF(fast);
-    return RaiseLastError();
-  }
-  PyObject* result;
-  if (nout == 1) {
-    PyObject* dtype = n > 0 && PyObject_IsTrue(args[4]) == 1 ? CommonFloatDType(items, n) : nullptr;
-    result = NewTensor(outs[0], dtype);
-  } else {
-    result = PyList_New(nout);
-    for (uint32_t i = 0; i < nout; ++i) {
-      PyObject* t = result != nullptr ? NewTensor(outs[i], nullptr) : nullptr;
-      if (t == nullptr) {
-        for (uint32_t j = i + 1; j < nout; ++j) IRLazyFree(outs[j]);
-        Py_CLEAR(result);
-        break;
-      }
-      PyList_SET_ITEM(result, i, t);
-    }
-  }
+  PyObject* result = Record(op, nattr, k, v, items, in, n, PyObject_IsTrue(args[4]) == 1);
   Py_DECREF(fast);
   return result;
+}
+
+/*!
+ * An EagerTensor operator (lazy_binary_op): x op y of two EagerTensors records the op right here (no
+ * Python frame); any other operand goes to the Python `fallback(self, other)`. A method descriptor,
+ * so the interpreter calls it unbound with self first.
+ */
+struct BinaryOp {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  void* op;
+  PyObject* op_handle;
+  PyObject* fallback;
+  bool keeps_dtype;
+  bool reverse;
+};
+
+PyTypeObject BinaryOpType;
+
+PyObject* BinaryOpCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  BinaryOp* b = reinterpret_cast<BinaryOp*>(callable);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n == 2 && kwnames == nullptr && Py_TYPE(args[0]) == g_tensor_type && Py_TYPE(args[1]) == g_tensor_type) {
+    PyObject* items[2] = {args[b->reverse ? 1 : 0], args[b->reverse ? 0 : 1]};
+    void* in[2];
+    if (!InputHandle(items[0], &in[0]) || !InputHandle(items[1], &in[1])) return nullptr;
+    return Record(b->op, 0, nullptr, nullptr, items, in, 2, b->keeps_dtype);
+  }
+  return PyObject_Vectorcall(b->fallback, args, nargsf, kwnames);
+}
+
+PyObject* BinaryOpGet(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+void BinaryOpDealloc(PyObject* self) {
+  BinaryOp* b = reinterpret_cast<BinaryOp*>(self);
+  Py_XDECREF(b->op_handle);
+  Py_XDECREF(b->fallback);
+  Py_TYPE(self)->tp_free(self);
+}
+
+/*! \brief lazy_binary_op(op, keeps_dtype, reverse, fallback) -> an operator for EagerTensor (__mul__...). */
+PyObject* LazyBinaryOp(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  void* op;
+  if (!CheckArgs("lazy_binary_op", nargs, 4, 4) || !GetHandle(args[0], kOp, &op, "lazy_binary_op: op")) return nullptr;
+  if (!PyCallable_Check(args[3])) {
+    PyErr_SetString(PyExc_TypeError, "lazy_binary_op: fallback must be callable");
+    return nullptr;
+  }
+  BinaryOp* b = PyObject_New(BinaryOp, &BinaryOpType);
+  if (b == nullptr) return nullptr;
+  b->vectorcall = BinaryOpCall;
+  b->op = op;
+  b->op_handle = Py_NewRef(args[0]);
+  b->fallback = Py_NewRef(args[3]);
+  b->keeps_dtype = PyObject_IsTrue(args[1]) == 1;
+  b->reverse = PyObject_IsTrue(args[2]) == 1;
+  return reinterpret_cast<PyObject*>(b);
 }
 
 PyObject* LazyScalar(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -348,6 +407,8 @@ PyMethodDef kEagerMethods[] = {
     {"lazy_setup", TF_FASTCALL(LazySetup), METH_FASTCALL, "lazy_setup(EagerTensor, float dtypes)"},
     {"lazy_apply", TF_FASTCALL(LazyApply), METH_FASTCALL,
      "lazy_apply(op, keys, vals, inputs, keeps_dtype) -> EagerTensor or [EagerTensor]"},
+    {"lazy_binary_op", TF_FASTCALL(LazyBinaryOp), METH_FASTCALL,
+     "lazy_binary_op(op, keeps_dtype, reverse, fallback) -> an EagerTensor operator"},
     {"lazy_scalar", TF_FASTCALL(LazyScalar), METH_FASTCALL, "lazy_scalar(value, dtype) -> Lazy handle"},
     {"lazy_from_numpy", TF_FASTCALL(LazyFromNumPy), METH_FASTCALL, "lazy_from_numpy(array, dtype) -> Lazy handle"},
     {"lazy_to_numpy", TF_FASTCALL(LazyToNumPy), METH_FASTCALL, "lazy_to_numpy(h, snapshot) -> NumPy value"},
@@ -366,6 +427,16 @@ PyMethodDef kEagerMethods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 bool InitEager() {
+  BinaryOpType.ob_base.ob_base.ob_refcnt = 1;
+  BinaryOpType.tp_name = "tinyflow._C.BinaryOp";
+  BinaryOpType.tp_basicsize = sizeof(BinaryOp);
+  BinaryOpType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+  BinaryOpType.tp_doc = "An EagerTensor operator recording its op for two eager tensors (lazy_binary_op).";
+  BinaryOpType.tp_vectorcall_offset = offsetof(BinaryOp, vectorcall);
+  BinaryOpType.tp_call = PyVectorcall_Call;
+  BinaryOpType.tp_descr_get = BinaryOpGet;
+  BinaryOpType.tp_dealloc = BinaryOpDealloc;
+  if (PyType_Ready(&BinaryOpType) < 0) return false;
   g_str_h = PyUnicode_InternFromString("_h");
   g_str_dtype = PyUnicode_InternFromString("_dtype");
   g_empty = PyTuple_New(0);

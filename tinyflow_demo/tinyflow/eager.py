@@ -413,15 +413,14 @@ class EagerVariable(_ValueMethods, Variable):
 
 
 def _fast_binary(op_type, reverse):
-    """EagerTensor's operator for op_type: two eager tensors go straight to lazy_apply (no variable among them,
-    so no tape watches anything); other operands take binary()'s conversions."""
-    op, keys, vals, keeps_dtype = _spec(op_type, None)
+    """EagerTensor's operator for op_type (tinyflow._C's lazy_binary_op): two eager tensors record the op without
+    a Python frame (no variable among them, so no tape watches anything); other operands take binary()'s
+    conversions."""
+    op, _, _, keeps_dtype = _spec(op_type, None)
 
-    def method(self, other):
-        if type(other) is EagerTensor:
-            return _LAZY_APPLY(op, keys, vals, (other, self) if reverse else (self, other), keeps_dtype)
+    def fallback(self, other):
         return binary(op_type, other, self) if reverse else binary(op_type, self, other)
-    return method
+    return C.lazy_binary_op(op, keeps_dtype, reverse, fallback)
 
 
 def _install_operators():
