@@ -14,9 +14,9 @@ PKG_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "
 PKG = "tinyflow"
 
 # The core: Graph, Operation, Tensor and the op-definition machinery, and what they need. Nothing in it may
-# import an op module (or anything else outside the core): math_ops installs Tensor's operators, session and
-# eager fill in the core's hooks.
-CORE = {"framework", "dtypes", "tensor_shape", "errors", "_lib", "_symbol", "static_shapes", "op_def"}
+# import an op module (or anything else outside the core): math_ops installs Tensor's operators, array_ops its
+# indexing; session, graph_def and ir fill in the core's hooks (_hooks.py).
+CORE = {"framework", "dtypes", "tensor_shape", "errors", "_lib", "_symbol", "_hooks", "static_shapes", "op_def"}
 
 
 def _modules(pkg_dir=PKG_DIR, pkg=PKG):

@@ -22,6 +22,7 @@ from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64  # noq
 from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variable, constant, control_dependencies,
                         convert_to_tensor, get_default_graph, name_scope, placeholder, placeholder_with_default,
                         reset_default_graph)
+from . import ir, session as _session, graph_def as _graph_def  # noqa: F401 (they install the core's hooks)
 from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
 from .state_ops import *  # noqa: F401,F403
@@ -36,6 +37,11 @@ from .init_ops import *  # noqa: F401,F403
 from . import nest  # noqa: F401
 from .variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope
 from . import nn, train, ir, init_ops as _init_ops  # noqa: F401
+# tf.nn.rnn_cell and the unrolled RNNs join tf.nn here: the cells use nn.dropout, so nn cannot import them.
+from . import rnn_cell as _cells, rnn_cell_wrappers as _wrappers, rnn as _rnn, dynamic_rnn as _dynamic_rnn  # noqa: E402
+nn.rnn_cell = _types.SimpleNamespace(**{_n: getattr(_m, _n) for _m in (_cells, _wrappers) for _n in _m.__all__})
+nn.static_rnn, nn.static_bidirectional_rnn = _rnn.static_rnn, _rnn.static_bidirectional_rnn
+nn.dynamic_rnn, nn.bidirectional_dynamic_rnn = _dynamic_rnn.dynamic_rnn, _dynamic_rnn.bidirectional_dynamic_rnn
 from .ir import list_ops, list_passes
 from .eager import eager_stats, enable_eager_execution, executing_eagerly, reset_eager_stats
 from . import eager_tape as _eager_tape

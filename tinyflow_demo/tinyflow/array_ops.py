@@ -323,9 +323,27 @@ def slice(input_, begin, size, name=None):  # noqa: A001
     return apply_op("slice", [input_], {"begin": tuple(begin), "size": tuple(size)}, name=name)
 
 
+def _ints(value, what):
+    """A constant list of ints (Python, NumPy or a constant tensor)."""
+    value = _host_values(value)
+    if isinstance(value, Tensor):
+        raise TypeError("%s must be a constant, got the tensor %s" % (what, value.name))
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def mirror_pad(tensor, paddings, mode, name=None):
+    """tf.pad with mode REFLECT (edges not repeated) or SYMMETRIC (edges repeated)."""
+    mode = mode.upper()
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError("Unknown padding mode: %s" % mode)
+    flat = tuple(_ints(paddings, "paddings"))
+    if len(flat) % 2:
+        raise ValueError("paddings must have shape [rank, 2], got %s" % (flat,))
+    return apply_op("mirror_pad", [tensor], {"paddings": flat, "mode": mode}, name=name)
+
+
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     if mode.upper() in ("REFLECT", "SYMMETRIC"):
-        from .tf_nn_ops import mirror_pad
         return mirror_pad(tensor, paddings, mode, name=name)
     if mode.upper() != "CONSTANT":
         raise ValueError("Unknown padding mode: %s" % mode)
@@ -409,3 +427,4 @@ def _slice_item(tensor, item):
 
 
 _ = constant  # re-exported by the package
+Tensor._override_operator("__getitem__", _slice_item)  # tensor[...] (the core's Tensor defines no indexing)

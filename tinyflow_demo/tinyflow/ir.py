@@ -7,6 +7,7 @@
 """
 import ctypes
 import json
+import sys
 
 from ._lib import LIB, c_str, c_str_array, check_call, py_str_list
 
@@ -241,3 +242,7 @@ def infer_shape_dtype(tensor):
     dtypes = g.attr("dtype")
     dtype = dtypes[-1]
     return parse_shape(shapes[-1]), (None if dtype in (None, "unknown", -1) else as_dtype(dtype))
+
+
+from . import framework as _framework  # noqa: E402 (ir is above the core, which reaches it through this hook)
+_framework.register_hook("ir", sys.modules[__name__])

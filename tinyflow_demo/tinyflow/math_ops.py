@@ -197,3 +197,45 @@ def add_n(inputs, name=None):
     if len(inputs) == 1:
         return apply_op("identity", inputs, name=name)
     return apply_op("add_n", inputs, name=name)
+
+
+# --- Tensor's Python operators, installed on the core's Tensor (which defines no arithmetic), as TF's math_ops does.
+_CHECKED_DIVISIONS = {"divide": divide, "floor_divide": floordiv, "floor_mod": mod}
+
+
+def _operator(op, scalar_op, rscalar_op, reverse=False):
+    checked = _CHECKED_DIVISIONS.get(op)
+
+    def method(self, other):
+        if _framework._EAGER is not None:  # (the fast path of eager recording: no scalar folding)
+            return _framework._EAGER.binary(op, other, self) if reverse else _framework._EAGER.binary(op, self, other)
+        if checked is not None:  # integer division by zero raises, as in TF
+            return checked(other, self) if reverse else checked(self, other)
+        return binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
+            binary_op(op, scalar_op, rscalar_op, self, other)
+    return method
+
+
+for _name, _op, _s, _rs in [("add", "add", "add_scalar", "add_scalar"),
+                            ("sub", "subtract", "subtract_scalar", "rsubtract_scalar"),
+                            ("mul", "multiply", "multiply_scalar", "multiply_scalar"),
+                            ("truediv", "divide", "divide_scalar", "rdivide_scalar"),
+                            ("div", "divide", "divide_scalar", "rdivide_scalar"),
+                            ("floordiv", "floor_divide", "floor_divide_scalar", "rfloor_divide_scalar"),
+                            ("mod", "floor_mod", "floor_mod_scalar", "rfloor_mod_scalar"),
+                            ("pow", "power", "power_scalar", "rpower_scalar"),
+                            ("lt", "less", "less_scalar", "greater_scalar"),
+                            ("le", "less_equal", "less_equal_scalar", "greater_equal_scalar"),
+                            ("gt", "greater", "greater_scalar", "less_scalar"),
+                            ("ge", "greater_equal", "greater_equal_scalar", "less_equal_scalar"),
+                            ("and", "logical_and", "logical_and_scalar", "logical_and_scalar"),
+                            ("or", "logical_or", "logical_or_scalar", "logical_or_scalar")]:
+    Tensor._override_operator("__%s__" % _name, _operator(_op, _s, _rs))
+    if _name not in ("lt", "le", "gt", "ge"):
+        Tensor._override_operator("__r%s__" % _name, _operator(_op, _s, _rs, reverse=True))
+del _name, _op, _s, _rs
+Tensor._override_operator("__neg__", lambda self: apply_op("negative", [self]))
+Tensor._override_operator("__abs__", lambda self: apply_op("abs", [self]))
+Tensor._override_operator("__matmul__", lambda self, other: apply_op("matmul", [self, convert_to_tensor(other)]))
+Tensor._override_operator("__rmatmul__", lambda self, other: apply_op("matmul", [convert_to_tensor(other), self]))
+Tensor._override_operator("__invert__", lambda self: apply_op("logical_not", [self]))

@@ -364,13 +364,3 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
                                 math_ops.multiply(math_ops.log(math_ops.multiply(safe, 2 * math.pi)), 0.5))
         return math_ops.add(result, apply_op("where", [math_ops.greater(targets, 1.0), stirling,
                                                         array_ops.zeros_like(stirling)]))
-
-
-# tf.nn.rnn_cell and the statically unrolled RNNs (imported last: the cells use this module's dropout).
-from . import rnn_cell as _cells, rnn_cell_wrappers as _wrappers  # noqa: E402
-from .rnn import static_bidirectional_rnn, static_rnn  # noqa: E402,F401
-from .dynamic_rnn import bidirectional_dynamic_rnn, dynamic_rnn  # noqa: E402,F401
-import types as _types  # noqa: E402
-
-rnn_cell = _types.SimpleNamespace(**{name: getattr(module, name) for module in (_cells, _wrappers)
-                                     for name in module.__all__})

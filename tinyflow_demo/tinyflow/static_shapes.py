@@ -5,6 +5,7 @@ import ctypes
 import re
 
 from . import dtypes as _dtypes
+from ._hooks import hook as _hook
 from ._lib import LIB, TinyflowError, c_handle_array, c_str, c_str_array, check_call
 from ._symbol import _Symbol, _op_handle, _variable_symbol
 from .tensor_shape import _shape_text
@@ -41,7 +42,7 @@ def _check_static_shapes(op, op_type, keys, attrs, inputs):
     probe = _Symbol(handle)
     check_call(LIB.IRSymbolCompose(probe.handle, c_str(op.name), len(args), None,
                                    c_handle_array([a.handle for a in args])))
-    from . import ir
+    ir = _hook("ir")
     try:
         g = ir.Graph(probe).apply_pipeline("infer")
     except TinyflowError as err:

@@ -6,7 +6,7 @@ import collections
 
 import numpy as np
 
-from .array_ops import _host_values
+from .array_ops import _host_values, _ints, mirror_pad  # noqa: F401 (mirror_pad: re-exported)
 from .framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["elu", "selu", "softsign", "is_nan", "is_inf", "is_finite", "depthwise_conv2d", "separable_conv2d",
@@ -51,14 +51,6 @@ def is_inf(x, name=None):
 def is_finite(x, name=None):
     """Elementwise whether x is neither infinite nor NaN (bool)."""
     return _float_op("is_finite", x, name, "x")
-
-
-def _ints(value, what):
-    """A constant list of ints (Python, NumPy or a constant tensor)."""
-    value = _host_values(value)
-    if isinstance(value, Tensor):
-        raise TypeError("%s must be a constant, got the tensor %s" % (what, value.name))
-    return [int(v) for v in np.asarray(value).reshape(-1)]
 
 
 def _window(strides, rate, dilations, data_format):
@@ -146,17 +138,6 @@ def batch_to_space(input, crops, block_size, name=None, block_shape=None):  # no
     """batch_to_space_nd of a 4-D NHWC tensor with a block_size x block_size block."""
     size = int(block_size if block_shape is None else block_shape)
     return batch_to_space_nd(input, [size, size], crops, name=name)
-
-
-def mirror_pad(tensor, paddings, mode, name=None):
-    """tf.pad with mode REFLECT (edges not repeated) or SYMMETRIC (edges repeated)."""
-    mode = mode.upper()
-    if mode not in ("REFLECT", "SYMMETRIC"):
-        raise ValueError("Unknown padding mode: %s" % mode)
-    flat = tuple(_ints(paddings, "paddings"))
-    if len(flat) % 2:
-        raise ValueError("paddings must have shape [rank, 2], got %s" % (flat,))
-    return apply_op("mirror_pad", [tensor], {"paddings": flat, "mode": mode}, name=name)
 
 
 TopKV2 = collections.namedtuple("TopKV2", ("values", "indices"))
