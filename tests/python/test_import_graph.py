@@ -194,3 +194,28 @@ def test_core_imports_no_op_module():
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+# Which subpackages each subpackage may not import (the layers: core < ops < eager < data, layers < train < horovod;
+# top-level modules such as session, nest, compat and ir are shared).
+FORBIDDEN = {
+    "ops": {"train", "data", "eager", "layers", "horovod"},
+    "eager": {"train", "data", "layers", "horovod"},
+    "data": {"train", "eager", "layers", "horovod"},
+    "layers": {"train", "data", "horovod"},
+    "train": {"data", "layers", "horovod"},
+}
+
+
+def _subpackage(m):
+    parts = _short(m).split(".")
+    return parts[0] if len(parts) > 1 or parts[0] in FORBIDDEN else None
+
+
+def test_subpackages_import_only_downwards():
+    graph = import_graph()
+    for sub in FORBIDDEN:
+        assert any(_subpackage(m) == sub for m in graph), "no subpackage tinyflow.%s" % sub
+    bad = sorted("%s imports %s (line %d)" % (_short(m), _short(t), ln) for m in graph for t, ln in graph[m]
+                 if _subpackage(t) in FORBIDDEN.get(_subpackage(m), ()))
+    assert not bad, "imports against the layers (%s):\n  " % FORBIDDEN + "\n  ".join(bad)

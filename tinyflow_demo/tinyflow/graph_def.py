@@ -16,7 +16,7 @@ def _serialized(graph, as_text):
     """The graph's GraphDef bytes (text format when as_text)."""
     from . import ir
     from .framework import _Symbol
-    from .saver import _tflib
+    from .train.saver import _tflib
     ops = [op for op in graph._ops.values() if op._body is None and getattr(op, "_symbol", None) is not None]
     if not ops:
         return b""

@@ -16,8 +16,8 @@ import numpy as np
 from . import errors
 from ._lib import c_str, c_str_array
 from .framework import Tensor, convert_to_tensor, get_default_graph
-from .saver import _call, _tflib
-from .state_ops import GraphKeys
+from .train.saver import _call, _tflib
+from .ops.state_ops import GraphKeys
 
 __all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all", "FileWriter", "FileWriterCache",
            "Summary"]

@@ -148,7 +148,7 @@ def enable_v2_behavior():
 
 def disable_eager_execution():
     """Graph mode, tinyflow's default: a no-op unless tf.enable_eager_execution() ran, which it undoes."""
-    from . import framework
+    from .. import framework
     if framework._EAGER is not None:
         raise ValueError("tf.disable_eager_execution must be called at program startup, before eager ops ran.")
 
@@ -167,13 +167,13 @@ class TestCase(unittest.TestCase):
     """tf.test.TestCase: unittest.TestCase with TF's session helpers and array assertions."""
 
     def session(self, graph=None, config=None):
-        from .session import Session
+        from ..session import Session
         return Session(graph=graph, config=config)
 
     test_session = cached_session = session
 
     def evaluate(self, tensors):
-        from .session import get_default_session
+        from ..session import get_default_session
         return get_default_session().run(tensors)
 
     def assertAllClose(self, a, b, rtol=1e-6, atol=1e-6, msg=None):  # noqa: N802 (TF's name)

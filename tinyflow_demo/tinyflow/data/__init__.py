@@ -13,10 +13,10 @@ import itertools
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import errors as _errors
-from . import nest as _nest
-from .framework import Tensor, TensorShape, _constant_array, convert_to_tensor, get_default_graph, placeholder
+from .. import dtypes as _dtypes
+from .. import errors as _errors
+from .. import nest as _nest
+from ..framework import Tensor, TensorShape, _constant_array, convert_to_tensor, get_default_graph, placeholder
 
 __all__ = ["Dataset", "Iterator"]
 
@@ -338,7 +338,7 @@ class Iterator(object):
     """An iterator over a Dataset in each Session; get_next() gives the element's tensors."""
 
     def __init__(self, dataset, one_shot):
-        from .state_ops import no_op
+        from ..ops.state_ops import no_op
         self._dataset, self._one_shot = dataset, one_shot
         graph = get_default_graph()
         self._placeholders = [placeholder(d, s.dims, name="IteratorGetNext")

@@ -17,10 +17,10 @@ import threading
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from ._lib import LIB, c_str, check_call
-from .framework import Tensor, TensorShape, Variable, _op_handle, convert_to_tensor, get_default_graph
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from .._lib import LIB, c_str, check_call
+from ..framework import Tensor, TensorShape, Variable, _op_handle, convert_to_tensor, get_default_graph
 
 __all__ = ["enable_eager_execution", "executing_eagerly", "eager_stats", "reset_eager_stats", "EagerTensor",
            "EagerVariable"]
@@ -273,7 +273,7 @@ def _value_for(variable, value):
 
 
 def _to_numpy(h, read=LIB.IRLazyToNDArray):
-    from .session import from_ndarray
+    from ..session import from_ndarray
     out = _P()
     check_call(read(h, ctypes.byref(out)))
     return from_ndarray(out)
@@ -489,7 +489,7 @@ class EagerVariable(_ValueMethods, Variable):
     def _update(self, op, delta):
         delta = _value_for(self, delta)
         if self.shape != delta.shape:
-            from .errors import InvalidArgumentError
+            from ..errors import InvalidArgumentError
             raise InvalidArgumentError(None, None, "Cannot update variable with shape %s using a Tensor with shape %s, "
                                        "shapes must be equal." % (_dims_text(self.shape), _dims_text(delta.shape)))
         assign_all([(self, delta)], update=op)

@@ -6,10 +6,10 @@ pending arrays, which fuse with the optimizer's update into one trace.
 """
 import ctypes
 
-from . import eager as _eager
-from ._lib import LIB, check_call
-from .eager import EagerTensor, EagerVariable
-from .framework import convert_to_tensor
+from .. import eager as _eager
+from .._lib import LIB, check_call
+from . import EagerTensor, EagerVariable
+from ..framework import convert_to_tensor
 
 __all__ = ["GradientTape", "gradients_function", "value_and_gradients_function", "implicit_gradients",
            "implicit_value_and_gradients"]
@@ -133,7 +133,7 @@ class GradientTape(object):
         flat = _flatten(sources)
         heads = None  # (NULL: ones)
         if output_gradients is not None:
-            from .array_ops import ones_like
+            from ..ops.array_ops import ones_like
             heads = [ones_like(t) if g is None else convert_to_tensor(g)
                      for t, g in zip(targets, _flatten(output_gradients))]
         grads = (_P * max(len(flat), 1))()

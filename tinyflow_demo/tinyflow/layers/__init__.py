@@ -9,11 +9,11 @@ import re
 
 import numpy as np
 
-from . import array_ops, math_ops, nn, state_ops
-from . import dtypes as _dtypes
-from .framework import Tensor, apply_op, convert_to_tensor
-from .init_ops import ones_initializer, zeros_initializer
-from .variable_scope import absolute_name_scope, get_variable, variable_scope
+from ..ops import array_ops, math_ops, nn, state_ops
+from .. import dtypes as _dtypes
+from ..framework import Tensor, apply_op, convert_to_tensor
+from ..ops.init_ops import ones_initializer, zeros_initializer
+from ..ops.variable_scope import absolute_name_scope, get_variable, variable_scope
 
 __all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "MaxPooling2D", "AveragePooling2D", "Dropout",
            "BatchNormalization", "Flatten", "dense", "conv1d", "conv2d", "max_pooling2d", "average_pooling2d",

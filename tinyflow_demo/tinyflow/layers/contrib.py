@@ -4,14 +4,14 @@ Variables are named as contrib names them ("fully_connected/weights", "Conv/bias
 "BatchNorm/moving_mean") through tf.variable_scope, so reuse and checkpoints line up with TF."""
 import math
 
-from . import dtypes as _dtypes
-from . import array_ops as _a
-from . import math_ops as _m
-from . import nn as _nn
-from . import init_ops as _init
-from .variable_scope import get_variable as _get_variable, variable_scope as _variable_scope
-from .framework import convert_to_tensor
-from .state_ops import GraphKeys, add_to_collection, add_to_collections, assign
+from .. import dtypes as _dtypes
+from ..ops import array_ops as _a
+from ..ops import math_ops as _m
+from ..ops import nn as _nn
+from ..ops import init_ops as _init
+from ..ops.variable_scope import get_variable as _get_variable, variable_scope as _variable_scope
+from ..framework import convert_to_tensor
+from ..ops.state_ops import GraphKeys, add_to_collection, add_to_collections, assign
 
 __all__ = ["xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer", "l1_regularizer",
            "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization", "fully_connected",
@@ -101,7 +101,7 @@ def apply_regularization(regularizer, weights_list=None):
 
 
 def _vs_collection(key):
-    from .state_ops import get_collection
+    from ..ops.state_ops import get_collection
     return get_collection(key)
 
 
@@ -217,7 +217,7 @@ def dropout(inputs, keep_prob=0.5, noise_shape=None, is_training=True, outputs_c
     if isinstance(is_training, bool):
         return _nn.dropout(inputs, keep_prob, noise_shape=noise_shape, seed=seed) if is_training else \
             _a.identity(inputs)
-    from .control_flow_ops import cond
+    from ..ops.control_flow_ops import cond
     return cond(is_training, lambda: _nn.dropout(inputs, keep_prob, noise_shape=noise_shape, seed=seed),
                 lambda: _a.identity(inputs))
 
@@ -255,7 +255,7 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
             upd_mean = assign(moving_mean, moving_mean * decay + mean * (1 - decay))
             upd_var = assign(moving_var, moving_var * decay + var * (1 - decay))
             if updates_collections is None:
-                from .framework import control_dependencies
+                from ..framework import control_dependencies
                 with control_dependencies([upd_mean, upd_var]):
                     return _a.identity(mean), _a.identity(var)
             add_to_collections(updates_collections, upd_mean)
@@ -266,7 +266,7 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
             mean, var = training_branch() if is_training else (moving_mean, moving_var)
         else:  # a tensor: statistics chosen at run time; the updates run when their collection is run
             batch_mean, batch_var = training_branch()
-            from .control_flow_ops import cond
+            from ..ops.control_flow_ops import cond
             mean, var = cond(is_training, lambda: (_a.identity(batch_mean), _a.identity(batch_var)),
                              lambda: (_a.identity(moving_mean), _a.identity(moving_var)))
         out = _nn.batch_normalization(inputs, mean, var, beta, gamma, epsilon)
@@ -281,7 +281,7 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, clip_gradients=No
     """contrib.layers.optimize_loss for the common case: an optimizer name or instance, optional
     global-norm clipping, global_step incremented."""
     import sys
-    tf = sys.modules[__package__]
+    tf = sys.modules[__package__.partition(".")[0]]
     names = {"SGD": tf.train.GradientDescentOptimizer, "Adam": tf.train.AdamOptimizer,
              "Momentum": lambda lr: tf.train.MomentumOptimizer(lr, 0.9), "Adagrad": tf.train.AdagradOptimizer,
              "RMSProp": tf.train.RMSPropOptimizer}

@@ -3,9 +3,9 @@ import builtins
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from .framework import Tensor, apply_op, constant, convert_to_tensor, get_default_graph
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from ..framework import Tensor, apply_op, constant, convert_to_tensor, get_default_graph
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "random_normal", "random_uniform",
            "truncated_normal", "set_random_seed", "reshape", "transpose", "concat", "stack", "unstack", "split",

@@ -9,9 +9,9 @@ checks are static when the shape / dtype is known (assert_rank of an unknown ran
 """
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import errors as _errors
-from .framework import Tensor, control_dependencies, convert_to_tensor
+from .. import dtypes as _dtypes
+from .. import errors as _errors
+from ..framework import Tensor, control_dependencies, convert_to_tensor
 
 __all__ = ["Assert", "assert_equal", "assert_none_equal", "assert_less", "assert_less_equal", "assert_greater",
            "assert_greater_equal", "assert_positive", "assert_negative", "assert_non_negative",

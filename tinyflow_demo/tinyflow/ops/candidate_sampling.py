@@ -10,9 +10,9 @@ candidates are drawn until `num_sampled` distinct ones are found, and the expect
 import numpy as np
 
 from . import array_ops, math_ops
-from . import dtypes as _dtypes
+from .. import dtypes as _dtypes
 from . import nn
-from .framework import convert_to_tensor, get_default_graph, name_scope
+from ..framework import convert_to_tensor, get_default_graph, name_scope
 from .py_func import _host_call
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "compute_accidental_hits", "nce_loss",

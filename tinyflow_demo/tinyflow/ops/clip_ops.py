@@ -2,7 +2,7 @@
 global_norm (tf.clip_by_value is math_ops')."""
 from . import math_ops as M
 from .array_ops import ones_like, size, where
-from .framework import Tensor, convert_to_tensor
+from ..framework import Tensor, convert_to_tensor
 
 __all__ = ["clip_by_norm", "clip_by_global_norm", "clip_by_average_norm", "global_norm"]
 

@@ -6,9 +6,9 @@ import string
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from .framework import Tensor, apply_op, constant, convert_to_tensor
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from ..framework import Tensor, apply_op, constant, convert_to_tensor
 from . import math_ops as _m
 from . import array_ops as _a
 

@@ -9,8 +9,8 @@ captures through each level. The one exception is the IR's: a tf.Variable as the
 """
 import ctypes
 
-from ._lib import LIB, c_str, c_str_array, check_call
-from .framework import (Operation, TensorShape, Variable, _format_attr, _shape_text, _Symbol,
+from .._lib import LIB, c_str, c_str_array, check_call
+from ..framework import (Operation, TensorShape, Variable, _format_attr, _shape_text, _Symbol,
                         convert_to_tensor, get_default_graph)
 
 __all__ = []
@@ -116,7 +116,7 @@ def body_output(body, value, dtype=None):
     """A body result as a tensor of the body: an Operation becomes a dummy scalar run after it."""
     if isinstance(value, Operation):
         from .array_ops import identity
-        from .framework import constant, control_dependencies
+        from ..framework import constant, control_dependencies
         with body, control_dependencies([value]):
             return identity(constant(0, dtype="int32"), name="op_done")
     with body:

@@ -9,11 +9,12 @@ import contextlib
 
 import numpy as np
 
-from . import array_ops, nest
-from . import dtypes as _dtypes
-from . import framework as _framework
+from . import array_ops
+from .. import nest
+from .. import dtypes as _dtypes
+from .. import framework as _framework
 from .control_flow_body import _Body, body_output, create_control_flow, static_shape, union_captures
-from .framework import Operation, Tensor, TensorShape, convert_to_tensor, get_default_graph
+from ..framework import Operation, Tensor, TensorShape, convert_to_tensor, get_default_graph
 
 __all__ = ["cond", "case", "while_loop"]
 

@@ -6,10 +6,11 @@ carried through) and writes the output to a TensorArray, stacked after the loop.
 its variables at the body's (single) trace; they live outside the loop and are read inside it as
 captured tensors, so gradients reach them.
 """
-from . import array_ops, math_ops, nest
-from . import dtypes as _dtypes
+from . import array_ops, math_ops
+from .. import nest
+from .. import dtypes as _dtypes
 from .control_flow_ops import while_loop
-from .framework import convert_to_tensor
+from ..framework import convert_to_tensor
 from .functional_ops import _accumulators
 from .rnn import _as_lengths, initial_state_of, rnn_step
 from .tensor_array_ops import TensorArray

@@ -4,11 +4,12 @@ elems (a tensor or a nested structure of tensors with the same first dimension) 
 TensorArrays; the loop reads element i, calls fn and (map_fn, scan) writes the result to output
 TensorArrays, which are stacked at the end.
 """
-from . import array_ops, math_ops, nest
-from . import dtypes as _dtypes
+from . import array_ops, math_ops
+from .. import nest
+from .. import dtypes as _dtypes
 from .control_flow_ops import while_loop
 from .control_flow_body import static_shape
-from .framework import convert_to_tensor, name_scope
+from ..framework import convert_to_tensor, name_scope
 from .tensor_array_ops import TensorArray, zeros_rows
 
 __all__ = ["map_fn", "scan", "foldl", "foldr"]

@@ -2,9 +2,9 @@
 import ctypes
 import json
 
-from . import framework as _framework
-from ._lib import LIB, c_str, check_call
-from .framework import Operation, Tensor, _Symbol, convert_to_tensor, get_default_graph
+from .. import framework as _framework
+from .._lib import LIB, c_str, check_call
+from ..framework import Operation, Tensor, _Symbol, convert_to_tensor, get_default_graph
 
 __all__ = ["gradients"]
 

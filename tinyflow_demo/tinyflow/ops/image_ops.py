@@ -4,8 +4,8 @@ dtype conversion, grayscale, brightness/contrast. Resizing is a gather of precom
 rows and columns plus interpolation weights, so it has a gradient and fuses like any other op."""
 import numpy as np
 
-from . import dtypes as _dtypes
-from .framework import Tensor, constant, convert_to_tensor
+from .. import dtypes as _dtypes
+from ..framework import Tensor, constant, convert_to_tensor
 from . import math_ops as _m
 from . import array_ops as _a
 

@@ -5,12 +5,12 @@ import collections
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import framework as _framework
+from .. import dtypes as _dtypes
+from .. import framework as _framework
 from . import math_ops as _math_ops
 from .array_ops import (_op_seed, _static_shape, expand_dims, gather, range as _range, reshape, squeeze, stack,
                         transpose, where, zeros_like)
-from .framework import Tensor, apply_op, convert_to_tensor
+from ..framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
            "segment_sum", "segment_mean", "segment_max", "segment_min", "unique", "invert_permutation", "boolean_mask",

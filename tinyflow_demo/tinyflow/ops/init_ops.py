@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from . import array_ops
-from . import dtypes as _dtypes
-from .framework import constant
+from .. import dtypes as _dtypes
+from ..framework import constant
 
 __all__ = ["Initializer", "zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer", "truncated_normal_initializer",
@@ -122,7 +122,7 @@ class orthogonal_initializer(Initializer):  # noqa: N801
         self.gain, self.seed = gain, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from .framework import get_default_graph
+        from ..framework import get_default_graph
         dtype = self._dtype(dtype)
         if not dtype.is_floating:
             raise ValueError("Expected floating point type, got %s." % dtype)

@@ -1,7 +1,7 @@
 """tf.losses: weighted losses reduced as TF's compute_weighted_loss, collected in tf.GraphKeys.LOSSES."""
 from . import array_ops, math_ops, nn
-from . import dtypes as _dtypes
-from .framework import convert_to_tensor, name_scope
+from .. import dtypes as _dtypes
+from ..framework import convert_to_tensor, name_scope
 from .state_ops import GraphKeys, add_to_collection, get_collection
 
 __all__ = ["Reduction", "compute_weighted_loss", "add_loss", "get_losses", "get_regularization_losses",

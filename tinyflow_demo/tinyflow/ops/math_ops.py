@@ -3,9 +3,9 @@ import numbers
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from .framework import Tensor, apply_op, convert_to_tensor
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from ..framework import Tensor, apply_op, convert_to_tensor
 
 __all__ = ["add", "subtract", "multiply", "divide", "truediv", "div", "floordiv", "mod", "pow", "negative",
            "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "abs", "sign", "floor", "ceil", "round",

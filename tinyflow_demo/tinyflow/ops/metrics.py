@@ -1,10 +1,10 @@
 """tf.metrics: streaming metrics as TF 1.x builds them. Each returns (value, update_op): update_op adds a
 batch to LOCAL variables (in LOCAL_VARIABLES and METRIC_VARIABLES, so tf.local_variables_initializer()
 resets them) and returns the metric over everything seen so far; value reads it without updating."""
-from . import dtypes as _dtypes
+from .. import dtypes as _dtypes
 from . import math_ops as M
 from .array_ops import ones_like, reshape, size, squeeze, where, zeros, zeros_like
-from .framework import Variable, apply_op, constant, convert_to_tensor, get_default_graph, name_scope
+from ..framework import Variable, apply_op, constant, convert_to_tensor, get_default_graph, name_scope
 from .state_ops import GraphKeys, add_to_collections
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "mean_absolute_error", "precision", "recall",

@@ -4,8 +4,8 @@ import math
 import numpy as np
 
 from . import array_ops, math_ops
-from . import dtypes as _dtypes
-from .framework import Tensor, apply_op, convert_to_tensor, name_scope
+from .. import dtypes as _dtypes
+from ..framework import Tensor, apply_op, convert_to_tensor, name_scope
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "conv2d", "max_pool", "avg_pool",
            "bias_add", "dropout", "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",

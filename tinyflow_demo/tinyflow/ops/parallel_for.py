@@ -10,10 +10,10 @@ Session.stats()["pfor_fallbacks"] (Session.pfor_fallbacks()).
 """
 import ctypes
 
-from . import dtypes, nest
-from ._lib import LIB, c_str, c_str_array, check_call
+from .. import dtypes, nest
+from .._lib import LIB, c_str, c_str_array, check_call
 from .array_ops import gather, reshape, transpose
-from .framework import (Operation, TensorShape, _format_attr, _Symbol, _variable_node, convert_to_tensor,
+from ..framework import (Operation, TensorShape, _format_attr, _Symbol, _variable_node, convert_to_tensor,
                         get_default_graph)
 from .gradients import gradients
 

@@ -11,11 +11,11 @@ import sys
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from ._lib import LIB, check_call
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from .._lib import LIB, check_call
 from .array_ops import identity
-from .framework import Operation, apply_op, control_dependencies, convert_to_tensor
+from ..framework import Operation, apply_op, control_dependencies, convert_to_tensor
 
 __all__ = ["py_func", "numpy_function", "Print", "print_v2"]
 
@@ -27,7 +27,7 @@ _registered = []  # the ctypes trampolines: the library calls them for the proce
 
 def _register(fn):
     """Registers fn(list of input arrays) -> list of output arrays; returns the callback id."""
-    from .session import from_ndarray, to_ndarray
+    from ..session import from_ndarray, to_ndarray
 
     def trampoline(num_inputs, inputs, num_outputs, outputs, error, error_size):
         try:
@@ -223,5 +223,5 @@ def _printer(write, tensors, name):
 
 
 def _is_tensor_like(x):
-    from .framework import Tensor, Variable
+    from ..framework import Tensor, Variable
     return isinstance(x, (Tensor, Variable, np.ndarray))

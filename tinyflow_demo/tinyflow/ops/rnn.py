@@ -3,9 +3,10 @@
 rnn_step (one cell call with TF's sequence_length masking) and zero_state_like (a zero state for a
 batch known only at run time) are the per-step pieces a loop-based dynamic_rnn reuses.
 """
-from . import array_ops, math_ops, nest
-from . import dtypes as _dtypes
-from .framework import convert_to_tensor
+from . import array_ops, math_ops
+from .. import nest
+from .. import dtypes as _dtypes
+from ..framework import convert_to_tensor
 from .variable_scope import variable_scope
 
 __all__ = ["static_rnn", "static_bidirectional_rnn", "rnn_step", "zero_state_like"]

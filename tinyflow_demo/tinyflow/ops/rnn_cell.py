@@ -7,8 +7,9 @@ variables are named rnn/basic_lstm_cell/kernel, rnn/gru_cell/gates/bias, ... exa
 """
 import collections
 
-from . import array_ops, math_ops, nest
-from .framework import Tensor, name_scope
+from . import array_ops, math_ops
+from .. import nest
+from ..framework import Tensor, name_scope
 from .init_ops import constant_initializer, zeros_initializer
 from .variable_scope import absolute_name_scope, get_variable, get_variable_scope, variable_scope
 

@@ -6,8 +6,9 @@ DropoutWrapper calls the wrapped cell directly (its variables keep the cell's na
 """
 import zlib
 
-from . import array_ops, nest, nn
-from .framework import Tensor
+from . import array_ops, nn
+from .. import nest
+from ..framework import Tensor
 from .rnn_cell import LSTMStateTuple, RNNCell
 from .variable_scope import variable_scope
 

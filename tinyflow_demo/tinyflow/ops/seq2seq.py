@@ -2,13 +2,13 @@
 (PTB language model, NMT tutorials)."""
 import sys
 
-from .compat import NotSupportedYetError
+from ..compat import NotSupportedYetError
 
 __all__ = ["sequence_loss"]
 
 
 def _tf():
-    return sys.modules[__package__]
+    return sys.modules[__package__.partition(".")[0]]
 
 
 def sequence_loss(logits, targets, weights, average_across_timesteps=True, average_across_batch=True,

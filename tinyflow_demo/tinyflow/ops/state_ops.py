@@ -2,8 +2,8 @@
 import builtins
 import re
 
-from . import framework as _framework
-from .framework import Operation, Tensor, apply_op, convert_to_tensor, get_default_graph
+from .. import framework as _framework
+from ..framework import Operation, Tensor, apply_op, convert_to_tensor, get_default_graph
 
 __all__ = ["global_variables", "all_variables", "trainable_variables", "local_variables",
            "global_variables_initializer", "initialize_all_variables", "variables_initializer",

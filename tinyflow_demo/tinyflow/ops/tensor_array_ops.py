@@ -9,8 +9,8 @@ dynamic_size (growing arrays) is not supported: the size is fixed.
 import numpy as np
 
 from . import array_ops, math_ops
-from . import dtypes as _dtypes
-from .framework import Tensor, TensorShape, apply_op, convert_to_tensor
+from .. import dtypes as _dtypes
+from ..framework import Tensor, TensorShape, apply_op, convert_to_tensor
 
 __all__ = ["TensorArray"]
 

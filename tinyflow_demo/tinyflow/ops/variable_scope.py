@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from .framework import Tensor, TensorShape, Variable, convert_to_tensor, get_default_graph
+from .. import dtypes as _dtypes
+from ..framework import Tensor, TensorShape, Variable, convert_to_tensor, get_default_graph
 from .init_ops import glorot_uniform_initializer, zeros_initializer
 
 __all__ = ["VariableScope", "variable_scope", "get_variable", "get_variable_scope", "AUTO_REUSE",

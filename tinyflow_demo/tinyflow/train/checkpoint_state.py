@@ -6,7 +6,7 @@ import os
 import re
 import warnings
 
-from . import tf_logging as logging
+from .. import tf_logging as logging
 
 __all__ = ["CheckpointState", "get_checkpoint_state", "update_checkpoint_state"]
 

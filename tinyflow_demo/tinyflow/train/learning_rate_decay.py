@@ -3,11 +3,11 @@ float32). In graph mode each returns the decayed rate as a scalar tensor; in eag
 callable computing it from the step's current value, which the optimizers call at each update."""
 import math
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from . import math_ops as M
-from .array_ops import identity, where
-from .framework import convert_to_tensor
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from ..ops import math_ops as M
+from ..ops.array_ops import identity, where
+from ..framework import convert_to_tensor
 
 __all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "cosine_decay", "cosine_decay_restarts",
            "inverse_time_decay", "natural_exp_decay", "linear_cosine_decay"]

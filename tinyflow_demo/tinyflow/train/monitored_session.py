@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from . import errors as _errors
-from .framework import get_default_graph
-from .session import Session
+from .. import errors as _errors
+from ..framework import get_default_graph
+from ..session import Session
 
 __all__ = ["SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "StopAtStepHook",
            "LoggingTensorHook", "NanTensorHook", "NanLossDuringTrainingError", "CheckpointSaverHook",
@@ -91,7 +91,7 @@ class SecondOrStepTimer(object):
 
 def _tf():
     """The tinyflow package (tf.train.Saver, tf.summary, tf.logging live on it)."""
-    return sys.modules[__package__]
+    return sys.modules[__package__.partition(".")[0]]
 
 
 def _log_info(fmt, *args):
@@ -327,7 +327,7 @@ class Scaffold(object):
         self.ready_op, self.ready_for_local_init_op = ready_op, ready_for_local_init_op
 
     def finalize(self):
-        from . import state_ops as _state
+        from ..ops import state_ops as _state
         if self.init_op is None:
             self.init_op = _state.global_variables_initializer()
         if self.local_init_op is None:
@@ -336,7 +336,7 @@ class Scaffold(object):
 
     @staticmethod
     def default_local_init_op():
-        from . import state_ops as _state
+        from ..ops import state_ops as _state
         return _state.local_variables_initializer()
 
 

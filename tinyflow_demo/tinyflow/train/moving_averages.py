@@ -1,9 +1,9 @@
 """tf.train.ExponentialMovingAverage: shadow variables updated as shadow -= (1 - decay) * (shadow - value)."""
-from . import dtypes as _dtypes
-from . import math_ops as M
-from .array_ops import zeros
-from .framework import Variable, convert_to_tensor, get_default_graph
-from .state_ops import GraphKeys, add_to_collection, assign, assign_add, assign_sub, global_variables, group, \
+from .. import dtypes as _dtypes
+from ..ops import math_ops as M
+from ..ops.array_ops import zeros
+from ..framework import Variable, convert_to_tensor, get_default_graph
+from ..ops.state_ops import GraphKeys, add_to_collection, assign, assign_add, assign_sub, global_variables, group, \
     moving_average_variables, trainable_variables
 
 __all__ = ["ExponentialMovingAverage"]

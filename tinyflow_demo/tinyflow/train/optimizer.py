@@ -12,12 +12,12 @@ recompile it.
 """
 import math
 
-from . import dtypes as _dtypes
-from . import framework as _framework
-from . import math_ops as M
-from .framework import Tensor, Variable, apply_op, convert_to_tensor, get_default_graph
-from .gradients import gradients
-from .state_ops import group, trainable_variables
+from .. import dtypes as _dtypes
+from .. import framework as _framework
+from ..ops import math_ops as M
+from ..framework import Tensor, Variable, apply_op, convert_to_tensor, get_default_graph
+from ..ops.gradients import gradients
+from ..ops.state_ops import group, trainable_variables
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "get_global_step",
            "get_or_create_global_step", "create_global_step", "global_step"]
@@ -32,7 +32,7 @@ def _assign(ref, value, name):
 
 def _eager_gradients(loss, var_list, grad_loss):
     """compute_gradients in eager mode: `loss` is a callable, differentiated with a GradientTape."""
-    from .eager_tape import GradientTape
+    from ..eager.tape import GradientTape
     if not callable(loss):
         raise RuntimeError("`loss` passed to Optimizer.compute_gradients should be a function when eager "
                            "execution is enabled.")
@@ -127,7 +127,7 @@ class Optimizer(object):
     def _zeros_slot(self, var, slot_name, value=0.0, op_name=None):
         """The slot `slot_name` of `var`, filled with `value` the first time (later updates reuse it, as
         TF does); named as TF names slots: "<var>/<op_name or optimizer name>", then "..._1" and so on."""
-        from .array_ops import zeros
+        from ..ops.array_ops import zeros
         if (var.op.name, slot_name) in self._slots:
             return self._slots[(var.op.name, slot_name)]
         graph = get_default_graph()
@@ -179,7 +179,7 @@ def _value(hyper):
 
 
 def _one_like(step):
-    from .framework import constant
+    from ..framework import constant
     return constant(1, dtype=step.dtype)
 
 
@@ -226,7 +226,7 @@ class AdamOptimizer(Optimizer):
         self._eager_steps = 0
 
     def _prepare(self):
-        from .framework import constant
+        from ..framework import constant
         if _framework._EAGER is not None:  # the bias correction as a Python number (a trace parameter)
             self._eager_steps += 1
             t = self._eager_steps
@@ -263,7 +263,7 @@ def get_global_step(graph=None):
 
 def create_global_step(graph=None):
     """A non-trainable int64 scalar variable "global_step" at 0, in GLOBAL_VARIABLES and GLOBAL_STEP."""
-    from .framework import constant
+    from ..framework import constant
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError("\"global_step\" already exists.")

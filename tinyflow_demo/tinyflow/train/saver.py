@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 
-from . import errors
-from . import tf_logging as logging
-from ._lib import LIB, LIB_PATH, c_handle_array, c_str, c_str_array
+from .. import errors
+from .. import tf_logging as logging
+from .._lib import LIB, LIB_PATH, c_handle_array, c_str, c_str_array
 from .checkpoint_state import CheckpointState, get_checkpoint_state, update_checkpoint_state
-from .framework import Tensor, Variable, get_default_graph
+from ..framework import Tensor, Variable, get_default_graph
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
            "load_variable", "NewCheckpointReader", "CheckpointState", "update_checkpoint_state"]
@@ -112,7 +112,7 @@ class NewCheckpointReader(object):
         """The value of `tensor_str` in its stored dtype. NotFoundError when the checkpoint lacks it."""
         if tensor_str not in self._shapes:
             raise errors.NotFoundError("Key %s not found in checkpoint" % tensor_str)
-        from .session import from_ndarray
+        from ..session import from_ndarray
         out = ctypes.c_void_p()
         _call(_tflib().IRTFCheckpointRead(c_str(self._prefix), c_str(tensor_str), ctypes.byref(out)))
         value = from_ndarray(out)
@@ -182,7 +182,7 @@ class Saver(object):
                  keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False, saver_def=None,
                  builder=None, defer_build=False, allow_empty=False, write_version=None, pad_step_number=False,
                  save_relative_paths=False, filename=None):
-        from . import framework
+        from .. import framework
         if framework._EAGER is not None:
             raise RuntimeError("tf.train.Saver is not supported when eager execution is enabled. Use "
                                "tf.train.Checkpoint instead.")
@@ -258,7 +258,7 @@ class Saver(object):
         save_dir = os.path.dirname(save_path) or "."
         if not os.path.isdir(save_dir):
             raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
-        from .session import to_ndarray
+        from ..session import to_ndarray
         names = sorted(self._vars)
         handles = [to_ndarray(self._session_value(sess, n, self._vars[n])) for n in names]
         try:

@@ -18,15 +18,15 @@ import sys
 import threading
 import time
 
-from . import errors as _errors
-from .framework import get_default_graph
-from .session import Session
+from .. import errors as _errors
+from ..framework import get_default_graph
+from ..session import Session
 
 __all__ = ["Supervisor"]
 
 
 def _tf():
-    return sys.modules[__package__]
+    return sys.modules[__package__.partition(".")[0]]
 
 
 class _Looper(threading.Thread):

@@ -4,9 +4,9 @@ Each update is TF's training_ops kernel (ApplyRMSProp, ApplyAdagrad, ...) writte
 over the variable and its slots, ending in assign ops, so the Fusion pass makes one kernel of each
 variable's update (as Adam's). Slots are named as TF names them: "<var>/<optimizer name>", "..._1".
 """
-from . import math_ops as M
-from .array_ops import where
-from .train import Optimizer, _assign, _hyper, _value
+from ..ops import math_ops as M
+from ..ops.array_ops import where
+from .optimizer import Optimizer, _assign, _hyper, _value
 
 __all__ = ["RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "FtrlOptimizer",
            "ProximalGradientDescentOptimizer", "ProximalAdagradOptimizer"]
