@@ -44,6 +44,7 @@ from .ops import rnn as _rnn, dynamic_rnn as _dynamic_rnn  # noqa: E402
 nn.rnn_cell = _types.SimpleNamespace(**{_n: getattr(_m, _n) for _m in (_cells, _wrappers) for _n in _m.__all__})
 nn.static_rnn, nn.static_bidirectional_rnn = _rnn.static_rnn, _rnn.static_bidirectional_rnn
 nn.dynamic_rnn, nn.bidirectional_dynamic_rnn = _dynamic_rnn.dynamic_rnn, _dynamic_rnn.bidirectional_dynamic_rnn
+nn.__all__ += ["rnn_cell", "static_rnn", "static_bidirectional_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn"]
 from .ir import list_ops, list_passes
 from .eager import eager_stats, enable_eager_execution, executing_eagerly, reset_eager_stats
 from .eager import tape as _eager_tape

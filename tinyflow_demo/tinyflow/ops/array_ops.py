@@ -6,6 +6,7 @@ import numpy as np
 from .. import dtypes as _dtypes
 from .. import framework as _framework
 from ..framework import Tensor, apply_op, constant, convert_to_tensor, get_default_graph
+from ..op_def import define_ops
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "random_normal", "random_uniform",
            "truncated_normal", "set_random_seed", "reshape", "transpose", "concat", "stack", "unstack", "split",
@@ -202,8 +203,36 @@ def _static_shape_allow_neg(shape):
     return tuple(-1 if d is None else int(d) for d in shape)
 
 
-def transpose(a, perm=None, name=None, conjugate=False):
-    return apply_op("transpose", [a], {"axes": tuple(perm) if perm is not None else ()}, name=name)
+# The functions that are one library op: (signature, op, inputs, attrs, doc[, node name]) rows from which
+# op_def.define_ops generates them, as TF's gen_*_ops (the others are hand-written, below and above).
+_ARRAY_OPS = [
+    ('identity(input, name=None)', 'identity', 'input', {}, 'A tensor with the same shape and contents as input.'),
+    ('stop_gradient(input, name=None)', 'stop_gradient', 'input', {}, 'input, with no gradient flowing through it.'),
+    ('shape(input, name=None, out_type=_dtypes.int32)', 'shape', 'input',
+     {'out_type': '_dtypes.as_dtype(out_type).name'}, 'The shape of input as a 1-D tensor.'),
+    ('size(input, name=None, out_type=_dtypes.int32)', 'size', 'input',
+     {'out_type': '_dtypes.as_dtype(out_type).name'}, 'The number of elements of input.'),
+    ('rank(input, name=None)', 'rank', 'input', {}, 'The number of dimensions of input.'),
+    ('slice(input_, begin, size, name=None)', 'slice', 'input_',
+     {'begin': 'tuple(begin)', 'size': 'tuple(size)'},
+     'The slice of input_ of `size` elements from `begin` in each dimension (-1: to the end).'),
+    ('broadcast_to(input, shape, name=None)', 'broadcast_to', 'input',
+     {'shape': '_static_shape(shape)'}, "input broadcast to `shape` (NumPy's rules)."),
+    ('transpose(a, perm=None, name=None, conjugate=False)', 'transpose', 'a',
+     {'axes': 'tuple(perm) if perm is not None else ()'}, 'a with its dimensions permuted by perm (reversed: None).'),
+    ('expand_dims(input, axis=None, name=None, dim=None)', 'expand_dims', 'input',
+     {'axis': 'int(dim if axis is None else axis)'}, 'input with a dimension of size 1 inserted at axis.'),
+    ('gather(params, indices, validate_indices=None, name=None, axis=0)', 'gather',
+     'params, convert_to_tensor(indices)',
+     {'axis': 'int(axis)'}, 'The slices of params at indices along axis.'),
+    ('one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None)', 'one_hot',
+     'convert_to_tensor(indices)',
+     {'depth': 'int(depth)', 'on_value': '1.0 if on_value is None else float(on_value)',
+      'off_value': '0.0 if off_value is None else float(off_value)', 'axis': '-1 if axis is None else int(axis)',
+      'dtype': '_dtypes.as_dtype(dtype or _dtypes.float32).name'},
+     'A one-hot tensor: on_value where the last axis equals indices, off_value elsewhere.'),
+]
+define_ops(globals(), _ARRAY_OPS)
 
 
 def concat(values, axis, name="concat"):
@@ -211,11 +240,6 @@ def concat(values, axis, name="concat"):
     if len(values) == 1:
         return identity(values[0], name=name)
     return apply_op("concat", values, {"axis": int(axis)}, name=name)
-
-
-def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
-    axis = dim if axis is None else axis
-    return apply_op("expand_dims", [input], {"axis": int(axis)}, name=name)
 
 
 def stack(values, axis=0, name="stack"):
@@ -273,18 +297,6 @@ def tile(input, multiples, name=None):  # noqa: A002
     return reshape(expanded * ones, out_dims, name=name or "Tile")
 
 
-def gather(params, indices, validate_indices=None, name=None, axis=0):
-    indices = convert_to_tensor(indices)
-    return apply_op("gather", [params, indices], {"axis": int(axis)}, name=name)
-
-
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    attrs = {"depth": int(depth), "on_value": 1.0 if on_value is None else float(on_value),
-             "off_value": 0.0 if off_value is None else float(off_value),
-             "axis": -1 if axis is None else int(axis), "dtype": _dtypes.as_dtype(dtype or _dtypes.float32).name}
-    return apply_op("one_hot", [convert_to_tensor(indices)], attrs, name=name)
-
-
 def where(condition, x=None, y=None, name=None):
     if x is None and y is None:  # the coordinates of the true elements: int64 [num_true, rank]
         return apply_op("argwhere", [condition], name=name or "Where")
@@ -297,30 +309,6 @@ def where(condition, x=None, y=None, name=None):
     if not isinstance(y, Tensor):
         y = convert_to_tensor(y, dtype=x.dtype)
     return apply_op("where", [condition, x, y], name=name)
-
-
-def identity(input, name=None):  # noqa: A002
-    return apply_op("identity", [input], name=name)
-
-
-def stop_gradient(input, name=None):  # noqa: A002
-    return apply_op("stop_gradient", [input], name=name)
-
-
-def shape(input, name=None, out_type=_dtypes.int32):  # noqa: A002
-    return apply_op("shape", [input], {"out_type": _dtypes.as_dtype(out_type).name}, name=name)
-
-
-def size(input, name=None, out_type=_dtypes.int32):  # noqa: A002
-    return apply_op("size", [input], {"out_type": _dtypes.as_dtype(out_type).name}, name=name)
-
-
-def rank(input, name=None):  # noqa: A002
-    return apply_op("rank", [input], name=name)
-
-
-def slice(input_, begin, size, name=None):  # noqa: A001
-    return apply_op("slice", [input_], {"begin": tuple(begin), "size": tuple(size)}, name=name)
 
 
 def _ints(value, what):
@@ -378,10 +366,6 @@ def _cast_to(value, dtype):
         return value
     from .math_ops import cast
     return cast(value, dtype)
-
-
-def broadcast_to(input, shape, name=None):  # noqa: A002
-    return apply_op("broadcast_to", [input], {"shape": _static_shape(shape)}, name=name)
 
 
 def _slice_item(tensor, item):

@@ -8,9 +8,11 @@ import numpy as np
 from .. import dtypes as _dtypes
 from .. import framework as _framework
 from . import math_ops as _math_ops
+# (_op_seed, _static_shape: used by the op table's expressions)
 from .array_ops import (_op_seed, _static_shape, expand_dims, gather, range as _range, reshape, squeeze, stack,
                         transpose, where, zeros_like)
 from ..framework import Tensor, apply_op, convert_to_tensor
+from ..op_def import define_ops
 
 __all__ = ["gather_nd", "scatter_nd", "unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min",
            "segment_sum", "segment_mean", "segment_max", "segment_min", "unique", "invert_permutation", "boolean_mask",
@@ -49,10 +51,27 @@ def gather_nd(params, indices, name=None, batch_dims=0):
     return apply_op("gather_nd", [params, _indices(indices)], name=name or "GatherNd")
 
 
-def scatter_nd(indices, updates, shape, name=None):
-    """Zeros of `shape` with the slices of updates added at the index tuples (duplicates add up; tf.scatter_nd)."""
-    return apply_op("scatter_nd", [_indices(indices), updates], {"shape": _static_shape(shape)},
-                    name=name or "ScatterNd")
+# The functions that are one library op: (signature, op, inputs, attrs, doc[, node name]) rows from which
+# op_def.define_ops generates them, as TF's gen_*_ops (the others are hand-written, below and above).
+_INDEXING_OPS = [
+    ('scatter_nd(indices, updates, shape, name=None)', 'scatter_nd', '_indices(indices), updates',
+     {'shape': '_static_shape(shape)'},
+     'Zeros of `shape` with the slices of updates added at the index tuples (duplicates add up; tf.scatter_nd).',
+     'ScatterNd'),
+    ('segment_sum(data, segment_ids, name=None)', 'segment_sum', 'data, _indices(segment_ids)',
+     {}, 'Rows of data summed by sorted segment id; the result has max(segment_ids) + 1 rows.', 'SegmentSum'),
+    ('segment_mean(data, segment_ids, name=None)', 'segment_mean', 'data, _indices(segment_ids)',
+     {}, 'The mean row of data per sorted segment id (0 for an id without rows).', 'SegmentMean'),
+    ('segment_max(data, segment_ids, name=None)', 'segment_max', 'data, _indices(segment_ids)',
+     {}, 'The largest row of data per sorted segment id (0 for an id without rows).', 'SegmentMax'),
+    ('segment_min(data, segment_ids, name=None)', 'segment_min', 'data, _indices(segment_ids)',
+     {}, 'The smallest row of data per sorted segment id (0 for an id without rows).', 'SegmentMin'),
+    ('invert_permutation(x, name=None)', 'invert_permutation', '_indices(x)',
+     {}, 'The inverse of the permutation x: y[x[i]] = i.', 'InvertPermutation'),
+    ('random_shuffle(value, seed=None, name=None)', 'random_shuffle', 'value',
+     {'seed': '_op_seed(seed)'}, 'value with its rows (dimension 0) in a random order.', 'RandomShuffle'),
+]
+define_ops(globals(), _INDEXING_OPS)
 
 
 def _unsorted_segment(op, data, segment_ids, num_segments, name):
@@ -81,34 +100,10 @@ def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     return _unsorted_segment("unsorted_segment_min", data, segment_ids, num_segments, name or "UnsortedSegmentMin")
 
 
-def segment_sum(data, segment_ids, name=None):
-    """Rows of data summed by sorted segment id; the result has max(segment_ids) + 1 rows."""
-    return apply_op("segment_sum", [data, _indices(segment_ids)], name=name or "SegmentSum")
-
-
-def segment_mean(data, segment_ids, name=None):
-    """The mean row of data per sorted segment id (0 for an id without rows)."""
-    return apply_op("segment_mean", [data, _indices(segment_ids)], name=name or "SegmentMean")
-
-
-def segment_max(data, segment_ids, name=None):
-    """The largest row of data per sorted segment id (0 for an id without rows)."""
-    return apply_op("segment_max", [data, _indices(segment_ids)], name=name or "SegmentMax")
-
-
-def segment_min(data, segment_ids, name=None):
-    """The smallest row of data per sorted segment id (0 for an id without rows)."""
-    return apply_op("segment_min", [data, _indices(segment_ids)], name=name or "SegmentMin")
-
-
 def unique(x, out_idx=_dtypes.int32, name=None):
     """(y, idx): the distinct values of the vector x in order of first occurrence, and x's positions in y."""
     op = apply_op("unique", [x], {"out_idx": _dtypes.as_dtype(out_idx).name}, name=name or "Unique")
     return Unique(*op.outputs)
-
-
-def invert_permutation(x, name=None):
-    return apply_op("invert_permutation", [_indices(x)], name=name or "InvertPermutation")
 
 
 def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
@@ -138,11 +133,6 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
     with_name = name or "boolean_mask"
     indices = squeeze(where(mask), axis=[1])
     return gather(tensor, indices, axis=axis, name=with_name)
-
-
-def random_shuffle(value, seed=None, name=None):
-    """value with its rows (dimension 0) in a random order."""
-    return apply_op("random_shuffle", [value], {"seed": _op_seed(seed)}, name=name or "RandomShuffle")
 
 
 def _scan(op, x, axis, exclusive, reverse, name):

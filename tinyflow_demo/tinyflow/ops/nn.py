@@ -6,23 +6,31 @@ import numpy as np
 from . import array_ops, math_ops
 from .. import dtypes as _dtypes
 from ..framework import Tensor, apply_op, convert_to_tensor, name_scope
+from ..op_def import define_ops
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "conv2d", "max_pool", "avg_pool",
            "bias_add", "dropout", "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
            "sparse_softmax_cross_entropy_with_logits", "l2_loss", "batch_normalization", "moments", "relu6",
-           "leaky_relu", "elu", "rnn_cell", "static_rnn", "static_bidirectional_rnn", "dynamic_rnn",
-           "bidirectional_dynamic_rnn"]
+           "leaky_relu", "elu"]  # (rnn_cell, static_rnn, dynamic_rnn... join when the package's __init__ attaches them)
 __all__ += ["sigmoid_cross_entropy_with_logits", "weighted_cross_entropy_with_logits", "l2_normalize",
             "embedding_lookup", "fused_batch_norm", "conv2d_transpose", "atrous_conv2d", "xw_plus_b", "zero_fraction",
             "selu", "log_poisson_loss"]
 
 
-def relu(features, name=None):
-    return apply_op("relu", [features], name=name)
-
-
-def relu6(features, name=None):
-    return apply_op("clip", [features], {"a_min": 0.0, "a_max": 6.0}, name=name)
+# The functions that are one library op: (signature, op, inputs, attrs, doc[, node name]) rows from which
+# op_def.define_ops generates them, as TF's gen_*_ops (the others are hand-written, below and above).
+_NN_OPS = [
+    ('relu(features, name=None)', 'relu', 'features', {}, 'max(features, 0).'),
+    ('relu6(features, name=None)', 'clip', 'features', {'a_min': '0.0', 'a_max': '6.0'}, 'min(max(features, 0), 6).'),
+    ('softplus(features, name=None)', 'softplus', 'features', {}, 'log(exp(features) + 1).'),
+    ('softmax(logits, axis=-1, name=None, dim=None)', 'softmax', 'logits',
+     {'axis': 'int(dim if dim is not None else axis)'}, 'exp(logits) / sum(exp(logits), axis).'),
+    ('log_softmax(logits, axis=-1, name=None, dim=None)', 'log_softmax', 'logits',
+     {'axis': 'int(dim if dim is not None else axis)'}, 'logits - log(sum(exp(logits), axis)).'),
+    ('bias_add(value, bias, data_format=None, name=None)', 'bias_add', 'value, bias',
+     {'data_format': 'data_format or "NHWC"'}, 'value plus the 1-D bias along its channel dimension.'),
+]
+define_ops(globals(), _NN_OPS)
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -35,18 +43,6 @@ def elu(features, name=None):
 
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
-
-
-def softplus(features, name=None):
-    return apply_op("softplus", [features], name=name)
-
-
-def softmax(logits, axis=-1, name=None, dim=None):
-    return apply_op("softmax", [logits], {"axis": int(dim if dim is not None else axis)}, name=name)
-
-
-def log_softmax(logits, axis=-1, name=None, dim=None):
-    return apply_op("log_softmax", [logits], {"axis": int(dim if dim is not None else axis)}, name=name)
 
 
 def _pair(values, what):
@@ -85,10 +81,6 @@ def _pool(op):
 
 max_pool = _pool("max_pool2d")
 avg_pool = _pool("avg_pool2d")
-
-
-def bias_add(value, bias, data_format=None, name=None):
-    return apply_op("bias_add", [value, bias], {"data_format": data_format or "NHWC"}, name=name)
 
 
 def _keep_probability(keep_prob, rate):

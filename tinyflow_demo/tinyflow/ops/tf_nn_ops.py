@@ -4,10 +4,8 @@ top_k and in_top_k, with TensorFlow 1.x's arguments and semantics (attached to t
 tinyflow in __init__.py)."""
 import collections
 
-import numpy as np
-
-from .array_ops import _host_values, _ints, mirror_pad  # noqa: F401 (mirror_pad: re-exported)
-from ..framework import Tensor, apply_op, convert_to_tensor
+from .array_ops import _ints, mirror_pad  # noqa: F401 (mirror_pad: re-exported)
+from ..framework import apply_op, convert_to_tensor
 
 __all__ = ["elu", "selu", "softsign", "is_nan", "is_inf", "is_finite", "depthwise_conv2d", "separable_conv2d",
            "local_response_normalization", "lrn", "space_to_batch_nd", "batch_to_space_nd", "space_to_batch",
