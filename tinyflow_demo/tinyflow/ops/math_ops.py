@@ -208,8 +208,9 @@ def _operator(op, scalar_op, rscalar_op, reverse=False):
     checked = _CHECKED_DIVISIONS.get(op)
 
     def method(self, other):
-        if _framework._EAGER is not None:  # (the fast path of eager recording: no scalar folding)
-            return _framework._EAGER.binary(op, other, self) if reverse else _framework._EAGER.binary(op, self, other)
+        eager = _framework._EAGER
+        if eager is not None:  # (the fast path of eager recording: no scalar folding)
+            return eager.binary(op, other, self) if reverse else eager.binary(op, self, other)
         if checked is not None:  # integer division by zero raises, as in TF
             return checked(other, self) if reverse else checked(self, other)
         return binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
