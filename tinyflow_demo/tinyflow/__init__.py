@@ -274,3 +274,12 @@ del _name
 
 # --- tf.contrib.data: TF 1.2-1.3's name of tf.data (Dataset, Iterator) ---
 contrib.data = data
+
+# --- The subpackages' implementation modules are no TF names: Python binds a submodule on its package when it is
+# imported, which would make tf.train.saver, tf.layers.contrib and tf.eager.tape; unbind them (they stay
+# importable by their full names, tinyflow.train.saver).
+for _pkg in (train, layers, eager):
+    for _name, _value in list(vars(_pkg).items()):
+        if isinstance(_value, _types.ModuleType) and _value.__name__ == _pkg.__name__ + "." + _name:
+            delattr(_pkg, _name)
+del _pkg, _name, _value
