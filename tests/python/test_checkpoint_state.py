@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tinyflow as tf
-from tinyflow import checkpoint_state
+from tinyflow.train import checkpoint_state
 
 
 def _checkpoint(tmp_path, name="model.ckpt-7"):

@@ -23,24 +23,33 @@ from .dtypes import DType, as_dtype, bool, float32, float64, int32, int64  # noq
 from .framework import (Dimension, Graph, Operation, Tensor, TensorShape, Variable, constant, control_dependencies,
                         convert_to_tensor, get_default_graph, name_scope, placeholder, placeholder_with_default,
                         reset_default_graph)
-from .math_ops import *  # noqa: F401,F403
-from .array_ops import *  # noqa: F401,F403
-from .state_ops import *  # noqa: F401,F403
-from .gradients import gradients
-from .control_flow_ops import case, cond, while_loop
-from .tensor_array_ops import TensorArray
-from .functional_ops import foldl, foldr, map_fn, scan
-from . import parallel_for  # noqa: F401
-from .parallel_for import hessians, vectorized_map
+from . import ir, session as _session, graph_def as _graph_def  # noqa: F401 (they install the core's hooks)
+from .ops.math_ops import *  # noqa: F401,F403
+from .ops.array_ops import *  # noqa: F401,F403
+from .ops.state_ops import *  # noqa: F401,F403
+from .ops.gradients import gradients
+from .ops.control_flow_ops import case, cond, while_loop
+from .ops.tensor_array_ops import TensorArray
+from .ops.functional_ops import foldl, foldr, map_fn, scan
+from .ops import parallel_for  # noqa: F401
+from .ops.parallel_for import hessians, vectorized_map
 from .session import InteractiveSession, Session, get_default_session
-from .init_ops import *  # noqa: F401,F403
+from .ops.init_ops import *  # noqa: F401,F403
 from . import nest  # noqa: F401
-from .variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope
-from . import nn, train, ir, init_ops as _init_ops  # noqa: F401
+from .ops.variable_scope import AUTO_REUSE, VariableScope, get_variable, get_variable_scope, variable_scope
+from .ops import nn, init_ops as _init_ops  # noqa: F401
+from . import train, ir  # noqa: F401
+# tf.nn.rnn_cell and the unrolled RNNs join tf.nn here: the cells use nn.dropout, so nn cannot import them.
+from .ops import rnn_cell as _cells, rnn_cell_wrappers as _wrappers  # noqa: E402
+from .ops import rnn as _rnn, dynamic_rnn as _dynamic_rnn  # noqa: E402
+nn.rnn_cell = _types.SimpleNamespace(**{_n: getattr(_m, _n) for _m in (_cells, _wrappers) for _n in _m.__all__})
+nn.static_rnn, nn.static_bidirectional_rnn = _rnn.static_rnn, _rnn.static_bidirectional_rnn
+nn.dynamic_rnn, nn.bidirectional_dynamic_rnn = _dynamic_rnn.dynamic_rnn, _dynamic_rnn.bidirectional_dynamic_rnn
+nn.__all__ += ["rnn_cell", "static_rnn", "static_bidirectional_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn"]
 from .ir import list_ops, list_passes
 from .eager import eager_stats, enable_eager_execution, executing_eagerly, reset_eager_stats
-from . import eager_tape as _eager_tape
-from .eager_tape import GradientTape
+from .eager import tape as _eager_tape
+from .eager.tape import GradientTape
 
 from . import errors  # noqa: F401
 float16 = float32
@@ -64,11 +73,12 @@ contrib = _types.SimpleNamespace(rnn=_types.SimpleNamespace(
                                  implicit_value_and_gradients=_eager_tape.implicit_value_and_gradients))
 
 # --- tf.layers, tf.losses ---
-from . import layers, losses  # noqa: E402,F401
+from . import layers  # noqa: E402,F401
+from .ops import losses  # noqa: E402,F401
 
 
 # --- nn ops extra (tf-nnops) ---
-from . import tf_nn_ops as _tf_nn_ops  # noqa: E402
+from .ops import tf_nn_ops as _tf_nn_ops  # noqa: E402
 for _name in ("elu", "selu", "softsign", "depthwise_conv2d", "separable_conv2d", "lrn", "local_response_normalization",
               "top_k", "in_top_k"):
     setattr(nn, _name, getattr(_tf_nn_ops, _name))
@@ -105,9 +115,9 @@ def apply_op(op_name, inputs, attrs=None, name=None):
     return _apply(op_name, inputs, attrs, name=name)
 
 # --- math, linalg and image (lead) ---
-from .composite_math import *  # noqa: F401,F403,E402
-from . import image_ops as image  # noqa: E402
-from . import composite_math as _composite_math  # noqa: E402
+from .ops.composite_math import *  # noqa: F401,F403,E402
+from .ops import image_ops as image  # noqa: E402
+from .ops import composite_math as _composite_math  # noqa: E402
 
 
 class _Namespace(_types.ModuleType):
@@ -137,12 +147,12 @@ arg_min, arg_max = argmin, argmax  # noqa: F405  (TF1's deprecated names, still 
 from .graph_def import write_graph as _write_graph  # noqa: E402
 io = _types.SimpleNamespace(gfile=gfile, write_graph=_write_graph)
 train.write_graph = _write_graph
-from . import monitored_session as _monitored_session  # noqa: E402
+from .train import monitored_session as _monitored_session  # noqa: E402
 for _name in _monitored_session.__all__:  # tf.train.MonitoredTrainingSession, hooks, Coordinator...
     setattr(train, _name, getattr(_monitored_session, _name))
-from . import asserts as _asserts  # noqa: E402
-from .asserts import *  # noqa: E402,F401,F403  (tf.Assert, tf.assert_equal, tf.check_numerics...)
-from .supervisor import Supervisor as _Supervisor  # noqa: E402
+from .ops import asserts as _asserts  # noqa: E402
+from .ops.asserts import *  # noqa: E402,F401,F403  (tf.Assert, tf.assert_equal, tf.check_numerics...)
+from .train.supervisor import Supervisor as _Supervisor  # noqa: E402
 train.Supervisor = _Supervisor
 from . import keras_datasets as _keras_datasets  # noqa: E402
 
@@ -155,34 +165,35 @@ class _OwnNamespace(_Namespace):
 
 
 keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
-from . import contrib_layers as _contrib_layers  # noqa: E402
+from .layers import contrib as _contrib_layers  # noqa: E402
 contrib.layers = _contrib_layers
 contrib.keras = keras  # TF 1.x kept tf.contrib.keras as an alias of tf.keras
-from . import seq2seq as _seq2seq  # noqa: E402
+from .ops import seq2seq as _seq2seq  # noqa: E402
 contrib.seq2seq = _types.SimpleNamespace(sequence_loss=_seq2seq.sequence_loss)
-from .lstm_block_cell import LSTMBlockCell as _LSTMBlockCell  # noqa: E402
+from .ops.lstm_block_cell import LSTMBlockCell as _LSTMBlockCell  # noqa: E402
 contrib.rnn.LSTMBlockCell = _LSTMBlockCell
 from . import projector as _projector  # noqa: E402
 contrib.tensorboard = _types.SimpleNamespace(plugins=_types.SimpleNamespace(projector=_projector))
 
 # --- tf-train: more optimizers, learning-rate schedules, EMA on tf.train; clipping; tf.metrics ---
-from . import metrics  # noqa: E402,F401
-from .clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402,F401
-from . import learning_rate_decay as _lr_decay, moving_averages as _moving_averages, \
+from .ops import metrics  # noqa: E402,F401
+from .ops.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402,F401
+from .train import learning_rate_decay as _lr_decay, moving_averages as _moving_averages, \
     training_ops as _training_ops  # noqa: E402
 for _module in (_training_ops, _lr_decay, _moving_averages):
     for _name in _module.__all__:
         setattr(train, _name, getattr(_module, _name))
 
 # --- tf-saver: tf.train.Saver and checkpoints, tf.summary ---
-from . import saver as _saver, summary  # noqa: E402
+from .train import saver as _saver  # noqa: E402
+from . import summary  # noqa: E402
 for _name in _saver.__all__:
     setattr(train, _name, getattr(_saver, _name))
 Summary = summary.Summary
 
 # --- indexing, segment and scatter ops (indexing_ops) ---
-from .indexing_ops import *  # noqa: F401,F403,E402
-from . import indexing_ops as _indexing_ops  # noqa: E402
+from .ops.indexing_ops import *  # noqa: F401,F403,E402
+from .ops import indexing_ops as _indexing_ops  # noqa: E402
 math = globals().get("math") or _types.SimpleNamespace()
 for _name in ("unsorted_segment_sum", "unsorted_segment_max", "unsorted_segment_min", "segment_sum", "segment_mean",
               "segment_max", "segment_min", "cumsum", "cumprod", "invert_permutation"):
@@ -194,9 +205,9 @@ from .compat import (VERSION, GIT_VERSION, COMPILER_VERSION, ConfigProto, GPUOpt
                      OptimizerOptions, RunMetadata, RunOptions, device, disable_v2_behavior, enable_v2_behavior,
                      disable_eager_execution, test)
 from .dtypes import uint8, int8, int16, uint16, uint32, uint64, string, complex64, complex128  # noqa: E402
-from .py_func import Print, numpy_function, print_v2 as print, py_func  # noqa: E402,A001
-from .variable_scope import get_local_variable  # noqa: E402
-from .init_ops import identity_initializer, orthogonal_initializer  # noqa: E402
+from .ops.py_func import Print, numpy_function, print_v2 as print, py_func  # noqa: E402,A001
+from .ops.variable_scope import get_local_variable  # noqa: E402
+from .ops.init_ops import identity_initializer, orthogonal_initializer  # noqa: E402
 half, double = float16, float64
 initializers = _compat._Namespace("tf.initializers", orthogonal=orthogonal_initializer, identity=identity_initializer,
                                   **vars(initializers))
@@ -254,10 +265,19 @@ random = _OwnNamespace("tinyflow.random", {
     "shuffle": random_shuffle, "set_random_seed": set_random_seed, "set_seed": set_random_seed})  # noqa: F405
 
 # --- tf.nn candidate sampling: nce_loss, sampled_softmax_loss and the samplers ---
-from . import candidate_sampling as _candidate_sampling  # noqa: E402
+from .ops import candidate_sampling as _candidate_sampling  # noqa: E402
 for _name in _candidate_sampling.__all__:
     setattr(nn, _name, getattr(_candidate_sampling, _name))
 del _name
 
 # --- tf.contrib.data: TF 1.2-1.3's name of tf.data (Dataset, Iterator) ---
 contrib.data = data
+
+# --- The subpackages' implementation modules are no TF names: Python binds a submodule on its package when it is
+# imported, which would make tf.train.saver, tf.layers.contrib and tf.eager.tape; unbind them (they stay
+# importable by their full names, tinyflow.train.saver).
+for _pkg in (train, layers, eager):
+    for _name, _value in list(vars(_pkg).items()):
+        if isinstance(_value, _types.ModuleType) and _value.__name__ == _pkg.__name__ + "." + _name:
+            delattr(_pkg, _name)
+del _pkg, _name, _value

@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from . import dtypes as _dtypes
+from ._hooks import hook as _hook, register_hook  # noqa: F401 (register_hook: for the modules above the core)
 from ._lib import C
 # Split out of this module; re-exported here, where the rest of tinyflow imports them from.
 from ._symbol import _Symbol, _op_handle
@@ -24,7 +25,6 @@ __all__ = ["Graph", "Operation", "Tensor", "Variable", "get_default_graph", "res
 # The eager module once tf.enable_eager_execution() ran (eager.py): apply_op, constant and Variable
 # then create lazy arrays instead of graph nodes.
 _EAGER = None
-
 
 class Graph(object):
     """Holds what TF keeps per graph: unique names, collections, control-dependency scopes, seed."""
@@ -52,8 +52,7 @@ class Graph(object):
 
     def as_graph_def(self, from_version=None, add_shapes=False):
         """The graph's TensorFlow GraphDef (graph_def.GraphDef: SerializeToString(), str())."""
-        from .graph_def import GraphDef
-        return GraphDef(self)
+        return _hook("graph_def")(self)
 
     def add_to_collection(self, key, value):
         self.collections.setdefault(key, []).append(value)
@@ -213,8 +212,7 @@ class Operation(object):
         return self._symbol.handle
 
     def run(self, feed_dict=None, session=None):
-        from .session import _get_session
-        _get_session(session).run(self, feed_dict=feed_dict)
+        _hook("session")(session).run(self, feed_dict=feed_dict)
 
     def __repr__(self):
         return "<tf.Operation '%s' type=%s>" % (self.name, self.type)
@@ -248,8 +246,7 @@ class Tensor(object):
         # Cached until a set_shape in the graph (a placeholder's refined shape changes what follows it).
         epoch = self.op.graph._shape_epoch
         if self._inferred is None or (self._inferred_epoch != epoch and self.op.type != "Placeholder"):
-            from . import ir
-            self._inferred = ir.infer_shape_dtype(self)
+            self._inferred = _hook("ir").infer_shape_dtype(self)
             self._inferred_epoch = epoch
         return self._inferred
 
@@ -279,68 +276,26 @@ class Tensor(object):
         self._static_shape = merged
 
     def eval(self, feed_dict=None, session=None):
-        from .session import _get_session
-        return _get_session(session).run(self, feed_dict=feed_dict)
+        return _hook("session")(session).run(self, feed_dict=feed_dict)
 
     def __repr__(self):
         return "<tf.Tensor '%s'>" % self.name
 
     __hash__ = object.__hash__
 
-    # Python operators; the math module registers them (it defines the ops).
-    def __neg__(self):
-        return apply_op("negative", [self])
-
-    def __abs__(self):
-        return apply_op("abs", [self])
-
-    def __getitem__(self, item):
-        from .array_ops import _slice_item
-        return _slice_item(self, item)
+    @classmethod
+    def _override_operator(cls, operator, func):
+        """Installs `func` as the Python operator `operator` ("__add__", "__getitem__"...) of every Tensor: the
+        core defines no arithmetic; math_ops installs the operators and array_ops indexing when imported."""
+        if not (operator.startswith("__") and operator.endswith("__")):
+            raise ValueError("Tensor._override_operator: %r is not an operator name" % operator)
+        setattr(cls, operator, func)
 
     def __bool__(self):
         raise TypeError("Using a tf.Tensor as a Python bool is not allowed.")
 
     def __iter__(self):
         raise TypeError("'Tensor' object is not iterable.")
-
-
-_CHECKED_DIVISIONS = {"divide": "divide", "floor_divide": "floordiv", "floor_mod": "mod"}
-
-
-def _binary(op, scalar_op, rscalar_op, reverse=False):
-    def method(self, other):
-        if _EAGER is not None:  # (the fast path of eager recording: no import, no scalar folding)
-            return _EAGER.binary(op, other, self) if reverse else _EAGER.binary(op, self, other)
-        from . import math_ops
-        if op in _CHECKED_DIVISIONS:  # integer division by zero raises, as in TF
-            fn = getattr(math_ops, _CHECKED_DIVISIONS[op])
-            return fn(other, self) if reverse else fn(self, other)
-        return math_ops.binary_op(op, scalar_op, rscalar_op, other, self) if reverse else \
-            math_ops.binary_op(op, scalar_op, rscalar_op, self, other)
-    return method
-
-
-for _name, _op, _s, _rs in [("add", "add", "add_scalar", "add_scalar"),
-                            ("sub", "subtract", "subtract_scalar", "rsubtract_scalar"),
-                            ("mul", "multiply", "multiply_scalar", "multiply_scalar"),
-                            ("truediv", "divide", "divide_scalar", "rdivide_scalar"),
-                            ("div", "divide", "divide_scalar", "rdivide_scalar"),
-                            ("floordiv", "floor_divide", "floor_divide_scalar", "rfloor_divide_scalar"),
-                            ("mod", "floor_mod", "floor_mod_scalar", "rfloor_mod_scalar"),
-                            ("pow", "power", "power_scalar", "rpower_scalar"),
-                            ("lt", "less", "less_scalar", "greater_scalar"),
-                            ("le", "less_equal", "less_equal_scalar", "greater_equal_scalar"),
-                            ("gt", "greater", "greater_scalar", "less_scalar"),
-                            ("ge", "greater_equal", "greater_equal_scalar", "less_equal_scalar"),
-                            ("and", "logical_and", "logical_and_scalar", "logical_and_scalar"),
-                            ("or", "logical_or", "logical_or_scalar", "logical_or_scalar")]:
-    setattr(Tensor, "__%s__" % _name, _binary(_op, _s, _rs))
-    if _name not in ("lt", "le", "gt", "ge"):
-        setattr(Tensor, "__r%s__" % _name, _binary(_op, _s, _rs, reverse=True))
-Tensor.__matmul__ = lambda self, other: apply_op("matmul", [self, convert_to_tensor(other)])
-Tensor.__rmatmul__ = lambda self, other: apply_op("matmul", [convert_to_tensor(other), self])
-Tensor.__invert__ = lambda self: apply_op("logical_not", [self])
 
 
 def _format_attr(value):
@@ -488,14 +443,13 @@ class Variable(Tensor):
             self._init(graph, initial_value, trainable, name, dtype, collections, validate_shape)
 
     def _init(self, graph, initial_value, trainable, name, dtype, collections, validate_shape):
-        from . import math_ops
         if callable(initial_value):
             initial_value = initial_value()
         if dtype is not None and not isinstance(initial_value, Tensor):
             initial_value = constant(initial_value, dtype=dtype)
         init = convert_to_tensor(initial_value)
         if dtype is not None and init.dtype != _dtypes.as_dtype(dtype):
-            init = math_ops.cast(init, dtype)
+            init = apply_op("cast", [init], {"dtype": _dtypes.as_dtype(dtype).name})
         shape, vdtype = init.shape, init.dtype
         attrs = {"__kind__": "variable", "__dtype__": vdtype.name}
         if shape.dims is not None and validate_shape:
@@ -532,8 +486,7 @@ class Variable(Tensor):
         return apply_op("assign_sub", [self, _assigned_value(self, delta, "AssignSub")], name=name or "AssignSub")
 
     def load(self, value, session=None):
-        from .session import _get_session
-        _get_session(session).set_variable(self.op.name, value)
+        _hook("session")(session).set_variable(self.op.name, value)
 
     def __repr__(self):
         return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.op.name, self.shape, self.dtype.name)

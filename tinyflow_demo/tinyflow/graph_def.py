@@ -6,6 +6,7 @@ error naming it."""
 import os
 
 from ._lib import C
+from .framework import register_hook
 
 __all__ = ["GraphDef", "write_graph"]
 
@@ -39,6 +40,9 @@ class GraphDef(object):
     def node(self):
         raise NotImplementedError("tinyflow's GraphDef has no protobuf fields: write it with tf.train.write_graph "
                                   "or take SerializeToString()")
+
+
+register_hook("graph_def", GraphDef)  # Graph.as_graph_def (the core does not import this module)
 
 
 def write_graph(graph_or_graph_def, logdir, name, as_text=True):

@@ -6,6 +6,7 @@
     g.attr("fusion_groups"), g.attr("kernel_source"), print(g.text())
 """
 import json
+import sys
 
 from ._lib import C
 
@@ -196,3 +197,7 @@ def infer_shape_dtype(tensor):
     dtypes = g.attr("dtype")
     dtype = dtypes[-1]
     return parse_shape(shapes[-1]), (None if dtype in (None, "unknown", -1) else as_dtype(dtype))
+
+
+from . import framework as _framework  # noqa: E402 (ir is above the core, which reaches it through this hook)
+_framework.register_hook("ir", sys.modules[__name__])

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from ._lib import C, TinyflowError
-from .framework import Operation, Tensor, TensorShape, _Symbol, get_default_graph
+from .framework import Operation, Tensor, TensorShape, _Symbol, get_default_graph, register_hook
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -23,6 +23,9 @@ def _get_session(session):
         raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. "
                          "Use `with sess.as_default()` or pass an explicit session to `eval(session=sess)`")
     return session
+
+
+register_hook("session", _get_session)  # Tensor.eval, Operation.run, Variable.load (the core does not import this)
 
 
 def _host_array(value, dtype=None):

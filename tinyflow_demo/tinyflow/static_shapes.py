@@ -4,6 +4,7 @@ its failure a ValueError in TF's words naming the op and its input shapes."""
 import re
 
 from . import dtypes as _dtypes
+from ._hooks import hook as _hook
 from ._lib import C, TinyflowError
 from ._symbol import _Symbol, _op_handle, _variable_symbol
 from .tensor_shape import _shape_text
@@ -34,7 +35,7 @@ def _check_static_shapes(op, op_type, keys, attrs, inputs):
             hints["__dtype__"] = k[1].name
         args.append(_variable_symbol("in%d" % i, hints))
     probe = _Symbol(C.symbol_op(_op_handle(op_type), {k: attrs[k] for k in keys}, op.name, [a.handle for a in args]))
-    from . import ir
+    ir = _hook("ir")
     try:
         g = ir.Graph(probe).apply_pipeline("infer")
     except TinyflowError as err:

@@ -15,8 +15,8 @@ import numpy as np
 from . import errors
 from ._lib import C
 from .framework import Tensor, convert_to_tensor, get_default_graph
-from .saver import _call
-from .state_ops import GraphKeys
+from .train.saver import _call
+from .ops.state_ops import GraphKeys
 
 __all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all", "FileWriter", "FileWriterCache",
            "Summary"]

@@ -8,10 +8,10 @@ repeats in a graph, so it is the same on every rank that builds the same graph i
 """
 import re
 
-from .. import math_ops as _math
+from ..ops import math_ops as _math
 from ..compat import NotSupportedYetError
 from ..framework import apply_op, convert_to_tensor, get_default_graph
-from ..state_ops import assign, global_variables, group
+from ..ops.state_ops import assign, global_variables, group
 
 __all__ = ["Average", "Sum", "Adasum", "Compression", "allreduce", "allgather", "broadcast", "broadcast_variables",
            "broadcast_global_variables"]

@@ -1,8 +1,8 @@
 """DistributedOptimizer (gradients averaged over the ranks) and BroadcastGlobalVariablesHook."""
 from ..compat import NotSupportedYetError
 from ..framework import get_default_graph
-from ..monitored_session import SessionRunHook
-from ..train import Optimizer
+from ..train.monitored_session import SessionRunHook
+from ..train.optimizer import Optimizer
 from . import basics
 from .ops import Adasum, Average, Compression, Sum, allreduce, broadcast_global_variables
 
