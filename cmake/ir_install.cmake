@@ -60,6 +60,7 @@ if(TARGET tinyflow_C)
     set(_ir_pkg_full "${CMAKE_INSTALL_PREFIX}/${IR_PYTHON_PACKAGE_DIR}")
   endif()
   file(RELATIVE_PATH _ir_pkg_to_lib "${_ir_pkg_full}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+  string(REGEX REPLACE "/$" "" _ir_pkg_to_lib "${_ir_pkg_to_lib}")
   set_target_properties(tinyflow_C PROPERTIES INSTALL_RPATH "$ORIGIN;$ORIGIN/${_ir_pkg_to_lib}"
                         BUILD_WITH_INSTALL_RPATH ON)
   install(TARGETS tinyflow_C LIBRARY DESTINATION ${IR_PYTHON_PACKAGE_DIR})
