@@ -46,7 +46,13 @@ install(TARGETS ir_tensorflow EXPORT irTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/frontends/tensorflow/include/ir_tf DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# The Python sources by directory (modules come and go), without caches or anything but .py.
+# The Python sources by directory (modules come and go), without caches or anything but .py. The package
+# directory an earlier install left is removed first, as pip does, so that no deleted module lingers there.
+if(IS_ABSOLUTE "${IR_PYTHON_PACKAGE_DIR}")
+  install(CODE "file(REMOVE_RECURSE \"\$ENV{DESTDIR}${IR_PYTHON_PACKAGE_DIR}\")")
+else()
+  install(CODE "file(REMOVE_RECURSE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${IR_PYTHON_PACKAGE_DIR}\")")
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tinyflow_demo/tinyflow/ DESTINATION ${IR_PYTHON_PACKAGE_DIR}
   FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 

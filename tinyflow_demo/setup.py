@@ -62,8 +62,9 @@ class BuildPyWithNative(build_py):
     """build_py, then the native libraries and _C copied (symbolic links resolved) into the built package."""
 
     def run(self):
-        super().run()
         target = os.path.join(self.build_lib, "tinyflow")
+        shutil.rmtree(target, ignore_errors=True)  # build_py keeps files whose source is gone: no stale module
+        super().run()
         for name, path in build_native().items():
             dest = os.path.join(target, name)
             if os.path.lexists(dest):
