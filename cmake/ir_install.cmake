@@ -10,7 +10,7 @@ include(GNUInstallDirs)
 # /usr/local/lib/python3.<minor>/dist-packages for /usr/local. lib/python3.<minor>/dist-packages is on
 # sys.path under both prefixes, so it is the default for every prefix but /usr.
 set(IR_PYTHON_INSTALL_DIR "" CACHE STRING
-    "Where the tinyflow package is installed, relative to the prefix (empty: Debian's directory for CMAKE_INSTALL_PREFIX)")
+    "Where tinyflow is installed, relative to the prefix (empty: Debian's directory for CMAKE_INSTALL_PREFIX)")
 if(IR_PYTHON_INSTALL_DIR)
   set(_ir_pydir "${IR_PYTHON_INSTALL_DIR}")
 elseif(CMAKE_INSTALL_PREFIX STREQUAL "/usr")

