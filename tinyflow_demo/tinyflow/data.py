@@ -15,6 +15,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import errors as _errors
+from . import framework as _framework
 from . import nest as _nest
 from .framework import Tensor, TensorShape, _constant_array, convert_to_tensor, get_default_graph, placeholder
 
@@ -32,6 +33,8 @@ def _normalize(value):
     if isinstance(value, tuple):
         items = [_normalize(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, Tensor) and _framework._EAGER is not None:
+        return np.asarray(value.numpy())  # an eager tensor: its value
     if isinstance(value, Tensor):
         return value  # a graph tensor (a placeholder fed at the initializer's run): evaluated then
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fiub":
@@ -145,14 +148,30 @@ class Dataset(object):
     def map(self, map_func, num_parallel_calls=None):
         """map_func traced once on placeholders of the element (a tuple element gives one argument per
         component), run in the session for each element."""
+        if _framework._EAGER is not None:  # eager: the function runs on each element's tensors
+            from .contrib_eager import _EagerMap
+            return _EagerMap.make(self, map_func, predicate=False)
         return _Map(self, map_func, predicate=False)
 
     def filter(self, predicate):
         """The elements for which predicate (traced like map's function) gives a scalar True."""
+        if _framework._EAGER is not None:
+            from .contrib_eager import _EagerMap
+            return _EagerMap.make(self, predicate, predicate=True)
         return _Map(self, predicate, predicate=True)
 
     # -- iterators --
+    def __iter__(self):
+        """In eager mode: the elements as EagerTensors (tf.contrib.eager.Iterator)."""
+        if _framework._EAGER is None:
+            raise RuntimeError("dataset.__iter__() is only supported when eager execution is enabled.")
+        from .contrib_eager import Iterator as _EagerIterator
+        return _EagerIterator(self)
+
     def make_one_shot_iterator(self):
+        if _framework._EAGER is not None:
+            from .contrib_eager import Iterator as _EagerIterator
+            return _EagerIterator(self)
         return Iterator(self, one_shot=True)
 
     def make_initializable_iterator(self, shared_name=None):
