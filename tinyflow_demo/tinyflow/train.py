@@ -222,8 +222,8 @@ class MomentumOptimizer(Optimizer):
 
 class AdamOptimizer(Optimizer):
     """TF's Adam: lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m = b1 m + (1-b1) g;
-    v = b2 v + (1-b2) g^2; var -= lr_t * m / (sqrt(v) + epsilon); after the updates
-    beta1_power *= b1 and beta2_power *= b2. As TF's adam.py, the powers are non-slot variables named
+    v = b2 v + (1-b2) g^2; var -= lr_t * m / (sqrt(v) + epsilon); then beta1_power *= b1 and
+    beta2_power *= b2 (once lr_t has read them). As TF's adam.py, the powers are non-slot variables named
     "beta1_power" and "beta2_power" (starting at b1 and b2) and the slots "<var>/Adam", "<var>/Adam_1",
     so checkpoints are interchangeable with TF's; a checkpoint of older tinyflow versions (a step count
     "<name>/step" instead of the powers) restores too (Saver: the powers become b^(step+1))."""
@@ -264,14 +264,18 @@ class AdamOptimizer(Optimizer):
         beta1_power, beta2_power = powers
         correction2 = M.sqrt(M.subtract(1.0, beta2_power))
         correction1 = M.subtract(1.0, beta1_power)
-        return M.divide(M.multiply(correction2, _value(self.learning_rate)), correction1, name=self._name + "/lr_t")
+        self._lr_t = M.divide(M.multiply(correction2, _value(self.learning_rate)), correction1,
+                              name=self._name + "/lr_t")
+        return self._lr_t
 
     def _finish(self, updates):
         if _framework._EAGER is not None:
             return updates
         beta1_power, beta2_power = self._get_beta_accumulators()
-        with get_default_graph().control_dependencies([group(*updates, name=self._name + "/apply")]):
-            return [_assign(beta1_power, M.multiply(beta1_power, self.beta1), self._name + "/update_beta1"),
+        # TF multiplies the powers after the updates; after lr_t, which read them, is as exact and lets the
+        # variables' updates fuse as before
+        with get_default_graph().control_dependencies([self._lr_t.op]):
+            return updates + [_assign(beta1_power, M.multiply(beta1_power, self.beta1), self._name + "/update_beta1"),
                     _assign(beta2_power, M.multiply(beta2_power, self.beta2), self._name + "/update_beta2")]
 
     def _apply_dense(self, grad, var, lr_t):
