@@ -195,3 +195,31 @@ def test_numpy_input_fn_batches_and_features_only():
             except tf.errors.OutOfRangeError:
                 break
     assert sizes == [4, 4, 2]
+
+
+def test_evaluate_and_predict_run_the_hooks(tmp_path):
+    class Counter(tf.train.SessionRunHook):
+        def __init__(self, tensor=None):
+            self.calls, self.values, self.ended, self.tensor = 0, [], False, tensor
+
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs(tf.train.get_global_step())
+
+        def after_run(self, run_context, run_values):
+            self.calls += 1
+            self.values.append(int(run_values.results))
+
+        def end(self, session):
+            self.ended = True
+
+    x, y = _data(40)
+    est = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path), params={"lr": 0.1})
+    est.train(tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=40, num_epochs=None, shuffle=False),
+              steps=3)
+    hook = Counter()
+    est.evaluate(tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=10, shuffle=False), hooks=[hook])
+    assert hook.calls == 4 and hook.values == [3] * 4 and hook.ended  # one run per batch, the restored step
+    hook = Counter()
+    assert len(list(est.predict(tf.estimator.inputs.numpy_input_fn({"x": x}, batch_size=16, shuffle=False),
+                                hooks=[hook]))) == 40
+    assert hook.calls == 3 and hook.ended

@@ -300,14 +300,15 @@ class Estimator(object):
                 done = 0
                 while steps is None or done < steps:
                     try:
-                        sess.run(updates)
+                        if _run_with_hooks(tf, sess, updates, all_hooks)[1]:
+                            break
                     except tf.errors.OutOfRangeError:
                         break
                     done += 1
                     if steps is not None and (done == steps or done % max(1, steps // 10) == 0):
                         _info("Evaluation [%d/%d]", done, steps)
-                results = sess.run(values)
-                results["global_step"] = int(sess.run(global_step))
+                results = sess.run(values)  # NumPy scalars, as TF's
+                results["global_step"] = np.int64(sess.run(global_step))
                 for h in all_hooks:
                     h.end(sess)
             finally:
@@ -316,8 +317,6 @@ class Estimator(object):
                     coord.join(threads, stop_grace_period_secs=5, ignore_live_threads=True)
                 finally:
                     sess.close()
-        results = {k: (np.asarray(v).item() if np.ndim(v) == 0 and not isinstance(v, (int, float)) else v)
-                   for k, v in results.items()}
         _info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S", time.gmtime()))
         _info("Saving dict for global step %d: %s", results["global_step"],
               ", ".join("%s = %s" % (k, results[k]) for k in sorted(results)))
@@ -342,6 +341,9 @@ class Estimator(object):
                     raise ValueError("Expected to run at least one output from %s, provided %s."
                                      % (sorted(predictions), keys))
                 predictions = {k: predictions[k] for k in keys}
+            all_hooks = list(hooks or []) + list(spec.prediction_hooks)
+            for h in all_hooks:
+                h.begin()
             sess = tf.Session(config=self._session_config()) if self._session_config() is not None else \
                 tf.Session()
             coord = tf.train.Coordinator()
@@ -356,9 +358,12 @@ class Estimator(object):
                           self._model_dir)
                 sess.run(tf.local_variables_initializer())
                 threads = tf.train.start_queue_runners(sess, coord)
-                while True:
+                for h in all_hooks:
+                    h.after_create_session(sess, coord)
+                stop = False
+                while not stop:
                     try:
-                        batch = sess.run(predictions)
+                        batch, stop = _run_with_hooks(tf, sess, predictions, all_hooks)
                     except tf.errors.OutOfRangeError:
                         break
                     if not yield_single_examples:
@@ -374,6 +379,8 @@ class Estimator(object):
                     else:
                         for row in np.asarray(batch):
                             yield row
+                for h in all_hooks:
+                    h.end(sess)
             finally:
                 coord.request_stop()
                 try:
@@ -390,3 +397,21 @@ class Estimator(object):
 
 def _loss_formatter(values):
     return "loss = %s, step = %s" % (values["loss"], values["step"])
+
+
+def _run_with_hooks(tf, sess, fetches, hooks):
+    """One run of fetches with the hooks' before_run fetches merged in and after_run called: (the fetches' values,
+    whether a hook asked to stop)."""
+    context = tf.train.SessionRunContext(tf.train.SessionRunArgs(fetches), sess)
+    extra, feeds = {}, {}
+    for i, h in enumerate(hooks):
+        args = h.before_run(context)
+        if args is not None:
+            if args.fetches is not None:
+                extra[i] = args.fetches
+            feeds.update(args.feed_dict or {})
+    out = sess.run({"fetches": fetches, "hooks": extra}, feed_dict=feeds or None)
+    for i, h in enumerate(hooks):
+        h.after_run(context, tf.train.SessionRunValues(out["hooks"].get(i)))
+    return out["fetches"], context.stop_requested
+
