@@ -31,13 +31,16 @@ def test_eager_iterator_and_dataset_iteration():
                   .filter(lambda v: v > 15)]
         dicts = [sorted(d) for d in tf.data.Dataset.from_tensor_slices({"a": x, "b": y}).take(1)]
         shot = ds.make_one_shot_iterator()
+        uint8 = [int(tf.cast(v, tf.int64)) for v in tfe.Iterator(tf.data.Dataset.from_tensor_slices(
+            np.array([7, 200], np.uint8)))]  # MNIST's label dtype
         print(json.dumps({"batches": batches, "mapped": mapped, "dicts": dicts,
-                          "shot": next(shot)[1].numpy().tolist()}))
+                          "shot": next(shot)[1].numpy().tolist(), "uint8": uint8}))
         """))
     assert out["batches"] == [[[[0, 1], [2, 3]], [0, 1]], [[[4, 5], [6, 7]], [2, 3]], [[[8, 9]], [4]]]
     assert out["mapped"] == [20, 30, 40]
     assert out["dicts"] == [["a", "b"]]
     assert out["shot"] == [0, 1]
+    assert out["uint8"] == [7, 200]
 
 
 @needs_tape

@@ -223,3 +223,13 @@ def test_evaluate_and_predict_run_the_hooks(tmp_path):
     assert len(list(est.predict(tf.estimator.inputs.numpy_input_fn({"x": x}, batch_size=16, shuffle=False),
                                 hooks=[hook]))) == 40
     assert hook.calls == 3 and hook.ended
+
+
+def test_numpy_input_fn_of_uint8_labels():
+    # MNIST's labels are uint8 (input_data, one_hot=False): the batches carry them (as int32 while the core
+    # has no uint8) and programs cast them
+    labels = np.array([3, 1, 4, 1, 5], np.uint8)
+    _, batch = tf.estimator.inputs.numpy_input_fn({"x": np.zeros([5, 1], np.float32)}, labels, batch_size=5,
+                                                  shuffle=False)()
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.cast(batch, tf.int64)), labels)

@@ -296,3 +296,24 @@ def test_monitored_session_runs_queue_input_to_the_end():
             steps += 1
     assert steps == 64 * 20 // 16  # every element of every epoch, then OutOfRangeError ended the session cleanly
     np.testing.assert_allclose(learned[:, 0], [1.0, -2.0, 0.5], atol=0.05)
+
+
+def test_preloaded_variables_pattern_of_tfs_reading_data_guide():
+    # fully_connected_preloaded.py: the data in variables outside every collection, initialized by feeds
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    labels = np.arange(6, dtype=np.uint8)  # uint8: widened to int32 while the core has no uint8
+    data_init = tf.placeholder(tf.float32, data.shape)
+    input_data = tf.Variable(data_init, trainable=False, collections=[])
+    assert input_data not in tf.global_variables() and input_data not in tf.trainable_variables()
+    image, label = tf.train.slice_input_producer([input_data, labels], num_epochs=1, shuffle=False)
+    images, batch_labels = tf.train.batch([image, tf.cast(label, tf.int32)], batch_size=3)
+    with tf.Session() as sess:
+        sess.run(tf.group(tf.global_variables_initializer(), tf.local_variables_initializer()))
+        sess.run(input_data.initializer, feed_dict={data_init: data})
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        batches = _drain(sess, [images, batch_labels])
+        coord.request_stop()
+        coord.join(threads)
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in batches]), data)
+    np.testing.assert_array_equal(np.concatenate([b[1] for b in batches]), labels)

@@ -53,7 +53,9 @@ class Iterator(object):
         except StopIteration:
             self._done = True
             raise
-        tensors = [constant(np.asarray(a, dtype=d.as_numpy_dtype)) for a, d in zip(element, self._dataset._dtypes)]
+        from .queue_input import _storable  # (uint8 labels: int32 while the core has no uint8)
+        tensors = [constant(_storable(np.asarray(a, dtype=d.as_numpy_dtype)))
+                   for a, d in zip(element, self._dataset._dtypes)]
         structure = self._dataset._structure
         if isinstance(structure, (tuple, dict)):
             return _nest.pack_sequence_as(structure, tensors)
@@ -78,7 +80,8 @@ class _EagerMap(object):
 
         def apply(element):
             from .framework import constant
-            args = _pack(source._structure, [constant(np.asarray(a, dtype=d.as_numpy_dtype))
+            from .queue_input import _storable
+            args = _pack(source._structure, [constant(_storable(np.asarray(a, dtype=d.as_numpy_dtype)))
                                              for a, d in zip(element, source._dtypes)])
             out = func(*args) if isinstance(args, tuple) and not hasattr(args, "_fields") else func(args)
             return tuple(out) if isinstance(out, list) else out

@@ -20,7 +20,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import errors as _errors
 from .framework import Tensor, TensorShape, convert_to_tensor, get_default_graph, name_scope
-from .queue_input import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue, _host_value, _no_eager
+from .queue_input import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue, _host_value, _no_eager, _storable
 from .queue_runner import QueueRunner, add_queue_runner
 
 __all__ = ["input_producer", "string_input_producer", "range_input_producer", "slice_input_producer", "batch",
@@ -67,6 +67,7 @@ def _host_input(value):
     if host.dtype.kind in "OSU":
         return _dtypes.string, _host_value(host, _dtypes.string)
     if isinstance(value, np.ndarray):
+        host = _storable(host)
         return _dtypes.as_dtype(host.dtype), host
     dtype = _dtypes.float32 if host.dtype.kind == "f" else _dtypes.as_dtype(
         np.int32 if host.dtype.kind in "iu" else host.dtype)

@@ -70,6 +70,15 @@ def _host_value(value, dtype):
     return np.asarray(value, dtype=dtype.as_numpy_dtype)
 
 
+def _storable(arr):
+    """arr, or while the core cannot hold its integer dtype (uint8 MNIST labels, int16 audio), the same values
+    widened to int32 (int64 for 32/64-bit unsigned), so programs feeding them run; unchanged once the core has
+    the dtype."""
+    if arr.dtype.kind in "iub" and arr.dtype != np.bool_ and not _dtypes.as_dtype(arr.dtype).is_supported:
+        return arr.astype(np.int64 if arr.dtype.itemsize >= 4 else np.int32)
+    return arr
+
+
 class QueueBase(object):
     """TF's QueueBase: a queue of tuples of `dtypes` components (named by `names` when given)."""
 

@@ -45,7 +45,8 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
 
     def input_fn():
         import tinyflow as tf
-        data = collections.OrderedDict((k, v if v.dtype != np.float16 else v.astype(np.float32))
+        from ..queue_input import _storable
+        data = collections.OrderedDict((k, _storable(v) if v.dtype != np.float16 else v.astype(np.float32))
                                        for k, v in arrays.items())
         size = next(iter(data.values())).shape[0]
         dataset = tf.data.Dataset.from_tensor_slices(dict(data))
