@@ -149,6 +149,12 @@ class LoggingTensorHook(SessionRunHook):
         self._at_end, self._formatter = at_end, formatter
         self._iter = 0
 
+    def begin(self):
+        # TF's _as_graph_element: a name "softmax_tensor" means its tensor "softmax_tensor:0"
+        graph = get_default_graph()
+        self._tensors = {tag: graph.as_graph_element(t if ":" in t else t + ":0") if isinstance(t, str) else t
+                         for tag, t in self._tensors.items()}
+
     def before_run(self, run_context):
         self._should = self._timer is not None and self._timer.should_trigger_for_step(self._iter)
         return SessionRunArgs(self._tensors) if self._should else None

@@ -19,12 +19,12 @@ def model_fn(features, labels, mode, params):
     net = tf.layers.dropout(net, rate=0.2, training=mode == tf.estimator.ModeKeys.TRAIN)
     logits = tf.layers.dense(net, params["n_classes"], activation=None)
     predicted_classes = tf.argmax(logits, 1)
+    predictions = {
+        "class_ids": predicted_classes[:, tf.newaxis],
+        "probabilities": tf.nn.softmax(logits, name="softmax_tensor"),
+        "logits": logits,
+    }
     if mode == tf.estimator.ModeKeys.PREDICT:
-        predictions = {
-            "class_ids": predicted_classes[:, tf.newaxis],
-            "probabilities": tf.nn.softmax(logits, name="softmax_tensor"),
-            "logits": logits,
-        }
         return tf.estimator.EstimatorSpec(mode, predictions=predictions)
 
     loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
@@ -56,7 +56,8 @@ def main(unused_argv):
     tensors_to_log = {"probabilities": "softmax_tensor"}
     train_input_fn = tf.estimator.inputs.numpy_input_fn(
         x={"x": train_data}, y=train_labels, batch_size=100, num_epochs=None, shuffle=True)
-    classifier.train(input_fn=train_input_fn, steps=FLAGS.steps // 2)
+    logging_hook = tf.train.LoggingTensorHook(tensors=tensors_to_log, every_n_iter=100)
+    classifier.train(input_fn=train_input_fn, steps=FLAGS.steps // 2, hooks=[logging_hook])
 
     eval_input_fn = tf.estimator.inputs.numpy_input_fn(
         x={"x": eval_data}, y=eval_labels, num_epochs=1, shuffle=False)
@@ -77,7 +78,6 @@ def main(unused_argv):
     print("predicted %d examples, %d correct" % (len(predictions), correct))
     print("probabilities sum %.4f" % float(np.sum(predictions[0]["probabilities"])))
     print("checkpoint %s" % classifier.latest_checkpoint())
-    del tensors_to_log
 
 
 if __name__ == "__main__":

@@ -120,6 +120,7 @@ def test_estimator_mnist(tmp_path):
     assert abs(value(out, r"probabilities sum ([0-9.]+)") - 1.0) < 1e-4
     assert "checkpoint %s/model.ckpt-400" % model_dir in out
     assert "Saving checkpoints for 200 into" in err and "loss = " in err and "Saving dict for global step 400" in err
+    assert "probabilities = [[" in err  # the LoggingTensorHook of a tensor given by name
 
 
 def test_queue_mnist():
