@@ -233,3 +233,22 @@ def test_numpy_input_fn_of_uint8_labels():
                                                   shuffle=False)()
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(tf.cast(batch, tf.int64)), labels)
+
+
+def test_queue_based_input_fn(tmp_path):
+    # TF 1.0-1.3 style input_fn: slice_input_producer + batch; the Estimator's sessions start the queue runners
+    x, y = _data(32)
+
+    def input_fn(num_epochs):
+        def fn():
+            xi, yi = tf.train.slice_input_producer([x, y], num_epochs=num_epochs, shuffle=False)
+            xb, yb = tf.train.batch([xi, yi], batch_size=8)
+            return {"x": xb}, yb
+        return fn
+
+    est = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path), params={"lr": 0.1})
+    est.train(input_fn(None), steps=40)
+    assert est.get_variable_value("global_step") == 40
+    result = est.evaluate(input_fn(1))  # one epoch: 4 batches, then OutOfRangeError ends it
+    w, b = est.get_variable_value("w"), est.get_variable_value("b")
+    np.testing.assert_allclose(result["mae"], np.mean(np.abs(x @ w + b - y)), rtol=1e-4)
