@@ -317,3 +317,20 @@ def test_preloaded_variables_pattern_of_tfs_reading_data_guide():
         coord.join(threads)
     np.testing.assert_array_equal(np.concatenate([b[0] for b in batches]), data)
     np.testing.assert_array_equal(np.concatenate([b[1] for b in batches]), labels)
+
+
+def test_supervisor_starts_the_queue_runners_and_serialized_runs_do_not_deadlock(tmp_path):
+    # TF 1.0's pattern: Supervisor(logdir) + managed_session; its checkpoint service serializes the session's
+    # runs with a lock, which the runners' enqueues (blocking on a full queue) must not take
+    xs = np.arange(40, dtype=np.float32).reshape(40, 1)
+    x = tf.train.slice_input_producer([xs], num_epochs=2, shuffle=False)[0]
+    xb = tf.train.batch([x * 1.0], batch_size=4, capacity=2)  # through a graph run per element
+    total = tf.Variable(0.0)
+    step = tf.train.get_or_create_global_step()
+    train_op = tf.group(tf.assign_add(total, tf.reduce_sum(xb)), tf.assign_add(step, 1))
+    sv = tf.train.Supervisor(logdir=str(tmp_path), save_model_secs=60)
+    batches = []
+    with sv.managed_session() as sess:  # OutOfRangeError at the end of the epochs: a clean stop
+        while not sv.should_stop() and len(batches) <= 100:
+            batches.append(sess.run([train_op, xb])[1])
+    assert len(batches) == 20 and np.concatenate(batches).sum() == 2 * xs.sum()

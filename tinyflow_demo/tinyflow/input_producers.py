@@ -20,7 +20,8 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import errors as _errors
 from .framework import Tensor, TensorShape, convert_to_tensor, get_default_graph, name_scope
-from .queue_input import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue, _host_value, _no_eager, _storable
+from .queue_input import (FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue, _host_value, _no_eager, _run,
+                          _storable)
 from .queue_runner import QueueRunner, add_queue_runner
 
 __all__ = ["input_producer", "string_input_producer", "range_input_producer", "slice_input_producer", "batch",
@@ -47,7 +48,7 @@ def _producer_enqueue(queue, values, dtypes, num_epochs, shuffle, seed, name):
         if num_epochs is not None and done >= num_epochs:
             raise _errors.OutOfRangeError(None, None, "%s: reached the limit of %d epoch(s)" % (name, num_epochs))
         epochs[id(session)] = (done + 1, rng)
-        evaluated = iter(session.run(tensors, feed_dict=feed_dict) if tensors else [])
+        evaluated = iter(_run(session, tensors, feed_dict) if tensors else [])
         arrays = [_host_value(next(evaluated) if isinstance(v, Tensor) else v, d) for v, d in zip(values, dtypes)]
         if any(a.ndim == 0 for a in arrays):
             raise _errors.InvalidArgumentError(None, None, "%s: the input must have rank >= 1" % name)

@@ -56,6 +56,12 @@ def _store(session, queue):
         return store
 
 
+def _run(session, fetches, feed_dict=None):
+    """session.run without instance-level wrappers: tf.train.Supervisor serializes a session's runs with a lock,
+    and an enqueue blocked under it would deadlock the dequeue waiting for it."""
+    return type(session).run(session, fetches, feed_dict=feed_dict)
+
+
 def _check_session(session, what):
     if getattr(session, "handle", True) is None:
         raise _errors.CancelledError(None, None, "%s was cancelled: its session was closed" % what)
@@ -177,7 +183,7 @@ class QueueBase(object):
                 element = direct[0]._next_arrays(session)
                 values = [element[i] for i in direct[1]]
             else:
-                values = session.run(tensors, feed_dict=feed_dict) if tensors else []
+                values = _run(session, tensors, feed_dict) if tensors else []
             it = iter(values)
             arrays = [_host_value(next(it), d) if isinstance(p, Tensor) else p for p, d in zip(parts, self._dtypes)]
             if many:

@@ -11,6 +11,7 @@ from . import errors as _errors
 from . import framework as _framework
 from .compat import NotSupportedYetError
 from .framework import get_default_graph
+from .queue_input import _run
 
 __all__ = ["QueueRunner", "Coordinator", "start_queue_runners", "add_queue_runner", "LooperThread"]
 
@@ -172,14 +173,14 @@ class QueueRunner(object):
                 if getattr(sess, "handle", True) is None:
                     break  # the session was closed under us
                 try:
-                    sess.run(enqueue_op)
+                    _run(sess, enqueue_op)
                 except self._closed_types:
                     with self._lock:
                         self._runs[sess] -= 1
                         decremented = True
                         if self._runs[sess] == 0:
                             try:
-                                sess.run(self._close_op)
+                                _run(sess, self._close_op)
                             except Exception:  # noqa: B902 (closing is best effort, as TF's)
                                 pass
                     return
@@ -207,7 +208,7 @@ class QueueRunner(object):
         coord.wait_for_stop()
         try:
             if getattr(sess, "handle", True) is not None:
-                sess.run(self._cancel_op)
+                _run(sess, self._cancel_op)
         except Exception:  # noqa: B902 (TF only logs it)
             pass
 
