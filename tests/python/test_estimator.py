@@ -252,3 +252,29 @@ def test_queue_based_input_fn(tmp_path):
     result = est.evaluate(input_fn(1))  # one epoch: 4 batches, then OutOfRangeError ends it
     w, b = est.get_variable_value("w"), est.get_variable_value("b")
     np.testing.assert_allclose(result["mae"], np.mean(np.abs(x @ w + b - y)), rtol=1e-4)
+
+
+def test_feature_columns_in_a_custom_estimator(tmp_path):
+    # TF's "Creating Custom Estimators": numeric feature columns into tf.feature_column.input_layer
+    rng = np.random.RandomState(0)
+    feats = {"b_len": rng.rand(50).astype(np.float32), "a_wid": rng.rand(50, 2).astype(np.float64)}
+    target = (2 * feats["b_len"] - feats["a_wid"][:, 0] + 3 * feats["a_wid"][:, 1]).astype(np.float32)
+    columns = [tf.feature_column.numeric_column("b_len"), tf.feature_column.numeric_column("a_wid", shape=[2])]
+
+    def model_fn(features, labels, mode, params):
+        net = tf.feature_column.input_layer(features, params["feature_columns"])
+        pred = tf.squeeze(tf.layers.dense(net, 1, use_bias=False, kernel_initializer=tf.zeros_initializer(),
+                                          name="linear"), 1)
+        loss = tf.losses.mean_squared_error(labels, pred)
+        train_op = tf.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, predictions=pred)
+
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path), params={"feature_columns": columns})
+    est.train(tf.estimator.inputs.numpy_input_fn(feats, target, batch_size=50, num_epochs=None, shuffle=False),
+              steps=400)
+    # input_layer orders the columns by name: a_wid (2 values), then b_len
+    np.testing.assert_allclose(est.get_variable_value("linear/kernel")[:, 0], [-1.0, 3.0, 2.0], atol=0.05)
+    with pytest.raises(ValueError, match="shape dimensions"):
+        tf.feature_column.numeric_column("x", shape=[0])
+    with pytest.raises(tf.NotSupportedYetError, match="tf.feature_column.categorical_column_with_vocabulary_list"):
+        tf.feature_column.categorical_column_with_vocabulary_list

@@ -273,6 +273,9 @@ queue = _compat._Namespace("tf.queue", FIFOQueue=FIFOQueue, PaddingFIFOQueue=Pad
                            RandomShuffleQueue=RandomShuffleQueue, QueueBase=QueueBase)
 del _module, _name
 
+# --- tf.feature_column: numeric_column, input_layer ---
+from . import feature_column  # noqa: E402,F401
+
 # --- tf.contrib.eager: Iterator, Network, Sequential, Saver (contrib_eager) ---
 from . import contrib_eager as _contrib_eager  # noqa: E402
 contrib.eager = _compat._Namespace("tf.contrib.eager", **dict(vars(contrib.eager), **{
@@ -281,7 +284,7 @@ contrib.eager = _compat._Namespace("tf.contrib.eager", **dict(vars(contrib.eager
 # --- every namespace: a missing name raises NotSupportedYetError naming it (tf.image.decode_jpeg, ...) ---
 _PUBLIC_NAMESPACES = ("nn", "train", "image", "layers", "losses", "metrics", "summary", "data", "gfile", "io", "keras",
                       "math", "linalg", "random", "contrib", "estimator", "initializers", "compat", "debugging",
-                      "test", "app", "flags", "logging", "errors", "queue", "python")
+                      "test", "app", "flags", "logging", "errors", "queue", "feature_column", "python")
 
 
 def _guard_all():
