@@ -105,7 +105,8 @@ def test_nan_hook_and_feed_conflict():
 
 def test_coordinator_and_queue_runners():
     coord = tf.train.Coordinator()
-    assert tf.train.start_queue_runners(coord=coord) == []
+    with tf.Session() as sess:
+        assert tf.train.start_queue_runners(sess, coord=coord) == []  # no queue runners in the graph
     assert not coord.should_stop()
     coord.request_stop()
     assert coord.should_stop()

@@ -130,8 +130,10 @@ class _Namespace(_types.ModuleType):
     def __getattr__(self, attr):
         import sys
         top = sys.modules[__name__]
-        if attr.startswith("__") or not hasattr(top, attr):
-            raise AttributeError("tinyflow: tf.%s.%s is not supported" % (self.__name__.split(".")[-1], attr))
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if not hasattr(top, attr):
+            raise top._compat.not_supported("tf." + self.__name__.split(".", 1)[-1], attr)
         return getattr(top, attr)
 
 
@@ -159,9 +161,11 @@ from . import keras_datasets as _keras_datasets  # noqa: E402
 
 class _OwnNamespace(_Namespace):
     def __getattr__(self, attr):  # no fallback to tf's top level
+        if attr.startswith("__"):
+            raise AttributeError(attr)
         own = ", ".join(sorted(k for k in self.__dict__ if not k.startswith("_")))
-        raise AttributeError("tinyflow: tf.%s.%s is not supported (tinyflow has only %s of it)" % (
-            self.__name__.split(".", 1)[-1], attr, own))
+        error = _compat.not_supported("tf." + self.__name__.split(".", 1)[-1], attr)
+        raise type(error)("%s (tinyflow has only %s of it)" % (error, own))
 
 
 keras = _OwnNamespace("tinyflow.keras", {"datasets": _types.SimpleNamespace(mnist=_keras_datasets)})
@@ -217,15 +221,8 @@ compat.v1 = __import__("sys").modules[__name__]
 debugging = _compat._Namespace("tf.debugging", **{_n: getattr(_asserts, _n) for _n in _asserts.__all__})
 
 
-class _ModeKeys(object):
-    """tf.estimator.ModeKeys: the mode strings model functions compare against (tf.layers' `training=`)."""
-    TRAIN = "train"
-    EVAL = "eval"
-    PREDICT = "infer"
-
-
-# tf.estimator: only its ModeKeys constants; Estimator & co raise NotSupportedYetError.
-estimator = _compat._Namespace("tf.estimator", ModeKeys=_ModeKeys)
+# tf.estimator: Estimator, EstimatorSpec, RunConfig, inputs.numpy_input_fn, train_and_evaluate (estimator/)
+from . import estimator  # noqa: E402
 
 
 def _missing(module_name):
@@ -251,7 +248,7 @@ def _guarded(name, value):
 contrib = _compat._Namespace("tf.contrib", **{k: _guarded("tf.contrib." + k, v) for k, v in vars(contrib).items()})
 nn.rnn_cell = _guarded("tf.nn.rnn_cell", nn.rnn_cell)
 for _module, _name in ((nn, "tf.nn"), (train, "tf.train"), (app, "tf.app"), (flags, "tf.flags"),
-                       (logging, "tf.logging"), (errors, "tf.errors")):
+                       (logging, "tf.logging"), (errors, "tf.errors"), (estimator, "tf.estimator")):
     _guarded(_name, _module)
 __getattr__ = _missing("tf")
 NotSupportedYetError = _compat.NotSupportedYetError
@@ -281,3 +278,62 @@ for _pkg in (train, layers, eager):
         if isinstance(_value, _types.ModuleType) and _value.__name__ == _pkg.__name__ + "." + _name:
             delattr(_pkg, _name)
 del _pkg, _name, _value
+
+# --- queue-based input: tf.FIFOQueue & co, tf.train.batch & co, QueueRunner, Coordinator ---
+from . import input_producers as _input_producers, queue_runner as _queue_runner  # noqa: E402
+from .queue_input import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue  # noqa: E402,F401
+for _module in (_queue_runner, _input_producers):
+    for _name in _module.__all__:
+        setattr(train, _name, getattr(_module, _name))
+train.queue_runner = _compat._Namespace("tf.train.queue_runner", **{_n: getattr(_queue_runner, _n) for _n in (
+    "QueueRunner", "add_queue_runner", "start_queue_runners")})
+queue = _compat._Namespace("tf.queue", FIFOQueue=FIFOQueue, PaddingFIFOQueue=PaddingFIFOQueue,
+                           RandomShuffleQueue=RandomShuffleQueue, QueueBase=QueueBase)
+del _module, _name
+
+# --- tf.feature_column: numeric_column, input_layer ---
+from . import feature_column  # noqa: E402,F401
+
+# --- tf.contrib.eager: Iterator, Network, Sequential, Saver (contrib_eager) ---
+from . import contrib_eager as _contrib_eager  # noqa: E402
+contrib.eager = _compat._Namespace("tf.contrib.eager", **dict(vars(contrib.eager), **{
+    _n: getattr(_contrib_eager, _n) for _n in _contrib_eager.__all__}))
+
+# --- every namespace: a missing name raises NotSupportedYetError naming it (tf.image.decode_jpeg, ...) ---
+_PUBLIC_NAMESPACES = ("nn", "train", "image", "layers", "losses", "metrics", "summary", "data", "gfile", "io", "keras",
+                      "math", "linalg", "random", "contrib", "estimator", "initializers", "compat", "debugging",
+                      "test", "app", "flags", "logging", "errors", "queue", "feature_column", "python")
+
+
+def _guard_all():
+    """Walks tf's namespaces (public names first, so a module gets the name users write): modules get a PEP 562
+    __getattr__, SimpleNamespaces become compat namespaces (both raise NotSupportedYetError with the dotted name)."""
+    top = __import__("sys").modules[__name__]
+    seen = {id(top)}  # (tf.compat.v1 is tf itself)
+    for names in (_PUBLIC_NAMESPACES, sorted(n for n in vars(top) if n not in _PUBLIC_NAMESPACES)):
+        _guard_from(top, [(top, "tf", name) for name in names if name in vars(top) and not name.startswith("_")],
+                    seen)
+
+
+def _guard_from(top, queue_, seen):
+    while queue_:
+        parent, parent_name, attr = queue_.pop(0)
+        value = vars(parent).get(attr)
+        dotted = "%s.%s" % (parent_name, attr)
+        if isinstance(value, _types.SimpleNamespace):
+            value = _compat._Namespace(dotted, **vars(value))
+            setattr(parent, attr, value)
+        elif isinstance(value, _types.ModuleType):
+            if not value.__name__.startswith(__name__) or attr.startswith("__"):
+                continue
+            if "__getattr__" not in vars(value):
+                value.__getattr__ = _missing(dotted)
+        elif not isinstance(value, _compat._Namespace):
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        queue_.extend((value, dotted, name) for name in sorted(vars(value)) if not name.startswith("_"))
+
+
+_guard_all()

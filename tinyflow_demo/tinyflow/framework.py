@@ -464,7 +464,8 @@ class Variable(Tensor):
         self.trainable = trainable
         with control_dependencies(None):
             self.initializer = apply_op("assign", [self, init], name=node_name + "/Assign").op
-        for key in collections or ["variables"] + (["trainable_variables"] if trainable else []):
+        default = ["variables"] + (["trainable_variables"] if trainable else [])
+        for key in collections if collections is not None else default:  # TF: collections=[] puts it in none
             graph.add_to_collection(key, self)
 
     def _as_tensor(self):

@@ -108,3 +108,25 @@ def test_input_pipeline():
     examples = int(value(out, r"examples (\d+)"))
     assert value(out, r"steps (\d+)") == 2 * -(-examples // 100)  # two epochs, the last batch of each partial
     assert value(out, r"accuracy ([0-9.]+)") >= 0.85
+
+
+def test_estimator_mnist(tmp_path):
+    model_dir = str(tmp_path / "model")
+    out, err = run_program("estimator_mnist.py", "--steps", "400", "--model_dir", model_dir)
+    assert value(out, r"eval global_step (\d+)") == 400
+    assert value(out, r"eval accuracy ([0-9.]+)") >= 0.85
+    assert value(out, r"predicted (\d+) examples") == 20
+    assert value(out, r"examples, (\d+) correct") >= 15
+    assert abs(value(out, r"probabilities sum ([0-9.]+)") - 1.0) < 1e-4
+    assert "checkpoint %s/model.ckpt-400" % model_dir in out
+    assert "Saving checkpoints for 200 into" in err and "loss = " in err and "Saving dict for global step 400" in err
+    assert "probabilities = [[" in err  # the LoggingTensorHook of a tensor given by name
+
+
+def test_queue_mnist():
+    out, _ = run_program("queue_mnist.py", "--num_epochs", "2")
+    examples = int(value(out, r"train examples (\d+)"))
+    assert value(out, r"Done training for 2 epochs, (\d+) steps") == 2 * examples // 100  # shuffle_batch: full
+    assert value(out, r"test accuracy ([0-9.]+)") >= 0.85
+    assert value(out, r"threads alive (\d+)") == 0
+

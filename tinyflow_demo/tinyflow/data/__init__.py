@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from .. import errors as _errors
+from .. import framework as _framework
 from .. import nest as _nest
 from ..framework import Tensor, TensorShape, _constant_array, convert_to_tensor, get_default_graph, placeholder
 
@@ -32,6 +33,8 @@ def _normalize(value):
     if isinstance(value, tuple):
         items = [_normalize(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, Tensor) and _framework._EAGER is not None:
+        return np.asarray(value.numpy())  # an eager tensor: its value
     if isinstance(value, Tensor):
         return value  # a graph tensor (a placeholder fed at the initializer's run): evaluated then
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fiub":
@@ -145,14 +148,26 @@ class Dataset(object):
     def map(self, map_func, num_parallel_calls=None):
         """map_func traced once on placeholders of the element (a tuple element gives one argument per
         component), run in the session for each element."""
+        if _framework._EAGER is not None:  # eager: the function runs on each element's tensors
+            return _EagerMap.make(self, map_func, predicate=False)
         return _Map(self, map_func, predicate=False)
 
     def filter(self, predicate):
         """The elements for which predicate (traced like map's function) gives a scalar True."""
+        if _framework._EAGER is not None:
+            return _EagerMap.make(self, predicate, predicate=True)
         return _Map(self, predicate, predicate=True)
 
     # -- iterators --
+    def __iter__(self):
+        """In eager mode: the elements as EagerTensors (tf.contrib.eager.Iterator)."""
+        if _framework._EAGER is None:
+            raise RuntimeError("dataset.__iter__() is only supported when eager execution is enabled.")
+        return EagerIterator(self)
+
     def make_one_shot_iterator(self):
+        if _framework._EAGER is not None:
+            return EagerIterator(self)
         return Iterator(self, one_shot=True)
 
     def make_initializable_iterator(self, shared_name=None):
@@ -386,3 +401,88 @@ class Iterator(object):
             raise _errors.OutOfRangeError("End of sequence")
         return [np.require(np.asarray(v, dtype=d.as_numpy_dtype), requirements=("C", "A"))
                 for v, d in zip(element, self._dataset._dtypes)]
+
+
+# ---- eager mode: iteration and map/filter over EagerTensors (tf.contrib.eager.Iterator) ----
+
+def _require_eager(what):
+    if _framework._EAGER is None:
+        raise RuntimeError("%s can only be used when eager execution is enabled (tf.enable_eager_execution())"
+                           % what)
+
+
+class EagerIterator(object):
+    """tfe.Iterator(dataset): the dataset's elements as EagerTensors, one per next()."""
+
+    def __init__(self, dataset):
+        _require_eager("tf.contrib.eager.Iterator")
+        self._dataset = dataset
+        self._elements = dataset._elements({"session": None, "eager": True})
+        self._done = False
+
+    output_types = property(lambda self: self._dataset.output_types)
+    output_shapes = property(lambda self: self._dataset.output_shapes)
+    output_classes = property(lambda self: self._dataset.output_classes)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        from ..framework import constant
+        if self._done:
+            raise StopIteration
+        try:
+            element = next(self._elements)
+        except StopIteration:
+            self._done = True
+            raise
+        from ..queue_input import _storable  # (uint8 labels: int32 while the core has no uint8)
+        tensors = [constant(_storable(np.asarray(a, dtype=d.as_numpy_dtype)))
+                   for a, d in zip(element, self._dataset._dtypes)]
+        structure = self._dataset._structure
+        if isinstance(structure, (tuple, dict)):
+            return _nest.pack_sequence_as(structure, tensors)
+        return tensors[0]
+
+    next = __next__  # TF 1.x's Python 2 name
+
+    def get_next(self, name=None):
+        """The next element; tf.errors.OutOfRangeError at the end (as TF's eager iterator)."""
+        try:
+            return self.__next__()
+        except StopIteration:
+            raise _errors.OutOfRangeError(None, None, "End of sequence")
+
+
+class _EagerMap(object):
+    """Dataset.map / filter in eager mode: the function runs on each element's EagerTensors (data.py)."""
+
+    @staticmethod
+    def make(source, func, predicate):
+
+        def apply(element):
+            from ..framework import constant
+            from ..queue_input import _storable
+            args = _pack(source._structure, [constant(_storable(np.asarray(a, dtype=d.as_numpy_dtype)))
+                                             for a, d in zip(element, source._dtypes)])
+            out = func(*args) if isinstance(args, tuple) and not hasattr(args, "_fields") else func(args)
+            return tuple(out) if isinstance(out, list) else out
+
+        class _Mapped(Dataset):
+            def _elements(self, context):
+                for element in source._elements(context):
+                    out = apply(element)
+                    if predicate:
+                        if bool(np.asarray(out)):
+                            yield element
+                    else:
+                        yield [np.asarray(t) for t in _flatten(out)]
+
+        if predicate:
+            return _Mapped(source._structure, source._dtypes, source._shapes)
+        first = next(iter(source._elements({"session": None, "eager": True})), None)
+        if first is None:  # an empty source: the spec stays the source's
+            return _Mapped(source._structure, source._dtypes, source._shapes)
+        out = apply(first)
+        flat = _flatten(out)
+        return _Mapped(_pack(out, list(range(len(flat)))), [t.dtype for t in flat], [t.shape for t in flat])

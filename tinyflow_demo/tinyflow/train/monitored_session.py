@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import errors as _errors
 from ..framework import get_default_graph
+from ..queue_runner import Coordinator, start_queue_runners
 from ..session import Session
 
 __all__ = ["SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "StopAtStepHook",
@@ -148,6 +149,12 @@ class LoggingTensorHook(SessionRunHook):
         self._at_end, self._formatter = at_end, formatter
         self._iter = 0
 
+    def begin(self):
+        # TF's _as_graph_element: a name "softmax_tensor" means its tensor "softmax_tensor:0"
+        graph = get_default_graph()
+        self._tensors = {tag: graph.as_graph_element(t if ":" in t else t + ":0") if isinstance(t, str) else t
+                         for tag, t in self._tensors.items()}
+
     def before_run(self, run_context):
         self._should = self._timer is not None and self._timer.should_trigger_for_step(self._iter)
         return SessionRunArgs(self._tensors) if self._should else None
@@ -251,6 +258,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._timer.update_last_triggered_step(step)
         for listener in self._listeners:
             listener.before_save(session, step)
+        _log_info("Saving checkpoints for %d into %s.", step, os.path.join(self._dir, self._basename))
         self._get_saver().save(session, os.path.join(self._dir, self._basename), global_step=step)
         for listener in self._listeners:
             listener.after_save(session, step)
@@ -340,71 +348,18 @@ class Scaffold(object):
         return _state.local_variables_initializer()
 
 
-class Coordinator(object):
-    """Thread coordination (tf.train.Coordinator): request_stop, should_stop, join."""
-
-    def __init__(self, clean_stop_exception_types=None):
-        self._stop = False
-        self._exc = None
-        self._clean = tuple(clean_stop_exception_types or (_errors.OutOfRangeError,))
-
-    def request_stop(self, ex=None):
-        if ex is not None and self._exc is None and not isinstance(ex, self._clean):
-            self._exc = ex
-        self._stop = True
-
-    def should_stop(self):
-        return self._stop
-
-    def clear_stop(self):
-        self._stop = False
-        self._exc = None  # TF: clear_stop also forgets the exception to re-raise
-
-    def wait_for_stop(self, timeout=None):
-        return self._stop
-
-    def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
-        for t in threads or []:
-            t.join(stop_grace_period_secs)
-        if self._exc is not None:
-            raise self._exc
-
-    def stop_on_exception(self):
-        coord = self
-
-        class _Ctx(object):
-            def __enter__(self):
-                return coord
-
-            def __exit__(self, exc_type, exc, tb):
-                if exc is not None:
-                    coord.request_stop(exc)
-                    return True
-        return _Ctx()
-
-    @property
-    def joined(self):
-        return self._stop
-
-
-def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection="queue_runners"):
-    """tinyflow has no input queues (use tf.data): there are no queue-runner threads to start."""
-    queue_runners = get_default_graph().get_collection(collection)
-    if queue_runners:
-        raise _errors.UnimplementedError(None, None, "tinyflow does not support queue runners; use tf.data")
-    return []
-
-
 class _MonitoredSessionBase(object):
     def __init__(self, session_creator, hooks, stop_grace_period_secs=120):
         self._hooks = list(hooks or [])
         for h in self._hooks:
             h.begin()
         self._sess, self._coord = session_creator(), Coordinator()
+        self._threads = start_queue_runners(self._sess, self._coord)  # as TF's SessionManager
         for h in self._hooks:
             h.after_create_session(self._sess, self._coord)
         self._stop = False
         self._closed = False
+        self._grace = stop_grace_period_secs
 
     @property
     def graph(self):
@@ -457,6 +412,13 @@ class _MonitoredSessionBase(object):
     def raw_session(self):
         return self._sess
 
+    def _stop_threads(self):
+        self._coord.request_stop()
+        try:
+            self._coord.join(self._threads, stop_grace_period_secs=self._grace)
+        finally:
+            self._threads = []
+
     def close(self):
         if self._closed:
             return
@@ -465,7 +427,10 @@ class _MonitoredSessionBase(object):
             for h in self._hooks:
                 h.end(self._sess)
         finally:
-            self._sess.close()
+            try:
+                self._stop_threads()
+            finally:
+                self._sess.close()
 
     def __enter__(self):
         return self
@@ -478,6 +443,11 @@ class _MonitoredSessionBase(object):
             self.close()
             return True if exc_type is not None else None
         self._closed = True  # an error: close without running the hooks' end()
+        try:
+            self._coord.request_stop()
+            self._coord.join(self._threads, stop_grace_period_secs=self._grace, ignore_live_threads=True)
+        except Exception:  # noqa: B902 (the error being raised is the one to report)
+            pass
         self._sess.close()
         return False
 

@@ -12,6 +12,8 @@ recompile it.
 """
 import math
 
+import numpy as np
+
 from .. import dtypes as _dtypes
 from .. import framework as _framework
 from ..ops import math_ops as M
@@ -84,6 +86,7 @@ class Optimizer(object):
         updates = []
         for g, v in grads_and_vars:
             updates.extend(self._apply_dense(convert_to_tensor(g), v, shared))
+        updates = self._finish(updates)
         if global_step is None:
             return group(*updates, name=name or self._name)
         with get_default_graph().control_dependencies([group(*updates, name=self._name + "/update")]):
@@ -144,6 +147,10 @@ class Optimizer(object):
 
     def _prepare(self):
         return None
+
+    def _finish(self, updates):
+        """The update ops plus any that must run after them (Adam's beta powers), as TF's _finish."""
+        return updates
 
     def _apply_dense(self, grad, var, shared):
         raise NotImplementedError
@@ -214,32 +221,62 @@ class MomentumOptimizer(Optimizer):
 
 
 class AdamOptimizer(Optimizer):
-    """TF's Adam: with t the step count (a variable bumped by assign_add before the updates),
-    lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t); m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-    var -= lr_t * m / (sqrt(v) + epsilon)."""
+    """TF's Adam: lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m = b1 m + (1-b1) g;
+    v = b2 v + (1-b2) g^2; var -= lr_t * m / (sqrt(v) + epsilon); then beta1_power *= b1 and
+    beta2_power *= b2 (once lr_t has read them). As TF's adam.py, the powers are non-slot variables named
+    "beta1_power" and "beta2_power" (starting at b1 and b2) and the slots "<var>/Adam", "<var>/Adam_1",
+    so checkpoints are interchangeable with TF's; a checkpoint of older tinyflow versions (a step count
+    "<name>/step" instead of the powers) restores too (Saver: the powers become b^(step+1))."""
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="Adam"):
         Optimizer.__init__(self, use_locking, name)
         self.learning_rate = _hyper(learning_rate)
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
-        self._step = None
+        self._powers = {}  # graph -> (beta1_power, beta2_power)
         self._eager_steps = 0
 
-    def _prepare(self):
+    def _get_beta_accumulators(self):
+        return self._powers.get(get_default_graph())
+
+    def _power(self, name, beta):
         from ..framework import constant
+        graph = get_default_graph()
+        saved, graph._name_stack = graph._name_stack, []  # top-level names, as TF's init_scope
+        try:
+            with graph.control_dependencies(None):
+                power = Variable(constant(beta, dtype=_dtypes.float32), trainable=False, name=name)
+        finally:
+            graph._name_stack = saved
+        # what an older tinyflow checkpoint holds instead: the step count t (the power is beta^(t+1))
+        power._checkpoint_fallback = (self._name + "/step",
+                                      lambda step, beta=beta: np.float32(beta) ** (np.float32(step) + 1))
+        return power
+
+    def _prepare(self):
         if _framework._EAGER is not None:  # the bias correction as a Python number (a trace parameter)
             self._eager_steps += 1
             t = self._eager_steps
             return _value(self.learning_rate) * (math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
-        if self._step is None:
-            with get_default_graph().control_dependencies(None):
-                self._step = Variable(constant(0.0, dtype=_dtypes.float32), trainable=False,
-                                      name=self._name + "/step")
-        t = apply_op("assign_add", [self._step, constant(1.0, dtype=_dtypes.float32)], name=self._name + "/t")
-        # lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t), a scalar every update reads.
-        correction2 = M.sqrt(M.subtract(1.0, apply_op("rpower_scalar", [t], {"scalar": self.beta2})))
-        correction1 = M.subtract(1.0, apply_op("rpower_scalar", [t], {"scalar": self.beta1}))
-        return M.divide(M.multiply(correction2, _value(self.learning_rate)), correction1, name=self._name + "/lr_t")
+        powers = self._get_beta_accumulators()
+        if powers is None:
+            powers = self._powers[get_default_graph()] = (self._power("beta1_power", self.beta1),
+                                                          self._power("beta2_power", self.beta2))
+        beta1_power, beta2_power = powers
+        correction2 = M.sqrt(M.subtract(1.0, beta2_power))
+        correction1 = M.subtract(1.0, beta1_power)
+        self._lr_t = M.divide(M.multiply(correction2, _value(self.learning_rate)), correction1,
+                              name=self._name + "/lr_t")
+        return self._lr_t
+
+    def _finish(self, updates):
+        if _framework._EAGER is not None:
+            return updates
+        beta1_power, beta2_power = self._get_beta_accumulators()
+        # TF multiplies the powers after the updates; after lr_t, which read them, is as exact and lets the
+        # variables' updates fuse as before
+        with get_default_graph().control_dependencies([self._lr_t.op]):
+            return updates + [_assign(beta1_power, M.multiply(beta1_power, self.beta1), self._name + "/update_beta1"),
+                    _assign(beta2_power, M.multiply(beta2_power, self.beta2), self._name + "/update_beta2")]
 
     def _apply_dense(self, grad, var, lr_t):
         m = self._zeros_slot(var, "m")

@@ -133,6 +133,18 @@ def _delete_checkpoint(prefix):
             pass
 
 
+def _fallbacks(named_vars, reader):
+    """Values of variables a checkpoint lacks but can derive from another key it has (a variable's
+    _checkpoint_fallback = (key, convert): older tinyflow Adam checkpoints hold "Adam/step", not TF's
+    beta1_power / beta2_power)."""
+    values = {}
+    for name, var in named_vars.items():
+        fallback = getattr(var, "_checkpoint_fallback", None)
+        if fallback is not None and not reader.has_tensor(name) and reader.has_tensor(fallback[0]):
+            values[name] = fallback[1](reader.get_tensor(fallback[0]))
+    return values
+
+
 class Saver(object):
     """tf.train.Saver: saves and restores variables in TF's checkpoint V2 format.
 
@@ -257,7 +269,8 @@ class Saver(object):
         if not _prefix_exists(save_path):
             raise ValueError("The passed save_path is not a valid checkpoint: %s" % save_path)
         reader = NewCheckpointReader(save_path)
-        missing = sorted(n for n in self._vars if not reader.has_tensor(n))
+        fallback = _fallbacks(self._vars, reader)
+        missing = sorted(n for n in self._vars if not reader.has_tensor(n) and n not in fallback)
         if missing:
             raise errors.NotFoundError("Key %s not found in checkpoint %s (restoring %d variable(s); the checkpoint "
                                        "has: %s)" % (", ".join(missing), save_path, len(self._vars),
@@ -265,6 +278,9 @@ class Saver(object):
         shapes, dtypes = reader.get_variable_to_shape_map(), reader._dtypes
         values = {}
         for name, var in sorted(self._vars.items()):
+            if name in fallback:
+                values[var.op.name] = np.asarray(fallback[name], dtype=var.dtype.as_numpy_dtype)
+                continue
             if _TF_OF_NAME.get(var.dtype.name) != dtypes[name]:
                 raise errors.InvalidArgumentError(
                     "tensor_name = %s; expected dtype %s does not equal original dtype %s (checkpoint %s)"

@@ -9,7 +9,7 @@ start the standard services: threads that save a checkpoint (logdir/model.ckpt-<
 and compute and write summary_op every save_summaries_secs (a session's runs are serialized with a lock
 while the services run). `stop()` stops and joins them and re-raises an error a service or the managed
 block reported; OutOfRangeError ends a managed session cleanly. The graph is not finalized (tinyflow's
-Graph.finalize is a no-op). tinyflow has no queues, so start_queue_runners starts no thread.
+Graph.finalize is a no-op). The standard services start the graph's queue runners too, as TF's.
 """
 import contextlib
 import functools
@@ -182,7 +182,7 @@ class Supervisor(object):
         for t in threads:
             t.start()
         self._threads.extend(threads)
-        return threads
+        return threads + self.start_queue_runners(sess)
 
     def _step(self, sess):
         return _tf().train.global_step(sess, self._global_step) if self._global_step is not None else None
@@ -205,8 +205,15 @@ class Supervisor(object):
         self._summary_writer.add_summary(summary, global_step)
 
     def start_queue_runners(self, sess, queue_runners=None):
-        """tinyflow has no queues (tf.data instead): no threads to start."""
-        return _tf().train.start_queue_runners(sess)
+        """Starts the threads of queue_runners (default: the graph's QUEUE_RUNNERS) under the supervisor's
+        coordinator (stop() joins them); returns them."""
+        if queue_runners is None:
+            queue_runners = self._graph.get_collection("queue_runners")
+        threads = []
+        for qr in queue_runners:
+            threads.extend(qr.create_threads(sess, coord=self._coord, daemon=True, start=True))
+        self._threads.extend(threads)
+        return threads
 
     def loop(self, timer_interval_secs, target, args=None, kwargs=None):
         """Starts a thread calling target(*args, **kwargs) every timer_interval_secs until the supervisor stops."""
