@@ -6,6 +6,7 @@ loss and step logged every log_step_count_steps, global_step/sec); evaluate runs
 ops over the input (or `steps` batches) and returns their values with 'loss' and 'global_step'; predict
 yields the predictions one example at a time.
 """
+import contextlib
 import inspect
 import os
 import sys
@@ -259,6 +260,34 @@ class Estimator(object):
             _info("Loss for final step: %s.", loss_value)
         return self
 
+    @contextlib.contextmanager
+    def _restored_session(self, tf, checkpoint, hooks, what):
+        """A session with the variables of `checkpoint` (initialized when None), local variables initialized, the
+        queue runners started and the hooks told; the runners are stopped and the session closed afterwards."""
+        config = self._session_config()
+        sess = tf.Session(config=config) if config is not None else tf.Session()
+        coord = tf.train.Coordinator()
+        threads = []
+        try:
+            sess.run(tf.global_variables_initializer())
+            if checkpoint is not None:
+                _info("Restoring parameters from %s", checkpoint)
+                tf.train.Saver().restore(sess, checkpoint)
+            else:
+                _info("Could not find trained model in model_dir: %s, running initialization to %s.",
+                      self._model_dir, what)
+            sess.run(tf.local_variables_initializer())
+            threads = tf.train.start_queue_runners(sess, coord)
+            for h in hooks:
+                h.after_create_session(sess, coord)
+            yield sess
+        finally:
+            coord.request_stop()
+            try:
+                coord.join(threads, stop_grace_period_secs=5, ignore_live_threads=True)
+            finally:
+                sess.close()
+
     # -- evaluate --
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """The eval_metric_ops' values after running their updates over input_fn's data (or `steps` batches),
@@ -281,22 +310,7 @@ class Estimator(object):
             for h in all_hooks:
                 h.begin()
             _info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-            sess = tf.Session(config=self._session_config()) if self._session_config() is not None else \
-                tf.Session()
-            coord = tf.train.Coordinator()
-            threads = []
-            try:
-                sess.run(tf.global_variables_initializer())
-                if checkpoint is not None:
-                    _info("Restoring parameters from %s", checkpoint)
-                    tf.train.Saver().restore(sess, checkpoint)
-                else:
-                    _info("Could not find trained model in model_dir: %s, running initialization to evaluate.",
-                          self._model_dir)
-                sess.run(tf.local_variables_initializer())
-                threads = tf.train.start_queue_runners(sess, coord)
-                for h in all_hooks:
-                    h.after_create_session(sess, coord)
+            with self._restored_session(tf, checkpoint, all_hooks, "evaluate") as sess:
                 done = 0
                 while steps is None or done < steps:
                     try:
@@ -311,12 +325,6 @@ class Estimator(object):
                 results["global_step"] = np.int64(sess.run(global_step))
                 for h in all_hooks:
                     h.end(sess)
-            finally:
-                coord.request_stop()
-                try:
-                    coord.join(threads, stop_grace_period_secs=5, ignore_live_threads=True)
-                finally:
-                    sess.close()
         _info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S", time.gmtime()))
         _info("Saving dict for global step %d: %s", results["global_step"],
               ", ".join("%s = %s" % (k, results[k]) for k in sorted(results)))
@@ -344,22 +352,7 @@ class Estimator(object):
             all_hooks = list(hooks or []) + list(spec.prediction_hooks)
             for h in all_hooks:
                 h.begin()
-            sess = tf.Session(config=self._session_config()) if self._session_config() is not None else \
-                tf.Session()
-            coord = tf.train.Coordinator()
-            threads = []
-            try:
-                sess.run(tf.global_variables_initializer())
-                if checkpoint is not None:
-                    _info("Restoring parameters from %s", checkpoint)
-                    tf.train.Saver().restore(sess, checkpoint)
-                else:
-                    _info("Could not find trained model in model_dir: %s, running initialization to predict.",
-                          self._model_dir)
-                sess.run(tf.local_variables_initializer())
-                threads = tf.train.start_queue_runners(sess, coord)
-                for h in all_hooks:
-                    h.after_create_session(sess, coord)
+            with self._restored_session(tf, checkpoint, all_hooks, "predict") as sess:
                 stop = False
                 while not stop:
                     try:
@@ -381,12 +374,6 @@ class Estimator(object):
                             yield row
                 for h in all_hooks:
                     h.end(sess)
-            finally:
-                coord.request_stop()
-                try:
-                    coord.join(threads, stop_grace_period_secs=5, ignore_live_threads=True)
-                finally:
-                    sess.close()
 
     def export_savedmodel(self, *args, **kwargs):
         raise _tf().NotSupportedYetError("tf.estimator.Estimator.export_savedmodel is not supported by tinyflow "
