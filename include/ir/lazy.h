@@ -100,6 +100,7 @@
 #include "ir/runtime.h"
 
 namespace ir {
+class Op;
 namespace lazy {
 
 /*! \brief What a Context did since it was created or last reset. */
@@ -223,6 +224,9 @@ class Array {
  * returns its `num_outputs` pending outputs. Throws only for an unknown op name.
  */
 std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& inputs,
+                          const std::map<std::string, std::string>& attrs, uint32_t num_outputs);
+/*! \brief ApplyN of an op already looked up (a caller that records it often holds the Op*). */
+std::vector<Array> ApplyN(const Op* op, const std::vector<Array>& inputs,
                           const std::map<std::string, std::string>& attrs, uint32_t num_outputs);
 /*! \brief ApplyN for an op with one output. */
 Array Apply(const std::string& op, const std::vector<Array>& inputs,

@@ -117,14 +117,11 @@ std::shared_ptr<Pending> RecordNode(Context& context, const Op* op, std::vector<
   return node;
 }
 
-std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& inputs,
-                          const std::map<std::string, std::string>& attrs, uint32_t num_outputs) {
+std::vector<Array> RecordOp(const Op* op, std::vector<ValuePtr> inputs, const std::map<std::string, std::string>& attrs,
+                            uint32_t num_outputs) {
   uint64_t start = NowNs();
-  std::vector<ValuePtr> values;
-  values.reserve(inputs.size());
-  for (const Array& input : inputs) values.push_back(ValueOf(input));
   Context& context = Context::Current();
-  std::shared_ptr<Pending> node = RecordNode(context, Op::Get(op), std::move(values), attrs, num_outputs);
+  std::shared_ptr<Pending> node = RecordNode(context, op, std::move(inputs), attrs, num_outputs);
   std::vector<Array> outputs;
   outputs.reserve(num_outputs);
   for (uint32_t i = 0; i < num_outputs; ++i) {
@@ -136,6 +133,20 @@ std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& input
   }
   TrackRecorded(context, outputs, NowNs() - start);
   return outputs;
+}
+
+std::vector<Array> ApplyN(const std::string& op, const std::vector<Array>& inputs,
+                          const std::map<std::string, std::string>& attrs, uint32_t num_outputs) {
+  return ApplyN(Op::Get(op), inputs, attrs, num_outputs);
+}
+
+std::vector<Array> ApplyN(const Op* op, const std::vector<Array>& inputs,
+                          const std::map<std::string, std::string>& attrs, uint32_t num_outputs) {
+  IR_CHECK(op != nullptr) << "lazy::ApplyN: null op";
+  std::vector<ValuePtr> values;
+  values.reserve(inputs.size());
+  for (const Array& input : inputs) values.push_back(ValueOf(input));
+  return RecordOp(op, std::move(values), attrs, num_outputs);
 }
 
 Array Apply(const std::string& op, const std::vector<Array>& inputs, const std::map<std::string, std::string>& attrs) {
