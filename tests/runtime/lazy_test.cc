@@ -167,7 +167,6 @@ TEST_F(LazyTest, RecordingCostPerOp) {
   EXPECT_EQ(stats().kernels_launched, 0u);  // nothing requested, nothing computed
 }
 
-
 TEST_F(LazyTest, ApplyByOpPointerRecordsWhatApplyByNameDoes) {
   NDArray data = Ramp({2, 3}, 1);
   Array x(data);
