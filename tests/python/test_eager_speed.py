@@ -47,3 +47,30 @@ def test_op_outputs_keep_handle_and_dtype_in_c_fields():
     assert out["record_ns"] > 0
     assert out["raised"]
     assert out["chain"] == 101.0  # 1*1+1 = 2, then 2*1+1 ... = 101
+
+
+def test_session_run_short_path_checks_feeds_and_returns_the_fetch():
+    import numpy as np
+    import pytest
+    import tinyflow as tf
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        y = x * 2.0
+        v = tf.Variable(np.zeros(2, np.float32))
+        inc = tf.assign_add(v, tf.reduce_sum(x, 0))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):  # the same plan each time (the short path)
+                out = sess.run(y, {x: np.ones((3, 2), np.float32)})
+                assert sess._last_plan[2].simple
+            np.testing.assert_array_equal(out, np.full((3, 2), 2.0, np.float32))
+            np.testing.assert_array_equal(sess.run(y, {x: [[1, 2]]}), [[2, 4]])  # a list: converted
+            with pytest.raises(ValueError, match="Cannot feed value of shape"):
+                sess.run(y, {x: np.ones((3, 3), np.float32)})  # still checked on the short path
+            assert sess.run(inc.op, {x: np.ones((1, 2), np.float32)}) is None  # only a target: None
+            np.testing.assert_array_equal(sess.run(v), [1, 1])
+            both = sess.run([y, inc], {x: np.ones((1, 2), np.float32)})  # a structure: the full path
+            assert not sess._last_plan[2].simple
+            np.testing.assert_array_equal(both[0], [[2, 2]])
+            np.testing.assert_array_equal(both[1], [2, 2])
