@@ -151,9 +151,16 @@ int IRLazyApply(IROpHandle op, uint32_t num_attrs, const char** keys, const char
   IR_API_CHECK_NOT_NULL(num_outputs);
   IR_API_CHECK_NOT_NULL(outputs);
   const auto* o = static_cast<const ir::Op*>(op);
-  std::map<std::string, std::string> attrs;
-  for (uint32_t i = 0; i < num_attrs; ++i) attrs[keys[i]] = vals[i];
-  std::vector<Array> results = ir::lazy::ApplyN(o->name, LazyArrays(inputs, num_inputs), attrs, OutputCount(o, attrs));
+  static const std::map<std::string, std::string> kNoAttrs;
+  std::map<std::string, std::string> parsed;
+  for (uint32_t i = 0; i < num_attrs; ++i) parsed[keys[i]] = vals[i];
+  const auto& attrs = num_attrs == 0 ? kNoAttrs : parsed;
+  constexpr uint32_t kSmall = 8;  // the inputs are read where they are: no copy of the arrays, no vector for few
+  const Array* small[kSmall];
+  std::vector<const Array*> large(num_inputs > kSmall ? num_inputs : 0);
+  const Array** arrays = num_inputs > kSmall ? large.data() : small;
+  for (uint32_t i = 0; i < num_inputs; ++i) arrays[i] = &AsLazy(inputs[i]);
+  std::vector<Array> results = ir::lazy::ApplyN(o, arrays, num_inputs, attrs, OutputCount(o, attrs));
   static thread_local std::vector<IRLazyHandle> handles;
   handles.clear();
   for (Array& r : results) handles.push_back(new Array(std::move(r)));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "ir/op.h"
 #include "runtime/lazy_test_util.h"
 #include "test_util.h"
 
@@ -164,6 +165,29 @@ TEST_F(LazyTest, RecordingCostPerOp) {
             << " ns per op (stats: " << stats().record_ns / stats().ops_recorded << " ns inside Apply)\n";
   EXPECT_EQ(stats().ops_recorded, static_cast<size_t>(2 * kOps));
   EXPECT_EQ(stats().kernels_launched, 0u);  // nothing requested, nothing computed
+}
+
+TEST_F(LazyTest, ApplyByOpPointerRecordsWhatApplyByNameDoes) {
+  NDArray data = Ramp({2, 3}, 1);
+  Array x(data);
+  const Op* sum = Op::Get("sum");
+  Array by_name = lazy::Apply("sum", {x}, {{"axis", "[1]"}});
+  Array by_op = std::move(lazy::ApplyN(sum, {x}, {{"axis", "[1]"}}, 1)[0]);  // the attribute is honoured
+  Array all = std::move(lazy::ApplyN(sum, {x}, {}, 1)[0]);
+  EXPECT_EQ(stats().ops_recorded, 3u);  // each counted, with its time
+  EXPECT_GT(stats().record_ns, 0u);
+  EXPECT_EQ(by_op.Eval().shape(), Shape({2}));
+  EXPECT_EQ(by_op.Eval().ToVector<float>(), by_name.Eval().ToVector<float>());
+  EXPECT_EQ(all.Eval().shape(), Shape::Scalar());
+  EXPECT_EQ(all.Eval().ToVector<float>(), std::vector<float>({15}));
+  context_.ResetStats();
+  for (int i = 0; i < 2; ++i) {  // by name and by pointer: one trace (the same hash)
+    Array y(Ramp({2, 3}, 2));
+    (i == 0 ? lazy::Apply("exp", {y}) : std::move(lazy::ApplyN(Op::Get("exp"), {y}, {}, 1)[0])).Eval();
+  }
+  EXPECT_EQ(stats().cache_misses, 1u);
+  EXPECT_EQ(stats().cache_hits, 1u);
+  EXPECT_ERROR(lazy::ApplyN(static_cast<const Op*>(nullptr), {x}, {}, 1), "null op");
 }
 
 }  // namespace

@@ -86,6 +86,8 @@ PyObject* NumPyToNDArray(PyObject* value, int dtype);
 /*! \brief Module set-up of the parts: NumPy's import_array (ndarray.cc), interned names (eager.cc). */
 bool InitNumPy();
 bool InitEager();
+/*! \brief Adds eager.cc's types to the module (LazyTensor, EagerTensor's storage). */
+bool AddEagerTypes(PyObject* module);
 
 extern PyMethodDef kGraphMethods[];
 extern PyMethodDef kSymbolMethods[];

@@ -19,11 +19,13 @@ PyObject* g_float_dtypes = nullptr;     // the dtypes an elementwise op's output
 PyObject* g_str_h = nullptr;            // interned "_h", "_dtype"
 PyObject* g_str_dtype = nullptr;
 PyObject* g_empty = nullptr;
+extern PyTypeObject LazyTensorType;  // (below: the storage of EagerTensor)
 
 PyObject* LazySetup(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!CheckArgs("lazy_setup", nargs, 2, 2)) return nullptr;
-  if (!PyType_Check(args[0]) || !PyTuple_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "lazy_setup(tensor_class, tuple of float dtypes)");
+  if (!PyType_Check(args[0]) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(args[0]), &LazyTensorType) ||
+      !PyTuple_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "lazy_setup(tensor_class: a subclass of _C.LazyTensor, tuple of float dtypes)");
     return nullptr;
   }
   Py_INCREF(args[0]);
@@ -33,8 +35,71 @@ PyObject* LazySetup(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+/*!
+ * The storage of an eager tensor (_C.LazyTensor, EagerTensor's first base): its lazy handle and dtype as C
+ * fields, so that an op's output is made without an instance dict or a Handle object. `_h` reads as a Handle
+ * (made on first read, which then owns the array: _detach hands it on) and may be set like an attribute.
+ */
+struct LazyTensor {
+  PyObject_HEAD void* raw;  // the array while no Handle was asked for (owned)
+  PyObject* handle;         // the Handle `_h` returned (owns the array), or what `_h` was set to
+  PyObject* dtype;          // `_dtype`: NULL reads as None
+};
+
+PyTypeObject LazyTensorType;
+
+void LazyTensorDealloc(PyObject* self) {
+  LazyTensor* t = reinterpret_cast<LazyTensor*>(self);
+  if (t->raw != nullptr) IRLazyFree(t->raw);
+  Py_XDECREF(t->handle);
+  Py_XDECREF(t->dtype);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* LazyTensorGetH(PyObject* self, void*) {
+  LazyTensor* t = reinterpret_cast<LazyTensor*>(self);
+  if (t->raw != nullptr) {
+    t->handle = NewHandle(t->raw, kLazy);  // (frees the array when it fails)
+    t->raw = nullptr;
+    if (t->handle == nullptr) return nullptr;
+  }
+  return Py_NewRef(t->handle != nullptr ? t->handle : Py_None);
+}
+
+int LazyTensorSetH(PyObject* self, PyObject* value, void*) {
+  LazyTensor* t = reinterpret_cast<LazyTensor*>(self);
+  if (t->raw != nullptr) IRLazyFree(t->raw);
+  t->raw = nullptr;
+  Py_XSETREF(t->handle, value == nullptr || value == Py_None ? nullptr : Py_NewRef(value));
+  return 0;
+}
+
+PyObject* LazyTensorGetDType(PyObject* self, void*) {
+  PyObject* d = reinterpret_cast<LazyTensor*>(self)->dtype;
+  return Py_NewRef(d != nullptr ? d : Py_None);
+}
+
+int LazyTensorSetDType(PyObject* self, PyObject* value, void*) {
+  Py_XSETREF(reinterpret_cast<LazyTensor*>(self)->dtype,
+             value == nullptr || value == Py_None ? nullptr : Py_NewRef(value));
+  return 0;
+}
+
+PyGetSetDef kLazyTensorGetSet[] = {
+    {"_h", LazyTensorGetH, LazyTensorSetH, "the Lazy handle (None once detached)", nullptr},
+    {"_dtype", LazyTensorGetDType, LazyTensorSetDType, "the dtype when known, else None", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
 /*! \brief The lazy handle of an op input: a Handle, or an object whose `_h` is one (AttributeError else). */
 bool InputHandle(PyObject* x, void** out) {
+  if (PyObject_TypeCheck(x, &LazyTensorType)) {
+    LazyTensor* t = reinterpret_cast<LazyTensor*>(x);
+    if (t->raw != nullptr) {
+      *out = t->raw;
+      return true;
+    }
+    return GetHandle(t->handle != nullptr ? t->handle : Py_None, kLazy, out, "lazy_apply: input");
+  }
   if (Py_TYPE(x) == &HandleType) return GetHandle(x, kLazy, out, "lazy_apply: input");
   PyObject* h = PyObject_GetAttr(x, g_str_h);
   if (h == nullptr) return false;
@@ -43,17 +108,16 @@ bool InputHandle(PyObject* x, void** out) {
   return ok;
 }
 
-/*! \brief A new EagerTensor owning `handle` (with `_dtype` when not NULL). */
+/*! \brief A new EagerTensor owning `handle` (with `_dtype` when not NULL); its fields set directly. */
 PyObject* NewTensor(IRLazyHandle handle, PyObject* dtype) {
-  PyObject* h = NewHandle(handle, kLazy);
-  if (h == nullptr) return nullptr;
   PyObject* t = g_tensor_type->tp_new(g_tensor_type, g_empty, nullptr);
-  if (t == nullptr || PyObject_SetAttr(t, g_str_h, h) < 0 ||
-      (dtype != nullptr && PyObject_SetAttr(t, g_str_dtype, dtype) < 0)) {
-    Py_XDECREF(t);
-    t = nullptr;
+  if (t == nullptr) {
+    IRLazyFree(handle);
+    return nullptr;
   }
-  Py_DECREF(h);
+  LazyTensor* lt = reinterpret_cast<LazyTensor*>(t);
+  lt->raw = handle;
+  lt->dtype = dtype != nullptr ? Py_NewRef(dtype) : nullptr;
   return t;
 }
 
@@ -61,12 +125,18 @@ PyObject* NewTensor(IRLazyHandle handle, PyObject* dtype) {
 PyObject* CommonFloatDType(PyObject* const* inputs, Py_ssize_t n) {
   PyObject* common = nullptr;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* d = PyObject_GetAttr(inputs[i], g_str_dtype);
-    if (d == nullptr) {
-      PyErr_Clear();
-      return nullptr;
+    PyObject* d;
+    if (PyObject_TypeCheck(inputs[i], &LazyTensorType)) {
+      d = reinterpret_cast<LazyTensor*>(inputs[i])->dtype;  // (borrowed)
+      if (d == nullptr) return nullptr;
+    } else {
+      d = PyObject_GetAttr(inputs[i], g_str_dtype);
+      if (d == nullptr) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      Py_DECREF(d);  // (the dtype objects are module constants: borrowing them is safe)
     }
-    Py_DECREF(d);  // (the dtype objects are module constants: borrowing them is safe)
     if (common == nullptr) {
       common = d;
       bool is_float = false;
@@ -437,10 +507,24 @@ bool InitEager() {
   BinaryOpType.tp_descr_get = BinaryOpGet;
   BinaryOpType.tp_dealloc = BinaryOpDealloc;
   if (PyType_Ready(&BinaryOpType) < 0) return false;
+  LazyTensorType.ob_base.ob_base.ob_refcnt = 1;
+  LazyTensorType.tp_name = "tinyflow._C.LazyTensor";
+  LazyTensorType.tp_basicsize = sizeof(LazyTensor);
+  LazyTensorType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  LazyTensorType.tp_doc = "The storage of an eager tensor: its lazy handle (_h) and dtype (_dtype).";
+  LazyTensorType.tp_new = PyType_GenericNew;
+  LazyTensorType.tp_dealloc = LazyTensorDealloc;
+  LazyTensorType.tp_getset = kLazyTensorGetSet;
+  if (PyType_Ready(&LazyTensorType) < 0) return false;
   g_str_h = PyUnicode_InternFromString("_h");
   g_str_dtype = PyUnicode_InternFromString("_dtype");
   g_empty = PyTuple_New(0);
   return g_str_h != nullptr && g_str_dtype != nullptr && g_empty != nullptr;
+}
+
+bool AddEagerTypes(PyObject* module) {
+  Py_INCREF(&LazyTensorType);
+  return PyModule_AddObject(module, "LazyTensor", reinterpret_cast<PyObject*>(&LazyTensorType)) == 0;
 }
 
 }  // namespace tinyflow

@@ -297,5 +297,6 @@ PyMODINIT_FUNC PyInit__C(void) {
   if (module == nullptr) return nullptr;
   Py_INCREF(&HandleType);
   if (PyModule_AddObject(module, "Handle", reinterpret_cast<PyObject*>(&HandleType)) < 0) return nullptr;
+  if (!AddEagerTypes(module)) return nullptr;
   return module;
 }

@@ -200,6 +200,13 @@ std::shared_ptr<Pending> RecordNode(Context& context, const Op* op, std::vector<
                                     const std::map<std::string, std::string>& attrs, uint32_t num_outputs);
 
 /*!
+ * \brief ApplyN of an op already looked up, on its input values (the C API's IRLazyApply and the tape's
+ * replay hold the Op*: no lookup by name per op). Counts the op and its time in the current Context.
+ */
+std::vector<Array> RecordOp(const Op* op, std::vector<ValuePtr> inputs, const std::map<std::string, std::string>& attrs,
+                            uint32_t num_outputs);
+
+/*!
  * \brief Materializes `requested` and every live pending array but those in `skip`, running in
  * the same trace `assigns` (outputs of pending assign(leaf, value) nodes): the fused kernels
  * write each leaf's buffer in place, after every read of its old value. Returns false, having

@@ -216,10 +216,13 @@ std::vector<Array> ReplayTapeProgram(const TapeProgram& program, TapeRegion* reg
     return Array(std::make_shared<Array::Cell>(region->ValueOf(ref)));
   };
   for (const TapeProgram::Step& step : program.steps) {
-    std::vector<Array> step_inputs;
+    std::vector<ValuePtr> step_inputs;
     step_inputs.reserve(step.inputs.size());
-    for (const TapeRef& ref : step.inputs) step_inputs.push_back(array_of(ref));
-    recorded.push_back(ApplyN(step.op->name, step_inputs, step.attrs, step.num_outputs));
+    for (const TapeRef& ref : step.inputs) {
+      step_inputs.push_back(ref.kind == TapeRef::kBackward ? lazy::ValueOf(recorded.at(ref.node).at(ref.index))
+                                                           : region->ValueOf(ref));
+    }
+    recorded.push_back(RecordOp(step.op, std::move(step_inputs), step.attrs, step.num_outputs));
   }
   std::vector<Array> out;
   for (const TapeRef& ref : program.results) out.push_back(array_of(ref));

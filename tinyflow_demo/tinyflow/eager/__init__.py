@@ -283,12 +283,12 @@ class _ValueMethods(object):
         raise AttributeError("Tensor.graph is meaningless when eager execution is enabled.")
 
 
-class EagerTensor(_ValueMethods, Tensor):
-    """A lazy array: its value is computed when needed. Immutable, like a TF eager tensor."""
+class EagerTensor(C.LazyTensor, _ValueMethods, Tensor):
+    """A lazy array: its value is computed when needed. Immutable, like a TF eager tensor. Its handle (`_h`)
+    and dtype (`_dtype`, None until known) are fields of tinyflow._C.LazyTensor: an op's output has no dict."""
 
     _static_shape = None
     _shape = None
-    _dtype = None
 
     def __init__(self, handle):
         self._h = handle  # a Lazy handle of tinyflow._C (the array is freed with it)
