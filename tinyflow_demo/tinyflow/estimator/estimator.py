@@ -154,17 +154,14 @@ class Estimator(object):
             return 0
 
     # -- building --
+    def _optional_args(self, names, mode):
+        """mode, params and config for an input_fn or model_fn that names them (TF passes only those)."""
+        given = {"mode": mode, "params": self._params, "config": self._config}
+        return {name: value for name, value in given.items() if name in names}
+
     def _call_input_fn(self, input_fn, mode):
         tf = _tf()
-        kwargs = {}
-        names = _arg_names(input_fn)
-        if "mode" in names:
-            kwargs["mode"] = mode
-        if "params" in names:
-            kwargs["params"] = self._params
-        if "config" in names:
-            kwargs["config"] = self._config
-        result = input_fn(**kwargs)
+        result = input_fn(**self._optional_args(_arg_names(input_fn), mode))
         if isinstance(result, tf.data.Dataset):
             result = result.make_one_shot_iterator().get_next()
         if isinstance(result, (tuple, list)) and not hasattr(result, "_fields"):
@@ -177,17 +174,11 @@ class Estimator(object):
 
     def _call_model_fn(self, features, labels, mode):
         names = _arg_names(self._model_fn)
-        kwargs = {}
+        kwargs = self._optional_args(names, mode)
         if "labels" in names:
             kwargs["labels"] = labels
         elif labels is not None:
             raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-        if "mode" in names:
-            kwargs["mode"] = mode
-        if "params" in names:
-            kwargs["params"] = self._params
-        if "config" in names:
-            kwargs["config"] = self._config
         _info("Calling model_fn.")
         spec = self._model_fn(features=features, **kwargs)
         if not isinstance(spec, EstimatorSpec):

@@ -128,19 +128,28 @@ def fully_connected(inputs, num_outputs, activation_fn=_nn.relu, normalizer_fn=N
         x = inputs
         if x.shape.ndims > 2:
             x = _a.reshape(x, [-1, n_in])
-        out = _m.matmul(x, weights)
-        if normalizer_fn is not None:
-            out = normalizer_fn(out, **(normalizer_params or {}))
-        elif biases_initializer is not None:
-            biases = _variable("biases", [num_outputs], biases_initializer, biases_regularizer, trainable,
-                               [GraphKeys.BIASES, GraphKeys.MODEL_VARIABLES] + list(variables_collections or []))
-            out = _nn.bias_add(out, biases)
-        if activation_fn is not None:
-            out = activation_fn(out)
+        out = _normalize_bias_activate(_m.matmul(x, weights), num_outputs, activation_fn, normalizer_fn,
+                                       normalizer_params, biases_initializer, biases_regularizer, trainable,
+                                       variables_collections)
         if inputs.shape.ndims > 2:
             out = _a.reshape(out, [d if d is not None else -1 for d in inputs.shape.as_list()[:-1]] + [num_outputs])
     if outputs_collections:
         add_to_collections(outputs_collections, out)
+    return out
+
+
+def _normalize_bias_activate(out, num_outputs, activation_fn, normalizer_fn, normalizer_params, biases_initializer,
+                             biases_regularizer, trainable, variables_collections):
+    """The epilogue fully_connected and conv2d share: normalizer_fn (then no biases, as TF) or biases, then the
+    activation."""
+    if normalizer_fn is not None:
+        out = normalizer_fn(out, **(normalizer_params or {}))
+    elif biases_initializer is not None:
+        biases = _variable("biases", [num_outputs], biases_initializer, biases_regularizer, trainable,
+                           [GraphKeys.BIASES, GraphKeys.MODEL_VARIABLES] + list(variables_collections or []))
+        out = _nn.bias_add(out, biases)
+    if activation_fn is not None:
+        out = activation_fn(out)
     return out
 
 
@@ -172,14 +181,8 @@ def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_form
             out = _nn.conv2d(inputs, weights, [1, sh, sw, 1], padding.upper(), dilations=[1] + _pair(rate) + [1])
         else:
             out = _nn.conv2d(inputs, weights, [1, sh, sw, 1], padding.upper())
-        if normalizer_fn is not None:
-            out = normalizer_fn(out, **(normalizer_params or {}))
-        elif biases_initializer is not None:
-            biases = _variable("biases", [num_outputs], biases_initializer, biases_regularizer, trainable,
-                               [GraphKeys.BIASES, GraphKeys.MODEL_VARIABLES] + list(variables_collections or []))
-            out = _nn.bias_add(out, biases)
-        if activation_fn is not None:
-            out = activation_fn(out)
+        out = _normalize_bias_activate(out, num_outputs, activation_fn, normalizer_fn, normalizer_params,
+                                       biases_initializer, biases_regularizer, trainable, variables_collections)
     if outputs_collections:
         add_to_collections(outputs_collections, out)
     return out
