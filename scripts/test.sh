@@ -23,11 +23,9 @@ fi
 
 if [ "${IR_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) =="
-  # -O1 -g1: sanitizer reports keep file:line, and the build takes far less than -O2 -g. The test suites'
-  # own files at -O0 (IR_TEST_OPTIMIZATION): instrumented, they compile in about half the time of -O1
-  # (tests/passes/simplify_test.cc: 18 s against 37 s) and the run is no slower (its time is in libir).
-  CMAKE_BUILD_TYPE=None CXXFLAGS="${CXXFLAGS:-} -O1 -g1" scripts/build.sh build-asan "-DIR_SANITIZE=address;undefined" \
-    -DIR_BUILD_BENCH=OFF -DIR_TEST_OPTIMIZATION=-O0
+  # -O1 -g1: sanitizer reports keep file:line, and the build takes far less than -O2 -g (the test suites'
+  # own files: -O0, IR_TEST_OPTIMIZATION's default in a sanitizer tree).
+  CMAKE_BUILD_TYPE=None CXXFLAGS="${CXXFLAGS:-} -O1 -g1" scripts/build.sh build-asan "-DIR_SANITIZE=address;undefined" -DIR_BUILD_BENCH=OFF
   echo "== tests (sanitizers) =="
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$jobs")
