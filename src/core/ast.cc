@@ -59,6 +59,7 @@ double CallMath(const std::string& fn, const std::vector<double>& a) {
   if (fn == "sin") return std::sin(a[0]);
   if (fn == "cos") return std::cos(a[0]);
   if (fn == "tanh") return std::tanh(a[0]);
+  if (fn == "erf") return std::erf(a[0]);
   if (fn == "floor") return std::floor(a[0]);
   if (fn == "ceil") return std::ceil(a[0]);
   if (fn == "rint") return std::nearbyint(a[0]);
@@ -90,9 +91,9 @@ double EvalBinary(const std::string& op, double a, double b, DType operand) {
 }  // namespace
 
 const std::vector<std::string>& MathFunctions() {
-  static const std::vector<std::string> functions = {"exp",  "log", "log1p", "expm1", "sqrt", "rsqrt",
-                                                     "sin",  "cos", "tanh",  "floor", "ceil", "rint",
-                                                     "fabs", "pow", "fmin",  "fmax"};
+  static const std::vector<std::string> functions = {"exp",  "log",  "log1p", "expm1", "sqrt",  "rsqrt",
+                                                     "sin",  "cos",  "tanh",  "erf",   "floor", "ceil",
+                                                     "rint", "fabs", "pow",   "fmin",  "fmax"};
   return functions;
 }
 

@@ -3,7 +3,8 @@
  * \brief Unary elementwise math ops and the elementwise backward ops of activations.
  *
  * Each op is one functor: `Map` is the CPU reference math, `Gen` the same math as an AST
- * expression for fused kernels. UnaryOp<F> registers everything the family shares.
+ * expression for fused kernels. UnaryOp<F> registers everything the family shares. float e^x,
+ * tanh and erf are simd.h's (include/ir/vmath.h), the functions the CPU code generator prints.
  */
 #include <algorithm>
 #include <cmath>
@@ -151,7 +152,7 @@ struct Relu {
     }                                                                 \
     static Expr Gen(const Expr& x) { return ast::Call(ast_fn, {x}); } \
   }
-IR_MATH_FUNCTOR(Exp, std::exp(x), "exp");
+IR_MATH_FUNCTOR(Exp, simd::Exp(x), "exp");
 IR_MATH_FUNCTOR(Log, std::log(x), "log");
 IR_MATH_FUNCTOR(Log1p, std::log1p(x), "log1p");
 IR_MATH_FUNCTOR(Expm1, std::expm1(x), "expm1");
@@ -159,7 +160,8 @@ IR_MATH_FUNCTOR(Sqrt, std::sqrt(x), "sqrt");
 IR_MATH_FUNCTOR(Rsqrt, T(1) / std::sqrt(x), "rsqrt");
 IR_MATH_FUNCTOR(Sin, std::sin(x), "sin");
 IR_MATH_FUNCTOR(Cos, std::cos(x), "cos");
-IR_MATH_FUNCTOR(Tanh, std::tanh(x), "tanh");
+IR_MATH_FUNCTOR(Tanh, simd::Tanh(x), "tanh");
+IR_MATH_FUNCTOR(Erf, simd::Erf(x), "erf");
 IR_MATH_FUNCTOR(Floor, std::floor(x), "floor");
 IR_MATH_FUNCTOR(Ceil, std::ceil(x), "ceil");
 // Round half to even, as NumPy and TensorFlow do.
@@ -176,7 +178,7 @@ struct Reciprocal {
 struct Sigmoid {
   template <typename T>
   static T Map(T x) {
-    return T(1) / (T(1) + std::exp(-x));
+    return simd::Sigmoid(x);
   }
   static Expr Gen(const Expr& x) { return One(x) / (One(x) + ast::Call("exp", {-x})); }
 };
@@ -184,7 +186,7 @@ struct Sigmoid {
 struct Softplus {
   template <typename T>
   static T Map(T x) {
-    return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x)));
+    return std::max(x, T(0)) + std::log1p(simd::Exp(-std::abs(x)));
   }
   static Expr Gen(const Expr& x) {
     return ast::Call("fmax", {x, Zero(x)}) + ast::Call("log1p", {ast::Call("exp", {-ast::Call("fabs", {x})})});
@@ -332,6 +334,15 @@ IR_REGISTER_OP(tanh)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return std::vector<NodeEntry>{Apply(n, "tanh_grad", {Out(n), og[0]})};
     });
+
+IR_REGISTER_OP(erf)
+    .describe("The error function 2/sqrt(pi) * integral of e^-t^2 from 0 to x, elementwise (TensorFlow Erf).")
+    .apply(UnaryOp<Erf, TypeClass::kFloat>())
+    .set_attr<FGradient>("FGradient", TimesOgrad([](const NodePtr& n) {
+                           // d/dx = 2/sqrt(pi) e^-x^2
+                           NodeEntry gauss = Apply(n, "exp", {Apply(n, "negative", {Apply(n, "square", {In(n, 0)})})});
+                           return Scalar(n, "multiply_scalar", gauss, 1.1283791670955126);
+                         }));
 
 IR_REGISTER_OP(sigmoid)
     .describe("1 / (1 + e^-x), elementwise.")

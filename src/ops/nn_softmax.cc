@@ -65,7 +65,7 @@ T ExpShiftedSum(const T* x, T m, T* e, int64_t n) {
         T s = 0;
 #pragma omp simd reduction(+ : s)
         for (int64_t j = 0; j < n; ++j) {
-          T term = std::exp(x[j] - m);
+          T term = simd::Exp(x[j] - m);
           if constexpr (kStore) e[j] = term;
           s += term;
         }
@@ -125,13 +125,13 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, T* m, T* s) {
         }
         std::fill(s, s + inner, T(0));
         for (int64_t j = 0; j < n; ++j) {
-          for (int64_t k = 0; k < inner; ++k) s[k] += std::exp(x[j * inner + k] - m[k]);
+          for (int64_t k = 0; k < inner; ++k) s[k] += simd::Exp(x[j * inner + k] - m[k]);
         }
         for (int64_t k = 0; k < inner; ++k) s[k] = kLog ? std::log(s[k]) : T(1) / s[k];
         for (int64_t j = 0; j < n; ++j) {
           for (int64_t k = 0; k < inner; ++k) {
             const int64_t i = j * inner + k;
-            y[i] = kLog ? (x[i] - m[k]) - s[k] : std::exp(x[i] - m[k]) * s[k];
+            y[i] = kLog ? (x[i] - m[k]) - s[k] : simd::Exp(x[i] - m[k]) * s[k];
           }
         }
       },

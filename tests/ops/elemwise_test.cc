@@ -34,6 +34,7 @@ std::vector<UnaryCase> FloatCases() {
       {"sin", [](double x) { return std::sin(x); }, -3, 3, true},
       {"cos", [](double x) { return std::cos(x); }, -3, 3, true},
       {"tanh", [](double x) { return std::tanh(x); }, -3, 3, true},
+      {"erf", [](double x) { return std::erf(x); }, -3, 3, true},
       {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -5, 5, true},
       {"softplus", [](double x) { return std::log(1 + std::exp(x)); }, -5, 5, true},
       {"floor", [](double x) { return std::floor(x); }, -3, 3, false},

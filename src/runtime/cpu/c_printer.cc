@@ -3,9 +3,12 @@
  * \brief Prints kernels as C for the CPU: vectorizable inner loops, OpenMP across cores.
  *
  * Math functions are declared `omp declare simd` so gcc calls glibc's vector variants
- * (libmvec) without -ffast-math: NaN and infinity keep their IEEE meaning.
+ * (libmvec) without -ffast-math: NaN and infinity keep their IEEE meaning. float exp, tanh and
+ * erf print as include/ir/vmath.h's ir_expf, ir_tanhf and ir_erff, whose code the prelude holds:
+ * the functions the op library's CPU kernels call (src/ops/simd.h), inlined and vectorized.
  */
 #include "codegen/c_family_printer.h"
+#include "ir/vmath.h"
 
 namespace ir {
 namespace codegen {
@@ -57,6 +60,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 )";
 
 class CPrinter final : public CFamilyPrinter {
@@ -78,9 +83,16 @@ class CPrinter final : public CFamilyPrinter {
     }
   }
 
+  std::string MathCall(const std::string& function, DType dtype, const std::vector<std::string>& args) const override {
+    if (dtype == DType::kFloat32 && (function == "exp" || function == "tanh" || function == "erf")) {
+      return StrCat("ir_", function, "f(", Join(args, ", "), ")");
+    }
+    return CFamilyPrinter::MathCall(function, dtype, args);
+  }
+
   std::string Print(const std::vector<Kernel>& kernels) const override {
     std::ostringstream os;
-    os << kPrelude;
+    os << kPrelude << IR_VMATH_FUNCTIONS(IR_VMATH_TEXT) << "\n";
     // Split-column partials are allocated at run time: only units with such kernels need malloc
     // (and OpenMP's thread queries).
     for (const Kernel& kernel : kernels) {
