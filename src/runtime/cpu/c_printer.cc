@@ -92,7 +92,7 @@ class CPrinter final : public CFamilyPrinter {
 
   std::string Print(const std::vector<Kernel>& kernels) const override {
     std::ostringstream os;
-    os << kPrelude << IR_VMATH_FUNCTIONS(IR_VMATH_TEXT) << "\n";
+    os << kPrelude;
     // Split-column partials are allocated at run time: only units with such kernels need malloc
     // (and OpenMP's thread queries).
     for (const Kernel& kernel : kernels) {
@@ -126,7 +126,13 @@ class CPrinter final : public CFamilyPrinter {
       }
       os << ");\n}\n";
     }
-    return os.str();
+    // The code of include/ir/vmath.h, on one line, where a kernel calls it.
+    std::string text = os.str();
+    if (text.find("ir_expf(") != std::string::npos || text.find("ir_tanhf(") != std::string::npos ||
+        text.find("ir_erff(") != std::string::npos) {
+      text.insert(std::string(kPrelude).size(), StrCat(IR_VMATH_FUNCTIONS(IR_VMATH_TEXT), "\n"));
+    }
+    return text;
   }
 
  private:

@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_39919ca4ab61_body(const int32_t* in0, const int32_t* in1, int32_t* out0) {
   #pragma omp simd

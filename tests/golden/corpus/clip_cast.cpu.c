@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_f8504e18fb92_body(const float* in0, int32_t* out0) {
   #pragma omp simd

@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_7862c5f48730_body(float* in0, const float* in1) {
   for (int64_t i0 = 0; i0 < 128; ++i0) {

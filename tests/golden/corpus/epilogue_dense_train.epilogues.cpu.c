@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_52ec0a31850f_body(float* in0) {
   #pragma omp simd

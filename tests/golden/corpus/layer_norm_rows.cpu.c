@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_52ad30f3da52_body(const float* restrict in0, const float* restrict in1, const float* restrict in2, float* restrict out0, float* restrict out1) {
   {

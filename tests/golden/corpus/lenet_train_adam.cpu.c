@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 #include <stdlib.h>
 int omp_get_max_threads(void);
 int omp_get_num_threads(void);

@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_9d2ae4d9c0b3_body(const float* in0, float* out0) {
   for (int64_t i0 = 0; i0 < 6; ++i0) {

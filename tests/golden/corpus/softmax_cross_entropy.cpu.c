@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_62ee4b17055a_body(const float* restrict in0, float* restrict out0, float* restrict out1) {
   {

@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_874b4116947d_body(const ir_bool* in0, ir_bool* out0) {
   #pragma omp simd

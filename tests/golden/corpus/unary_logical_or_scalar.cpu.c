@@ -34,6 +34,8 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double erf(double);
 
 static void fused_bd14b3e5c4a2_body(const ir_bool* in0, ir_bool* out0) {
   #pragma omp simd
