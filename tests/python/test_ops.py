@@ -1,4 +1,6 @@
 """Ops through the TF-like API against NumPy, fused and unfused."""
+import math
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,7 @@ UNARY = [
     ("rsqrt", tf.rsqrt, lambda x: 1 / np.sqrt(x)), ("square", tf.square, np.square), ("abs", tf.abs, np.abs),
     ("neg", lambda x: -x, np.negative), ("tanh", tf.tanh, np.tanh),
     ("sigmoid", tf.sigmoid, lambda x: 1 / (1 + np.exp(-x))), ("relu", tf.nn.relu, lambda x: np.maximum(x, 0)),
+    ("erf", tf.math.erf, np.vectorize(math.erf)), ("tf.erf", tf.erf, np.vectorize(math.erf)),
 ]
 
 

@@ -275,29 +275,6 @@ NodeEntry Atanh(Build& b, const NodeEntry& x) {
   return b.ctx.Op("multiply_scalar", {diff}, {{"scalar", "0.5"}});
 }
 
-/*!
- * \brief erf by Abramowitz & Stegun 7.1.26: sign(x) (1 - poly(t) e^{-x^2}), t = 1 / (1 + p|x|),
- * absolute error below 1.5e-7, i.e. float32 precision; float64 is refused rather than rounded.
- */
-Outputs ConvertErf(ImportContext& ctx) {
-  ctx.ExpectInputs(1);
-  IR_CHECK(ctx.InputType(0) != DType::kFloat64)
-      << "Erf of float64 is not supported (it is computed to float32 precision only)";
-  ExpectFloat(ctx, 0);
-  Build b{ctx};
-  NodeEntry x = ctx.input(0), ax = b.Op("abs", {x}, "abs");
-  NodeEntry t =
-      b.Op("reciprocal", {b.Scalar("add_scalar", b.Scalar("multiply_scalar", ax, 0.3275911, "px"), 1, "den")}, "t");
-  const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
-  NodeEntry poly = b.Scalar("multiply_scalar", t, a[0], "poly0");
-  for (int i = 1; i < 5; ++i) {
-    poly = b.Op("multiply", {b.Scalar("add_scalar", poly, a[i], "poly_add"), t}, "poly");
-  }
-  NodeEntry gauss = b.Op("exp", {b.Op("negative", {b.Op("square", {x}, "square")}, "neg_square")}, "gauss");
-  NodeEntry magnitude = b.Scalar("rsubtract_scalar", b.Op("multiply", {poly, gauss}, "tail"), 1, "magnitude");
-  return {ctx.Op("multiply", {b.Op("sign", {x}, "sign"), magnitude})};
-}
-
 /*! \brief Relu6Grad(g, features) = g where 0 < features < 6. */
 NodeEntry Relu6Grad(Build& b, const NodeEntry& g, const NodeEntry& f) {
   NodeEntry inside = b.Op("logical_and", {b.Positive(f), b.Scalar("less_scalar", f, 6, "below_6")}, "inside");
@@ -380,6 +357,7 @@ IR_TF_CONVERTER({"Log"}, Same("log", 1));
 IR_TF_CONVERTER({"Log1p"}, Same("log1p", 1));
 IR_TF_CONVERTER({"Expm1"}, Same("expm1", 1));
 IR_TF_CONVERTER({"Tanh"}, Same("tanh", 1));
+IR_TF_CONVERTER({"Erf"}, Same("erf", 1));
 IR_TF_CONVERTER({"Sigmoid"}, Same("sigmoid", 1));
 IR_TF_CONVERTER({"Relu"}, Same("relu", 1));
 IR_TF_CONVERTER({"Softplus"}, Same("softplus", 1));
@@ -436,7 +414,6 @@ IR_TF_CONVERTER({"Asinh"}, Unary(Asinh));
 IR_TF_CONVERTER({"Acosh"}, Unary(Acosh));
 IR_TF_CONVERTER({"Atanh"}, Unary(Atanh));
 IR_TF_CONVERTER({"Rint"}, Unary([](Build& b, const NodeEntry& x) { return b.ctx.Op("round", {x}); }));
-IR_TF_CONVERTER({"Erf"}, ConvertErf);
 
 IR_TF_CONVERTER({"Relu6Grad"}, Binary(Relu6Grad));
 IR_TF_CONVERTER({"SoftplusGrad"}, Binary([](Build& b, const NodeEntry& g, const NodeEntry& f) {

@@ -261,6 +261,7 @@ const std::map<std::string, Writer>& Writers() {
                                                       {"sqrt", "Sqrt"},
                                                       {"rsqrt", "Rsqrt"},
                                                       {"tanh", "Tanh"},
+                                                      {"erf", "Erf"},
                                                       {"sigmoid", "Sigmoid"},
                                                       {"relu", "Relu"},
                                                       {"softplus", "Softplus"},

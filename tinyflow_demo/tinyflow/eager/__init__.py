@@ -136,7 +136,7 @@ def apply(op_type, inputs, attrs=None):
 # optimizer's update reads the dtype of its intermediate values to make its scalar parameters).
 _FLOAT_PRESERVING = frozenset([
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "negative", "exp", "log", "log1p",
-    "expm1", "sqrt", "rsqrt", "square", "abs", "tanh", "sigmoid", "reciprocal", "relu", "identity", "bias_add"])
+    "expm1", "sqrt", "rsqrt", "square", "abs", "tanh", "erf", "sigmoid", "reciprocal", "relu", "identity", "bias_add"])
 
 
 def _watch_trainable(inputs, tapes):

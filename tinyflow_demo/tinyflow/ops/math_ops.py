@@ -10,7 +10,7 @@ from ..op_def import define_ops
 
 __all__ = ["add", "subtract", "multiply", "divide", "truediv", "div", "floordiv", "mod", "pow", "negative",
            "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "abs", "sign", "floor", "ceil", "round",
-           "sin", "cos", "tanh", "sigmoid", "reciprocal", "maximum", "minimum", "equal", "not_equal", "greater",
+           "sin", "cos", "tanh", "erf", "sigmoid", "reciprocal", "maximum", "minimum", "equal", "not_equal", "greater",
            "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_not", "cast", "to_float",
            "to_int32", "to_int64", "argmax", "argmin", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
            "reduce_prod", "matmul", "add_n", "clip_by_value", "squared_difference", "binary_op", "sub", "mul",
@@ -109,6 +109,7 @@ _UNARY_OPS = [
     ('sin(x, name=None)', 'sin', 'x', {}, 'sin(x), elementwise.'),
     ('cos(x, name=None)', 'cos', 'x', {}, 'cos(x), elementwise.'),
     ('tanh(x, name=None)', 'tanh', 'x', {}, 'tanh(x), elementwise.'),
+    ('erf(x, name=None)', 'erf', 'x', {}, 'The Gauss error function of x, elementwise (tf.math.erf).'),
     ('sigmoid(x, name=None)', 'sigmoid', 'x', {}, '1 / (1 + exp(-x)), elementwise.'),
     ('reciprocal(x, name=None)', 'reciprocal', 'x', {}, '1 / x, elementwise.'),
     ('logical_not(x, name=None)', 'logical_not', 'x', {}, 'not x, elementwise (bool).'),
