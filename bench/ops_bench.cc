@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
       {"multiply_scalar 4M", "multiply_scalar", {Shape{n}}, {{"scalar", "0.5"}}},
       {"exp 4M", "exp", {Shape{n}}, {}},
       {"tanh 4M", "tanh", {Shape{n}}, {}},
+      {"erf 4M", "erf", {Shape{n}}, {}},
       {"sigmoid 4M", "sigmoid", {Shape{n}}, {}},
       {"relu 4M", "relu", {Shape{n}}, {}},
       {"relu 64K", "relu", {Shape{64 << 10}}, {}},

@@ -52,6 +52,7 @@ def torch_cases():
         "multiply_scalar 4M": lambda: a * 0.5,
         "exp 4M": lambda: torch.exp(a),
         "tanh 4M": lambda: torch.tanh(a),
+        "erf 4M": lambda: torch.erf(a),
         "sigmoid 4M": lambda: torch.sigmoid(a),
         "relu 4M": lambda: torch.relu(a),
         "relu 64K": lambda: torch.relu(small),

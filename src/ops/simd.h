@@ -6,10 +6,11 @@
  * libir is built for any x86-64 (no -march=native), and without -ffast-math (NaN and Inf keep
  * their IEEE meaning). Loops still vectorize: the files of the kernels are compiled with
  * -fno-math-errno -fno-trapping-math (CMakeLists.txt), every loop here is `#pragma omp simd`,
- * and glibc's libmvec supplies logf, sinf... for 4, 8 or 16 lanes once the functions are
- * declared `declare simd` (glibc's math.h declares them so only under -ffast-math). float e^x, tanh
- * and erf are this library's own (Exp, Tanh, Erf below: include/ir/vmath.h), inline and faster than
- * libmvec's, the same code the fused CPU kernels print. Dispatch
+ * and glibc's libmvec supplies expf, tanhf, erff, logf... for 4, 8 or 16 lanes once the functions are
+ * declared `declare simd` (glibc's math.h declares them so only under -ffast-math). Their error
+ * bounds, per instruction set, are tests/ops/vector_math_test.cc's (issue 32 measured an own
+ * branch-free polynomial, 0.99 / 1.3 / 1.5 ulp and the same bits on every ISA, against these:
+ * 1.4-3x the time per element, so libmvec it is). Dispatch
  * compiles a loop for AVX-512, AVX2 and baseline x86-64 and runs the one of MaxCpuIsa() (the
  * CPU's best, or less under IR_MAX_CPU_ISA: include/ir/cpu_isa.h), so that an AVX-512 machine
  * can run (and test) the AVX2 code an AVX2 machine runs.
@@ -22,7 +23,6 @@
 #include <utility>
 
 #include "ir/cpu_isa.h"
-#include "ir/vmath.h"
 
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
 // The functions libmvec (glibc >= 2.35) has vector variants of, for every x86-64 ISA level.
@@ -60,6 +60,8 @@ float powf(float, float) noexcept;
 #pragma omp declare simd notinbranch
 double pow(double, double) noexcept;
 #pragma omp declare simd notinbranch
+float erff(float) noexcept;
+#pragma omp declare simd notinbranch
 double erf(double) noexcept;
 }
 #define IR_SIMD_X86_CLONES 1
@@ -77,20 +79,21 @@ namespace ir {
 namespace op {
 namespace simd {
 
-/*! \brief The functions of include/ir/vmath.h (ir_expf, ir_tanhf, ir_erff). */
-namespace vmath {
-IR_VMATH_FUNCTIONS(IR_VMATH_CODE)
-}  // namespace vmath
-
-/*! \brief e^x: float by vmath (at most 1 ulp), double by libm (libmvec in `omp simd` loops). */
-inline __attribute__((always_inline)) float Exp(float x) { return vmath::ir_expf(x); }
-inline __attribute__((always_inline)) double Exp(double x) { return std::exp(x); }
-/*! \brief tanh x: float by vmath (at most 2 ulp), double by libm. */
-inline __attribute__((always_inline)) float Tanh(float x) { return vmath::ir_tanhf(x); }
-inline __attribute__((always_inline)) double Tanh(double x) { return std::tanh(x); }
-/*! \brief erf x: float by vmath (at most 2 ulp), double by libm. */
-inline __attribute__((always_inline)) float Erf(float x) { return vmath::ir_erff(x); }
-inline __attribute__((always_inline)) double Erf(double x) { return std::erf(x); }
+/*! \brief e^x (libmvec's variant in `omp simd` loops, as in the generated kernels). */
+template <typename T>
+inline __attribute__((always_inline)) T Exp(T x) {
+  return std::exp(x);
+}
+/*! \brief tanh x (libmvec's variant in `omp simd` loops). */
+template <typename T>
+inline __attribute__((always_inline)) T Tanh(T x) {
+  return std::tanh(x);
+}
+/*! \brief erf x (libmvec's variant in `omp simd` loops). */
+template <typename T>
+inline __attribute__((always_inline)) T Erf(T x) {
+  return std::erf(x);
+}
 /*! \brief 1 / (1 + e^-x), as the fused kernels print it. */
 template <typename T>
 inline __attribute__((always_inline)) T Sigmoid(T x) {

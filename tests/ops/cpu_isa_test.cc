@@ -32,23 +32,24 @@ TEST(CpuIsaTest, IrMaxCpuIsaCapsTheLevel) {
 }
 
 TEST(CpuIsaTest, ElementwiseKernelsRunTheCodeOfTheLevel) {
-  // floor_mod is a - floor(a / b) b. AVX-512 has FMA, which the compiler contracts the product
-  // into: a - q b rounds once; AVX2's and the baseline's code (no FMA in those instruction sets)
-  // round q b first. The result says which code ran. (Not a kernel of src/ops/elemwise.cc, which
-  // is compiled without contraction, as the generated kernels are: CMakeLists.txt.)
+  // tanh_grad is dy (1 - y y). AVX-512 has FMA, which the compiler contracts y y into: 1 - y y
+  // rounds once; AVX2's and the baseline's code (no FMA in those instruction sets) round y y
+  // first. Near y = 1 the two differ, and the kernel's result says which code ran.
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> lhs(1.0f, 100.0f);
+  std::uniform_real_distribution<float> near_one(0.999f, 1.0f), dy(0.5f, 1.0f);
   const int n = 4096;
-  std::vector<float> a(n), b(n, 0.7f);
-  for (int i = 0; i < n; ++i) a[i] = lhs(rng);
+  std::vector<float> y(n), g(n);
+  for (int i = 0; i < n; ++i) {
+    y[i] = near_one(rng);
+    g[i] = dy(rng);
+  }
   std::vector<float> got =
-      RunOp("floor_mod", {}, {NDArray::FromVector<float>(Shape{n}, a), NDArray::FromVector<float>(Shape{n}, b)})[0]
+      RunOp("tanh_grad", {}, {NDArray::FromVector<float>(Shape{n}, y), NDArray::FromVector<float>(Shape{n}, g)})[0]
           .ToVector<float>();
   int differing = 0, fused_matches = 0, unfused_matches = 0;
   for (int i = 0; i < n; ++i) {
-    const float q = std::floor(a[i] / b[i]);
-    volatile float product = q * b[i];  // rounded, whatever this file is compiled for
-    float unfused = a[i] - product, fused = std::fmaf(-q, b[i], a[i]);
+    volatile float square = y[i] * y[i];  // rounded, whatever this file is compiled for
+    float unfused = g[i] * (1.0f - square), fused = g[i] * std::fmaf(-y[i], y[i], 1.0f);
     if (fused == unfused) continue;
     ++differing;
     fused_matches += got[i] == fused;
@@ -56,9 +57,9 @@ TEST(CpuIsaTest, ElementwiseKernelsRunTheCodeOfTheLevel) {
   }
   ASSERT_GT(differing, 100);
   if (MaxCpuIsa() == CpuIsa::kAvx512) {
-    EXPECT_EQ(fused_matches, differing) << "AVX-512 code fuses q b into a - q b";
+    EXPECT_EQ(fused_matches, differing) << "AVX-512 code fuses y y into 1 - y y";
   } else {
-    EXPECT_EQ(unfused_matches, differing) << CpuIsaName(MaxCpuIsa()) << " code rounds q b first";
+    EXPECT_EQ(unfused_matches, differing) << CpuIsaName(MaxCpuIsa()) << " code rounds y y first";
   }
 }
 

@@ -3,12 +3,9 @@
  * \brief Prints kernels as C for the CPU: vectorizable inner loops, OpenMP across cores.
  *
  * Math functions are declared `omp declare simd` so gcc calls glibc's vector variants
- * (libmvec) without -ffast-math: NaN and infinity keep their IEEE meaning. float exp, tanh and
- * erf print as include/ir/vmath.h's ir_expf, ir_tanhf and ir_erff, whose code the prelude holds:
- * the functions the op library's CPU kernels call (src/ops/simd.h), inlined and vectorized.
+ * (libmvec) without -ffast-math: NaN and infinity keep their IEEE meaning.
  */
 #include "codegen/c_family_printer.h"
-#include "ir/vmath.h"
 
 namespace ir {
 namespace codegen {
@@ -44,6 +41,8 @@ float cosf(float);
 float tanhf(float);
 #pragma omp declare simd notinbranch
 float powf(float, float);
+#pragma omp declare simd notinbranch
+float erff(float);
 #pragma omp declare simd notinbranch
 double exp(double);
 #pragma omp declare simd notinbranch
@@ -83,13 +82,6 @@ class CPrinter final : public CFamilyPrinter {
     }
   }
 
-  std::string MathCall(const std::string& function, DType dtype, const std::vector<std::string>& args) const override {
-    if (dtype == DType::kFloat32 && (function == "exp" || function == "tanh" || function == "erf")) {
-      return StrCat("ir_", function, "f(", Join(args, ", "), ")");
-    }
-    return CFamilyPrinter::MathCall(function, dtype, args);
-  }
-
   std::string Print(const std::vector<Kernel>& kernels) const override {
     std::ostringstream os;
     os << kPrelude;
@@ -126,13 +118,7 @@ class CPrinter final : public CFamilyPrinter {
       }
       os << ");\n}\n";
     }
-    // The code of include/ir/vmath.h, on one line, where a kernel calls it.
-    std::string text = os.str();
-    if (text.find("ir_expf(") != std::string::npos || text.find("ir_tanhf(") != std::string::npos ||
-        text.find("ir_erff(") != std::string::npos) {
-      text.insert(std::string(kPrelude).size(), StrCat(IR_VMATH_FUNCTIONS(IR_VMATH_TEXT), "\n"));
-    }
-    return text;
+    return os.str();
   }
 
  private:

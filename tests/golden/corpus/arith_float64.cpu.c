@@ -19,6 +19,8 @@ float tanhf(float);
 #pragma omp declare simd notinbranch
 float powf(float, float);
 #pragma omp declare simd notinbranch
+float erff(float);
+#pragma omp declare simd notinbranch
 double exp(double);
 #pragma omp declare simd notinbranch
 double log(double);
