@@ -25,6 +25,8 @@ if $py -c "import torch" 2>/dev/null; then
   $py bench/fusion_vs_pytorch.py --build "$build" --json "$out/fusion_vs_pytorch.json" || status=$?
   echo "== single ops vs PyTorch =="
   $py bench/ops_vs_pytorch.py --build "$build" --json "$out/ops_vs_pytorch.json" || status=$?
+  echo "== exp/tanh/erf-bound kernels (softmax, cross-entropy, rows) as % of STREAM and vs PyTorch =="
+  $py bench/vector_math_vs_pytorch.py --build "$build" --json "$out/vector_math_vs_pytorch.json" || status=$?
   echo "== training steps vs PyTorch =="
   $py bench/train_vs_pytorch.py --build "$build" --json "$out/train_vs_pytorch.json" || status=$?
   echo "== lazy sigmoid and Adam on 4M floats vs PyTorch eager op by op =="

@@ -3,8 +3,7 @@
  * \brief Unary elementwise math ops and the elementwise backward ops of activations.
  *
  * Each op is one functor: `Map` is the CPU reference math, `Gen` the same math as an AST
- * expression for fused kernels. UnaryOp<F> registers everything the family shares. float e^x,
- * tanh and erf are simd.h's (include/ir/vmath.h), the functions the CPU code generator prints.
+ * expression for fused kernels. UnaryOp<F> registers everything the family shares.
  */
 #include <algorithm>
 #include <cmath>

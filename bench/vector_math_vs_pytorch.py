@@ -11,7 +11,7 @@ machine's noise only slows a run down). PyTorch runs the same ops once per round
 "% STREAM" is the bytes a perfect kernel moves (inputs read once, outputs written once) over the
 time, over the same round's triad.
 
-Usage: /usr/bin/python3 bench/vmath_vs_pytorch.py [--build DIR ...] [--rounds N] [--reps R]
+Usage: /usr/bin/python3 bench/vector_math_vs_pytorch.py [--build DIR ...] [--rounds N] [--reps R]
 """
 import argparse
 import json
