@@ -9,7 +9,7 @@ fused into generated kernels) and ir-ops-bench (the opaque softmax ops and the e
 fusion off); the builds alternate `--rounds` times and each figure is the best round (a shared
 machine's noise only slows a run down). PyTorch runs the same ops once per round (2 threads).
 "% STREAM" is the bytes a perfect kernel moves (inputs read once, outputs written once) over the
-time, over the same round's triad.
+time, over the best triad of all rounds (on a shared machine a round's own triad swings 2-3x).
 
 Usage: /usr/bin/python3 bench/vector_math_vs_pytorch.py [--build DIR ...] [--rounds N] [--reps R]
 """
@@ -130,8 +130,8 @@ def main():
             if name not in best[b]:
                 line += " | %24s" % "-"
                 continue
-            ms, nbytes, triad = best[b][name]
-            frac = nbytes / ms / 1e6 / triad
+            ms, nbytes, _ = best[b][name]
+            frac = nbytes / ms / 1e6 / max(triads)
             r = bu.ratio(torch_best[name], ms, peer)
             line += " | %8.2f %6.0f%% %6sx" % (ms, 100 * frac, bu.fmt_ratio(r, 6))
             results.setdefault(name, {})[b] = {"ms": ms, "stream_fraction": frac, "torch_over_ir": r}
