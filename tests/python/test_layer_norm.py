@@ -142,3 +142,28 @@ def test_layer_norm_shape_errors():
         y = apply_op("layer_norm", [x, tf.zeros([4]), tf.zeros([5])]).outputs[0]
         with tf.Session() as sess:
             sess.run(y, {x: np.zeros((2, 5), np.float32)})
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda"])
+def test_layer_norm_device_kernels(target):
+    """The device library's layer_norm and layer_norm_grad (no host fallback) give the CPU kernels' values."""
+    xs = np.random.RandomState(0).randn(6, 5, 32).astype(np.float32) * 3 + 1
+    results = {}
+    for t in ("cpu", target):
+        tf.reset_default_graph()
+        x = tf.placeholder(tf.float32, xs.shape)
+        y, params = _contrib(x)
+        loss = tf.reduce_sum(y * tf.constant(np.random.RandomState(5).randn(*xs.shape).astype(np.float32)))
+        grads = tf.gradients(loss, [x] + params)
+        try:
+            with tf.Session(target=t) as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(tf.get_collection("assigns"))
+                results[t] = sess.run([y] + grads, {x: xs})
+                assert sess.stats()["host_fallbacks"] == 0
+        except tf.errors.OpError as err:
+            if target not in str(err).lower():
+                raise
+            pytest.skip("no %s device: %s" % (target, err))
+    for a, b in zip(results["cpu"], results[target]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
