@@ -167,3 +167,23 @@ def test_layer_norm_device_kernels(target):
             pytest.skip("no %s device: %s" % (target, err))
     for a, b in zip(results["cpu"], results[target]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["cpu", "opencl"])
+def test_layer_norm_empty_rows(target):
+    """No rows: an empty y, and zero dgamma and dbeta."""
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [0, 4])
+    y, params = _contrib(x)
+    grads = tf.gradients(tf.reduce_sum(y), params)
+    try:
+        with tf.Session(target=target) as sess:
+            sess.run(tf.global_variables_initializer())
+            out, db, dg = sess.run([y] + grads, {x: np.zeros((0, 4), np.float32)})
+    except tf.errors.OpError as err:
+        if target not in str(err).lower():
+            raise
+        pytest.skip("no %s device: %s" % (target, err))
+    assert out.shape == (0, 4)
+    np.testing.assert_array_equal(db, np.zeros(4))
+    np.testing.assert_array_equal(dg, np.zeros(4))

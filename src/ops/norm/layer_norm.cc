@@ -311,6 +311,7 @@ void LayerNormDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std
   if (!nn::DeviceOrHost(dev, attrs, in, out, dtype, 0)) return;
   int64_t rows, cols;
   RowsOf(in[0], &rows, &cols);
+  if (rows == 0) return;
   DeviceArgs args;
   args.Array(in[0]).Array(in[1]).Array(in[2]).Array(out[0]).Array(out[1]).Array(out[2]);
   args.Value(rows).Value(cols).Scalar(dtype, dmlc::get<LayerNormParam>(attrs.parsed).epsilon);
@@ -323,6 +324,7 @@ void LayerNormGradDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const
   if (!nn::DeviceOrHost(dev, attrs, in, out, dtype, 0)) return;
   int64_t rows, cols;
   RowsOf(in[1], &rows, &cols);
+  if (rows + cols == 0) return;
   bool stat = in.size() == 7;
   DeviceArgs args;
   args.Array(in[0]).Array(in[1]).Array(in[2]).Array(in[3]).Array(in[4]);
