@@ -9,8 +9,9 @@
  * layer_norm_grad gives dx, dgamma and dbeta in one pass per row: with xhat = (x - mean) rstd and
  * g = dy gamma, dx = rstd (g - mean(g) - xhat mean(g xhat)) (+ the terms of the mean and rstd
  * outputs' gradients when they have any), dgamma = sum over rows of dy xhat, dbeta = sum of dy.
- * The CPU kernels accumulate in double; the column sums are per-block partial sums added in a
- * fixed order (results do not depend on the thread count). The device kernels (one launch
+ * The CPU kernels are one vectorized pass per row (simd.h) in the element type, as the unfused
+ * graph computes; the column sums are per-block partial sums (blocks fixed by the shape) added
+ * in double in a fixed order, so results do not depend on the thread count. The device kernels (one launch
  * each) are in this file's library.
  */
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "ops/nn_common.h"
 #include "ops/nn_device_library.h"
 #include "ops/op_common.h"
+#include "ops/simd.h"
 
 namespace ir {
 namespace op {
@@ -106,6 +108,54 @@ void RowsOf(const NDArray& x, int64_t* rows, int64_t* cols) {
 /*! \brief Rows per ParallelFor task: about 32K elements. */
 int64_t RowGrain(int64_t cols) { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(cols, 1)); }
 
+/*! \brief One row of layer_norm: mean, rstd and y (two statistics passes, then one multiply-add per element). */
+template <typename T>
+void NormRow(const T* x, const T* gamma, const T* beta, T* y, int64_t n, T eps, T* mean, T* rstd) {
+  simd::Dispatch(
+      [](const T* x, const T* gamma, const T* beta, T* y, int64_t n, T eps, T* mean, T* rstd) IR_SIMD_BODY {
+        T sum = 0, sq = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t c = 0; c < n; ++c) sum += x[c];
+        const T m = n > 0 ? sum / static_cast<T>(n) : T(0);
+#pragma omp simd reduction(+ : sq)
+        for (int64_t c = 0; c < n; ++c) sq += (x[c] - m) * (x[c] - m);
+        const T inv = T(1) / std::sqrt((n > 0 ? sq / static_cast<T>(n) : T(0)) + eps);
+#pragma omp simd
+        for (int64_t c = 0; c < n; ++c) y[c] = (x[c] - m) * inv * gamma[c] + beta[c];
+        *mean = m;
+        *rstd = inv;
+      },
+      x, gamma, beta, y, n, eps, mean, rstd);
+}
+
+/*!
+ * \brief One row of layer_norm_grad: dx, and the row's terms added to the block's dgamma and
+ * dbeta partial sums. em and er are the mean and rstd outputs' gradient terms (0 without).
+ */
+template <typename T>
+void NormGradRow(const T* x, const T* dy, const T* gamma, T* dx, T* dg, T* db, int64_t n, T m, T inv, T em, T er) {
+  simd::Dispatch(
+      [](const T* x, const T* dy, const T* gamma, T* dx, T* dg, T* db, int64_t n, T m, T inv, T em, T er) IR_SIMD_BODY {
+        T sg = 0, sgx = 0;
+#pragma omp simd reduction(+ : sg, sgx)
+        for (int64_t c = 0; c < n; ++c) {
+          const T xh = (x[c] - m) * inv, d = dy[c], g = d * gamma[c];
+          sg += g;
+          sgx += g * xh;
+          dg[c] += d * xh;
+          db[c] += d;
+        }
+        const T count = static_cast<T>(std::max<int64_t>(n, 1));
+        const T mg = sg / count, mgx = sgx / count;
+#pragma omp simd
+        for (int64_t c = 0; c < n; ++c) {
+          const T xh = (x[c] - m) * inv;
+          dx[c] = inv * (dy[c] * gamma[c] - mg - xh * mgx) + em + er * xh;
+        }
+      },
+      x, dy, gamma, dx, dg, db, n, m, inv, em, er);
+}
+
 template <typename T>
 void LayerNormKernel(double eps, const NDArray& x, const NDArray& gamma, const NDArray& beta, const NDArray& y,
                      const NDArray& mean, const NDArray& rstd) {
@@ -117,20 +167,7 @@ void LayerNormKernel(double eps, const NDArray& x, const NDArray& gamma, const N
       rows,
       [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-          const T* xr = px + r * cols;
-          T* yr = py + r * cols;
-          double sum = 0, sq = 0;
-#pragma omp simd reduction(+ : sum)
-          for (int64_t c = 0; c < cols; ++c) sum += xr[c];
-          const double m = cols > 0 ? sum / cols : 0;
-#pragma omp simd reduction(+ : sq)
-          for (int64_t c = 0; c < cols; ++c) sq += (xr[c] - m) * (xr[c] - m);
-          const double inv = 1 / std::sqrt((cols > 0 ? sq / cols : 0) + eps);
-          const T tm = static_cast<T>(m), ti = static_cast<T>(inv);
-#pragma omp simd
-          for (int64_t c = 0; c < cols; ++c) yr[c] = (xr[c] - tm) * ti * pg[c] + pb[c];
-          pm[r] = tm;
-          pr[r] = ti;
+          NormRow<T>(px + r * cols, pg, pb, py + r * cols, cols, static_cast<T>(eps), pm + r, pr + r);
         }
       },
       RowGrain(cols));
@@ -151,35 +188,17 @@ void LayerNormGradKernel(const std::vector<NDArray>& in, const std::vector<NDArr
   const T* pdr = in.size() == 7 ? in[6].data<T>() : nullptr;
   T *pdx = out[0].data<T>(), *pdg = out[1].data<T>(), *pdb = out[2].data<T>();
   const int64_t blocks = GradBlocks(rows, cols);
-  std::vector<double> partial(static_cast<size_t>(blocks * cols * 2), 0.0);
+  std::vector<T> partial(static_cast<size_t>(blocks * cols * 2), T(0));
+  const T n = static_cast<T>(std::max<int64_t>(cols, 1));
   ParallelFor(
       blocks,
       [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
-          double* dg = partial.data() + b * cols * 2;
-          double* db = dg + cols;
+          T* dg = partial.data() + b * cols * 2;
           for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
-            const T *xr = px + r * cols, *dyr = pdy + r * cols;
-            T* dxr = pdx + r * cols;
-            const double m = pm[r], inv = pr[r];
-            double sg = 0, sgx = 0;
-#pragma omp simd reduction(+ : sg, sgx)
-            for (int64_t c = 0; c < cols; ++c) {
-              const double xh = (xr[c] - m) * inv, d = dyr[c];
-              const double g = d * pg[c];
-              sg += g;
-              sgx += g * xh;
-              dg[c] += d * xh;
-              db[c] += d;
-            }
-            const double n = static_cast<double>(std::max<int64_t>(cols, 1));
-            const double mg = sg / n, mgx = sgx / n;
-            const double extra_mean = pdm ? pdm[r] / n : 0, extra_r = pdr ? -pdr[r] * inv * inv / n : 0;
-#pragma omp simd
-            for (int64_t c = 0; c < cols; ++c) {
-              const double xh = (xr[c] - m) * inv;
-              dxr[c] = static_cast<T>(inv * (dyr[c] * double(pg[c]) - mg - xh * mgx) + extra_mean + extra_r * xh);
-            }
+            const T inv = pr[r];
+            const T em = pdm ? pdm[r] / n : T(0), er = pdr ? -pdr[r] * inv * inv / n : T(0);
+            NormGradRow<T>(px + r * cols, pdy + r * cols, pg, pdx + r * cols, dg, dg + cols, cols, pm[r], inv, em, er);
           }
         }
       },
