@@ -187,3 +187,16 @@ def test_layer_norm_empty_rows(target):
     assert out.shape == (0, 4)
     np.testing.assert_array_equal(db, np.zeros(4))
     np.testing.assert_array_equal(dg, np.zeros(4))
+
+
+def test_layer_norm_empty_last_axis():
+    """Rows of no elements: their mean and rstd are NaN (0 / 0, as the mean op gives); y is empty."""
+    tf.reset_default_graph()
+    from tinyflow.framework import apply_op
+    x = tf.placeholder(tf.float32, [3, 0])
+    op = apply_op("layer_norm", [x, tf.zeros([0]), tf.zeros([0])])
+    with tf.Session() as sess:
+        y, mean, rstd = sess.run(op.outputs, {x: np.zeros((3, 0), np.float32)})
+        reference = sess.run(tf.reduce_mean(x, axis=-1), {x: np.zeros((3, 0), np.float32)})
+    assert y.shape == (3, 0)
+    assert np.isnan(mean).all() and np.isnan(rstd).all() and np.isnan(reference).all()

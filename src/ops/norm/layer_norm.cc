@@ -99,10 +99,10 @@ bool LayerNormType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<D
   return known;
 }
 
-/*! \brief Rows and their length C of x. */
+/*! \brief Rows (x's shape without the last axis) and their length C. */
 void RowsOf(const NDArray& x, int64_t* rows, int64_t* cols) {
   *cols = x.shape().ndim() == 0 ? 1 : x.shape()[x.shape().ndim() - 1];
-  *rows = *cols == 0 ? 0 : x.Size() / *cols;
+  *rows = RowShape(x.shape()).Size();
 }
 
 /*! \brief Rows per ParallelFor task: about 32K elements. */
@@ -116,10 +116,10 @@ void NormRow(const T* x, const T* gamma, const T* beta, T* y, int64_t n, T eps, 
         T sum = 0, sq = 0;
 #pragma omp simd reduction(+ : sum)
         for (int64_t c = 0; c < n; ++c) sum += x[c];
-        const T m = n > 0 ? sum / static_cast<T>(n) : T(0);
+        const T m = sum / static_cast<T>(n);  // NaN for empty rows, as the mean op
 #pragma omp simd reduction(+ : sq)
         for (int64_t c = 0; c < n; ++c) sq += (x[c] - m) * (x[c] - m);
-        const T inv = T(1) / std::sqrt((n > 0 ? sq / static_cast<T>(n) : T(0)) + eps);
+        const T inv = T(1) / std::sqrt(sq / static_cast<T>(n) + eps);
 #pragma omp simd
         for (int64_t c = 0; c < n; ++c) y[c] = (x[c] - m) * inv * gamma[c] + beta[c];
         *mean = m;
@@ -262,9 +262,9 @@ IR_KERNEL void layer_norm(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, gamma), IR_CON
     IR_GLOBAL const T* xr = x + r * cols;
     T sum = (T)0, sq = (T)0;
     for (long c = 0; c < cols; ++c) sum += xr[c];
-    const T m = cols > 0 ? sum / (T)cols : (T)0;
+    const T m = sum / (T)cols; /* NaN for empty rows, as the mean op */
     for (long c = 0; c < cols; ++c) sq += (xr[c] - m) * (xr[c] - m);
-    const T inv = (T)1 / ir_sqrt((cols > 0 ? sq / (T)cols : (T)0) + eps);
+    const T inv = (T)1 / ir_sqrt(sq / (T)cols + eps);
     for (long c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - m) * inv * gamma[c] + beta[c];
     mean[r] = m;
     rstd[r] = inv;

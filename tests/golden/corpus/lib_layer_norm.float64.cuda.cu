@@ -55,9 +55,9 @@ IR_KERNEL void layer_norm(IR_CONST_ARRAY(T, x), IR_CONST_ARRAY(T, gamma), IR_CON
     IR_GLOBAL const T* xr = x + r * cols;
     T sum = (T)0, sq = (T)0;
     for (long c = 0; c < cols; ++c) sum += xr[c];
-    const T m = cols > 0 ? sum / (T)cols : (T)0;
+    const T m = sum / (T)cols; /* NaN for empty rows, as the mean op */
     for (long c = 0; c < cols; ++c) sq += (xr[c] - m) * (xr[c] - m);
-    const T inv = (T)1 / ir_sqrt((cols > 0 ? sq / (T)cols : (T)0) + eps);
+    const T inv = (T)1 / ir_sqrt(sq / (T)cols + eps);
     for (long c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - m) * inv * gamma[c] + beta[c];
     mean[r] = m;
     rstd[r] = inv;
