@@ -1,4 +1,4 @@
-// The device kernels of depthwise convolution, lrn, top_k, mirror_pad and space/batch (src/ops/)
+// The device kernels of depthwise convolution, lrn, layer_norm, top_k, mirror_pad and space/batch (src/ops/)
 // run as CUDA C by the emulator against the CPU kernels, with no host fallback.
 #include <gtest/gtest.h>
 
@@ -93,6 +93,22 @@ TEST_F(CUDAEmulatedNNExtraTest, LRNTopKInTopKMirrorPadSpaceBatch) {
        {"p", NDArray::FromVector<float>({4, 3}, {0.1f, 0.8f, 0.1f, 0.3f, 0.3f, 0.4f, 1, nan, 0, 2, 2, 1})},
        {"t32", NDArray::FromVector<int32_t>({4}, {1, 0, 1, 2})},
        {"t64", NDArray::FromVector<int64_t>({4}, {1, 2, 0, 7})}});
+}
+
+TEST_F(CUDAEmulatedNNExtraTest, LayerNormAndItsGradient) {
+  NodeEntry x = Var("x"), g = Var("g"), b = Var("b"), dy = Var("dy"), dm = Var("dm"), dr = Var("dr");
+  NodeEntry y = Apply("layer_norm", "ln", {x, g, b}, {{"epsilon", "0.01"}});
+  NodeEntry mean{y.node, 1}, rstd{y.node, 2};
+  NodeEntry grad = Apply("layer_norm_grad", "ln_grad", {dy, x, g, mean, rstd});
+  NodeEntry stat = Apply("layer_norm_grad", "ln_grad_stat", {dy, x, g, mean, rstd, dm, dr}, {{"stat_grads", "1"}});
+  ExpectSameAsCPU({y, mean, rstd, grad, NodeEntry{grad.node, 1}, NodeEntry{grad.node, 2}, stat, NodeEntry{stat.node, 1},
+                   NodeEntry{stat.node, 2}},
+                  {{"x", test::RandomArray({3, 4, 9}, DType::kFloat64, 1)},
+                   {"g", test::RandomArray({9}, DType::kFloat64, 2)},
+                   {"b", test::RandomArray({9}, DType::kFloat64, 3)},
+                   {"dy", test::RandomArray({3, 4, 9}, DType::kFloat64, 4)},
+                   {"dm", test::RandomArray({3, 4}, DType::kFloat64, 5)},
+                   {"dr", test::RandomArray({3, 4}, DType::kFloat64, 6)}});
 }
 
 }  // namespace

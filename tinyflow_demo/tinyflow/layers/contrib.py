@@ -1,5 +1,6 @@
 """tf.contrib.layers, the parts TF1 programs use most: xavier/variance-scaling initializers,
-l1/l2 regularizers, fully_connected, conv2d, max_pool2d/avg_pool2d, flatten, dropout, batch_norm.
+l1/l2 regularizers, fully_connected, conv2d, max_pool2d/avg_pool2d, flatten, dropout, batch_norm,
+layer_norm.
 Variables are named as contrib names them ("fully_connected/weights", "Conv/biases",
 "BatchNorm/moving_mean") through tf.variable_scope, so reuse and checkpoints line up with TF."""
 import math
@@ -16,7 +17,7 @@ from ..ops.state_ops import GraphKeys, add_to_collection, add_to_collections, as
 __all__ = ["xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer", "l1_regularizer",
            "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization", "fully_connected",
            "linear", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "flatten", "dropout", "batch_norm",
-           "optimize_loss"]
+           "layer_norm", "optimize_loss"]
 
 
 class _ContribVarianceScaling(_init.Initializer):
@@ -273,6 +274,45 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
             mean, var = cond(is_training, lambda: (_a.identity(batch_mean), _a.identity(batch_var)),
                              lambda: (_a.identity(moving_mean), _a.identity(moving_var)))
         out = _nn.batch_normalization(inputs, mean, var, beta, gamma, epsilon)
+        if activation_fn is not None:
+            out = activation_fn(out)
+    if outputs_collections:
+        add_to_collections(outputs_collections, out)
+    return out
+
+
+def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None, variables_collections=None,
+               outputs_collections=None, trainable=True, begin_norm_axis=1, begin_params_axis=-1, scope=None):
+    """TF 1.x's layer normalization: moments over axes [begin_norm_axis, rank) and beta/gamma of shape
+    inputs.shape[begin_params_axis:] ("LayerNorm/beta", "LayerNorm/gamma"), variance epsilon 1e-12.
+    Normalizing over the last axis with both parameters is the library's layer_norm op (one kernel,
+    and one for its gradient); other axes are the moments formula TF writes."""
+    inputs = convert_to_tensor(inputs)
+    shape = inputs.shape.as_list() if inputs.shape.ndims is not None else None
+    if shape is None:
+        raise ValueError("Inputs %s has undefined rank." % inputs.name)
+    rank = len(shape)
+    if begin_norm_axis < 0:
+        begin_norm_axis = rank + begin_norm_axis
+    if begin_params_axis >= rank or begin_norm_axis >= rank:
+        raise ValueError("begin_params_axis (%d) and begin_norm_axis (%d) must be < rank(inputs) (%d)" %
+                         (begin_params_axis, begin_norm_axis, rank))
+    params_shape = shape[begin_params_axis:]
+    if any(d is None for d in params_shape):
+        raise ValueError("Inputs %s: parameters shape %s must be fully defined." % (inputs.name, params_shape))
+    with _variable_scope(scope, default_name="LayerNorm", values=[inputs], reuse=reuse):
+        beta = _variable("beta", params_shape, _init.zeros_initializer(), None, trainable,
+                         [GraphKeys.MODEL_VARIABLES] + list(variables_collections or [])) if center else None
+        gamma = _variable("gamma", params_shape, _init.ones_initializer(), None, trainable,
+                          [GraphKeys.MODEL_VARIABLES] + list(variables_collections or [])) if scale else None
+        last = begin_norm_axis == rank - 1 and len(params_shape) == 1
+        if last and beta is not None and gamma is not None and inputs.dtype.is_floating:
+            from ..framework import apply_op
+            out = apply_op("layer_norm", [inputs, gamma, beta], {"epsilon": 1e-12}, name="batchnorm")
+            out = out if not hasattr(out, "outputs") else out.outputs[0]
+        else:
+            mean, variance = _nn.moments(inputs, list(range(begin_norm_axis, rank)), keep_dims=True)
+            out = _nn.batch_normalization(inputs, mean, variance, beta, gamma, 1e-12)
         if activation_fn is not None:
             out = activation_fn(out)
     if outputs_collections:
