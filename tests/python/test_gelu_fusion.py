@@ -26,6 +26,9 @@ def gelu_erf(x):
 # (unfused at this size: 11 / 47 for the tanh form, 10 / 45 with tf.pow). The erf form's step is
 # not pinned (tf.erf is new): its forward must be one kernel and its step as short as tanh's.
 EXPECTED = {"tanh": (1, 14), "tanh_pow": (1, 14), "erf": (1, None)}
+# The backward group holds the GELU gradient's elementwise ops with the bias gradient: the erf form's
+# derivative (an exp of -x*x/2) is a shorter chain than the tanh form's (7 members measured, against >= 8).
+MIN_BACKWARD_MEMBERS = {"tanh": 8, "tanh_pow": 8, "erf": 6}
 FORMS = {"tanh": gelu_tanh, "tanh_pow": gelu_tanh_pow, "erf": gelu_erf}
 
 
@@ -63,4 +66,4 @@ def test_gelu_ffn_epilogue(form):
     epilogue = [g for g in groups if g["kind"] == "epilogue" and "dense/matmul" in g["members"]]
     assert len(epilogue) == 1 and any(m.startswith(("tanh", "erf")) for m in epilogue[0]["members"])
     backward = [g for g in groups if "dense/bias_add_grad_dbias" in g["members"]]
-    assert len(backward) == 1 and len(backward[0]["members"]) >= 8
+    assert len(backward) == 1 and len(backward[0]["members"]) >= MIN_BACKWARD_MEMBERS[form]
