@@ -1,0 +1,864 @@
+/*!
+ * \file attention.cc
+ * \brief fused_attention and fused_attention_grad: softmax(Q K^T * scale + causal mask) V in one
+ * kernel, FlashAttention's tiling on the CPU (online softmax over key tiles: the T x S score
+ * matrix is never stored, only one tile of it per thread), and its backward pass, which
+ * recomputes each tile's scores from q, k and the per-row log-sum-exp the forward pass keeps
+ * (FlashAttention-2: D_i = rowsum(dO * O), dS = P * (dP - D)).
+ *
+ * Shapes: q [..., T, D], k [..., S, D], v [..., S, E] with the same leading (batch) dims;
+ * o [..., T, E], lse [..., T].
+ *
+ * Causal: query row i attends keys j <= i + (S - T) (the last query row sees every key; with
+ * T == S, TensorFlow's matrix_band_part(ones, -1, 0) lower triangle). The other keys are
+ * "masked": the unfused graphs this op replaces (rules/attention.rules) give them the score
+ * `mask_value` (a large negative constant such as -1e9) by one of three formulas, `mask_form`:
+ * select (tf.where(mask, s, mask_value)), add (s + (1 - mask) * mask_value) or multiply
+ * (s * mask + (1 - mask) * mask_value), whose exp is exactly 0 in float32 after the row maximum
+ * is subtracted. The tiled kernel skips them.
+ *
+ * Special values: the tiled kernel runs a (batch) slice only when it provably computes what the
+ * unfused graph does up to rounding: every value of q, k, v (and dO) finite, the scores bounded
+ * (|scale| * D * max|q| * max|k| < 1e30), and, when causal, T <= S and the masked scores at least
+ * 4096 below every unmasked one. Any other slice runs the dense reference path, row by row over
+ * all S keys with the unfused graph's formulas (masked scores by `mask_form`, 0 * NaN products
+ * included), so NaN and Inf propagate as they do unfused. The device kernels use those dense
+ * formulas always (one work-item per row; scores recomputed, never stored).
+ */
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ir/device_kernel.h"
+#include "ops/nn_common.h"
+#include "ops/simd.h"
+
+namespace ir {
+namespace op {
+namespace {
+
+/*! \brief How the unfused graph gave masked keys their score (see the file comment). */
+enum MaskForm { kSelect = 0, kAdd = 1, kMultiply = 2 };
+
+struct AttentionParam : public dmlc::Parameter<AttentionParam> {
+  double scale;
+  bool causal;
+  double mask_value;
+  int mask_form;
+  DMLC_DECLARE_PARAMETER(AttentionParam) {
+    DMLC_DECLARE_FIELD(scale).set_default(1.0).describe("Factor of the scores q k^T.");
+    DMLC_DECLARE_FIELD(causal).set_default(false).describe(
+        "Query row i attends only keys j <= i + (S - T) (the lower triangle when T == S).");
+    DMLC_DECLARE_FIELD(mask_value).set_default(-1e9).describe("The score of a masked key (causal only).");
+    DMLC_DECLARE_FIELD(mask_form)
+        .set_default(kSelect)
+        .add_enum("select", kSelect)
+        .add_enum("add", kAdd)
+        .add_enum("multiply", kMultiply)
+        .describe(
+            "How a masked score is formed from the raw score s (special values only): select: mask_value; "
+            "add: s + mask_value; multiply: s * 0 + mask_value.");
+  }
+};
+DMLC_REGISTER_PARAMETER(AttentionParam);
+
+void ParseAttention(NodeAttrs* attrs) {
+  ParamParser<AttentionParam>(attrs);
+  const AttentionParam& p = dmlc::get<AttentionParam>(attrs->parsed);
+  IR_CHECK(std::isfinite(p.scale)) << NodeDesc(*attrs) << ": scale " << p.scale << " must be finite";
+  IR_CHECK(std::isfinite(p.mask_value)) << NodeDesc(*attrs) << ": mask_value " << p.mask_value << " must be finite";
+}
+
+// ---------------------------------------------------------------- shapes
+
+std::string Shapes(const std::vector<Shape>& in, int n) {
+  static const char* names[] = {"q", "k", "v", "o", "lse", "do"};
+  std::string s;
+  for (int i = 0; i < n; ++i) s += StrCat(i ? ", " : "", names[i], " ", in[i].ToString());
+  return s;
+}
+
+/*!
+ * \brief Checks q [..., T, D], k [..., S, D], v [..., S, E] (in[0..2]) and returns o's shape
+ * [..., T, E] and lse's [..., T] when the ranks are known.
+ */
+bool AttentionShapes(const NodeAttrs& attrs, std::vector<Shape>* in, Shape* o, Shape* lse) {
+  Shape& q = (*in)[0];
+  Shape& k = (*in)[1];
+  Shape& v = (*in)[2];
+  for (const Shape* s : {&q, &k, &v}) {
+    IR_CHECK(!s->rank_known() || s->ndim() >= 2)
+        << NodeDesc(attrs) << ": q, k and v must have rank >= 2 ([..., T, D], [..., S, D], [..., S, E]); got "
+        << Shapes(*in, 3);
+  }
+  if (!q.rank_known() || !k.rank_known() || !v.rank_known()) return false;
+  IR_CHECK(q.ndim() == k.ndim() && q.ndim() == v.ndim())
+      << NodeDesc(attrs) << ": q, k and v must have the same rank; got " << Shapes(*in, 3);
+  const int nd = q.ndim();
+  auto merge = [&](int64_t a, int64_t b, const char* what) {
+    IR_CHECK(a < 0 || b < 0 || a == b) << NodeDesc(attrs) << ": " << what << " differ (" << a << " vs " << b
+                                       << "); got " << Shapes(*in, 3);
+    return std::max(a, b);
+  };
+  std::vector<int64_t> batch(nd - 2);
+  for (int i = 0; i < nd - 2; ++i) batch[i] = merge(merge(q[i], k[i], "batch dims"), v[i], "batch dims");
+  int64_t d = merge(q[nd - 1], k[nd - 1], "the depths of q and k (last dims)");
+  int64_t s = merge(k[nd - 2], v[nd - 2], "the key counts of k and v (dims -2)");
+  std::vector<int64_t> qd = batch, kd = batch, vd = batch, od = batch, ld = batch;
+  qd.insert(qd.end(), {q[nd - 2], d});
+  kd.insert(kd.end(), {s, d});
+  vd.insert(vd.end(), {s, v[nd - 1]});
+  od.insert(od.end(), {q[nd - 2], v[nd - 1]});
+  ld.push_back(q[nd - 2]);
+  AssignShape(attrs, "input 0 (q)", &q, Shape(qd));
+  AssignShape(attrs, "input 1 (k)", &k, Shape(kd));
+  AssignShape(attrs, "input 2 (v)", &v, Shape(vd));
+  AssignShape(attrs, "output 0 (o)", o, Shape(od));
+  AssignShape(attrs, "output 1 (lse)", lse, Shape(ld));
+  return true;
+}
+
+bool ForwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!AttentionShapes(attrs, in, &(*out)[0], &(*out)[1])) return false;
+  return AllKnown(*in, *out);
+}
+
+/*! \brief fused_attention_grad (do, q, k, v, o, lse) -> (dq, dk, dv). */
+bool BackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  std::vector<Shape> qkv{(*in)[1], (*in)[2], (*in)[3]};
+  Shape o = (*in)[4], lse = (*in)[5];
+  IR_CHECK(!(*in)[0].rank_known() || !o.rank_known() || (*in)[0].ndim() == o.ndim())
+      << NodeDesc(attrs) << ": do " << (*in)[0].ToString() << " and o " << o.ToString() << " differ in rank";
+  if (!AttentionShapes(attrs, &qkv, &o, &lse)) return false;
+  AssignShape(attrs, "input 0 (do)", &(*in)[0], o);
+  AssignShape(attrs, "input 4 (o)", &(*in)[4], o);
+  AssignShape(attrs, "input 5 (lse)", &(*in)[5], lse);
+  for (int i = 0; i < 3; ++i) {
+    (*in)[i + 1] = qkv[i];
+    AssignShape(attrs, StrCat("output ", i), &(*out)[i], qkv[i]);
+  }
+  return AllKnown(*in, *out);
+}
+
+bool AttentionType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  DType dtype = DType::kUnknown;
+  for (size_t i = 0; i < in->size(); ++i) AssignType(attrs, StrCat("input ", i), &dtype, (*in)[i]);
+  for (size_t i = 0; i < out->size(); ++i) AssignType(attrs, StrCat("output ", i), &dtype, (*out)[i]);
+  CheckDType(attrs, "q", dtype, FloatTypes());
+  for (DType& t : *in) t = dtype;
+  for (DType& t : *out) t = dtype;
+  return AllKnown(*in, *out);
+}
+
+// ---------------------------------------------------------------- the problem
+
+/*! \brief The sizes of one call: `batch` slices of q [T, D], k [S, D], v [S, E]. */
+struct Problem {
+  int64_t batch, t, s, d, e;
+  double scale;
+  bool causal;
+  double mask_value;
+  int mask_form;
+  /*! \brief Causal: row i attends keys j < i + 1 + offset (offset = S - T). */
+  int64_t offset;
+  /*! \brief The keys row i attends: [0, Limit(i)). */
+  int64_t Limit(int64_t i) const { return causal ? std::min(s, std::max<int64_t>(0, i + 1 + offset)) : s; }
+};
+
+Problem MakeProblem(const NodeAttrs& attrs, const Shape& q, const Shape& v) {
+  const AttentionParam& p = dmlc::get<AttentionParam>(attrs.parsed);
+  const int nd = q.ndim();
+  Problem g;
+  g.batch = q.ProdDims(0, nd - 2);
+  g.t = q[nd - 2];
+  g.d = q[nd - 1];
+  g.s = v[nd - 2];
+  g.e = v[nd - 1];
+  g.scale = p.scale;
+  g.causal = p.causal;
+  g.mask_value = p.mask_value;
+  g.mask_form = p.mask_form;
+  g.offset = g.s - g.t;
+  return g;
+}
+
+constexpr int64_t kTileQ = 32;
+constexpr int64_t kTileK = 64;
+
+/*! \brief The largest |x[i]| of n values, and whether all are finite. */
+template <typename T>
+bool MaxAbs(const T* x, int64_t n, double* out) {
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double a = std::fabs(static_cast<double>(x[i]));
+    if (!(a <= std::numeric_limits<double>::max())) return false;  // NaN or Inf
+    m = std::max(m, a);
+  }
+  *out = m;
+  return true;
+}
+
+/*!
+ * \brief Whether slice b may run the tiled kernel: every value of q, k, v (and `extra`, e.g.
+ * dO, of `extra_cols` per row: nullptr for none) finite, scores bounded, and masked keys' exp
+ * provably 0 (see the file comment).
+ */
+template <typename T>
+bool TiledOk(const Problem& g, int64_t b, const T* q, const T* k, const T* v, const T* extra) {
+  double mq = 0, mk = 0, mv = 0, mx = 0;
+  if (!MaxAbs(q + b * g.t * g.d, g.t * g.d, &mq) || !MaxAbs(k + b * g.s * g.d, g.s * g.d, &mk) ||
+      !MaxAbs(v + b * g.s * g.e, g.s * g.e, &mv)) {
+    return false;
+  }
+  if (extra != nullptr && !MaxAbs(extra + b * g.t * g.e, g.t * g.e, &mx)) return false;
+  const double bound = std::fabs(g.scale) * static_cast<double>(g.d) * mq * mk;
+  if (!(bound < 1e30) || !(static_cast<double>(g.s) * mv * std::max(mx, 1.0) < 1e30)) return false;
+  if (extra != nullptr && !(static_cast<double>(g.e) * mx * mv < 1e30)) return false;
+  if (g.causal) {
+    if (g.offset < 0) return false;  // rows without keys: the unfused graph spreads them over the masked ones
+    if (!(2 * bound + 4096 < -g.mask_value)) return false;
+  }
+  return true;
+}
+
+/*! \brief The per-slice TiledOk of every slice. */
+template <typename T>
+std::vector<char> TiledSlices(const Problem& g, const T* q, const T* k, const T* v, const T* extra) {
+  std::vector<char> ok(g.batch);
+  ParallelFor(
+      g.batch, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) ok[b] = TiledOk(g, b, q, k, v, extra);
+      },
+      1);
+  return ok;
+}
+
+// ---------------------------------------------------------------- vector loops
+
+/*! \brief y[j] += a * x[j] for j < n. */
+template <typename T>
+void Axpy(T a, const T* x, T* y, int64_t n) {
+  simd::Dispatch(
+      [](T a, const T* x, T* y, int64_t n) IR_SIMD_BODY {
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) y[j] += a * x[j];
+      },
+      a, x, y, n);
+}
+
+/*! \brief sum_j x[j] * y[j] for j < n. */
+template <typename T>
+T Dot(const T* x, const T* y, int64_t n) {
+  return simd::Dispatch(
+      [](const T* x, const T* y, int64_t n) IR_SIMD_BODY {
+        T s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < n; ++j) s += x[j] * y[j];
+        return s;
+      },
+      x, y, n);
+}
+
+/*!
+ * \brief s[j] = sum_d x[d] * mt[d * ld + j] for j < n: a row times a transposed tile mt [depth, ld]
+ * (vectorized over j).
+ */
+template <typename T>
+void RowTimesTile(const T* x, const T* mt, int64_t depth, int64_t ld, T* s, int64_t n) {
+  simd::Dispatch(
+      [](const T* x, const T* mt, int64_t depth, int64_t ld, T* s, int64_t n) IR_SIMD_BODY {
+        for (int64_t j = 0; j < n; ++j) s[j] = 0;
+        for (int64_t d = 0; d < depth; ++d) {
+          const T a = x[d];
+          const T* row = mt + d * ld;
+#pragma omp simd
+          for (int64_t j = 0; j < n; ++j) s[j] += a * row[j];
+        }
+      },
+      x, mt, depth, ld, s, n);
+}
+
+/*! \brief p[j] = exp(s[j] - m) for j < n; returns their sum. */
+template <typename T>
+T ExpShifted(const T* s, T m, T* p, int64_t n) {
+  return simd::Dispatch(
+      [](const T* s, T m, T* p, int64_t n) IR_SIMD_BODY {
+        T sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < n; ++j) {
+          p[j] = std::exp(s[j] - m);
+          sum += p[j];
+        }
+        return sum;
+      },
+      s, m, p, n);
+}
+
+/*! \brief ds[j] = p[j] * (dp[j] - delta), p[j] = exp(s[j] - lse) first (s becomes p). */
+template <typename T>
+void ScoreGrad(T* s, T lse, const T* dp, T delta, T* ds, int64_t n) {
+  simd::Dispatch(
+      [](T* s, T lse, const T* dp, T delta, T* ds, int64_t n) IR_SIMD_BODY {
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) {
+          s[j] = std::exp(s[j] - lse);
+          ds[j] = s[j] * (dp[j] - delta);
+        }
+      },
+      s, lse, dp, delta, ds, n);
+}
+
+/*! \brief mt[d * ld + j] = m[(j0 + j) * depth + d]: rows [j0, j0 + n) of m [*, depth] transposed. */
+template <typename T>
+void TransposeTile(const T* m, int64_t j0, int64_t n, int64_t depth, T* mt, int64_t ld) {
+  for (int64_t j = 0; j < n; ++j) {
+    const T* row = m + (j0 + j) * depth;
+    for (int64_t d = 0; d < depth; ++d) mt[d * ld + j] = row[d];
+  }
+}
+
+/*! \brief The largest of x[0, n), n > 0 (a NaN may or may not win: its row becomes NaN anyway). */
+template <typename T>
+T RowMax(const T* x, int64_t n) {
+  return simd::LaneReduce(x, n, [](T a, T b) { return b > a ? b : a; });
+}
+
+// ---------------------------------------------------------------- the dense reference path
+
+/*! \brief The unfused graph's score of key j for a raw score (q.k) * scale, masked or not. */
+template <typename T>
+T MaskedScore(const Problem& g, T raw, bool masked) {
+  if (!masked) return raw;
+  switch (g.mask_form) {
+    case kAdd:
+      return raw + static_cast<T>(g.mask_value);
+    case kMultiply:
+      return raw * T(0) + static_cast<T>(g.mask_value);
+    default:
+      return static_cast<T>(g.mask_value);
+  }
+}
+
+/*!
+ * \brief sc[j] = the unfused graph's scores of row i of slice b over all S keys; then the row's
+ * softmax into sc; returns the row's log-sum-exp.
+ */
+template <typename T>
+T DenseProbs(const Problem& g, const T* qi, const T* kb, int64_t i, T* sc) {
+  const int64_t limit = g.Limit(i);
+  for (int64_t j = 0; j < g.s; ++j) {
+    sc[j] = MaskedScore(g, Dot(qi, kb + j * g.d, g.d) * static_cast<T>(g.scale), j >= limit);
+  }
+  const T m = RowMax(sc, g.s);
+  const T sum = ExpShifted(sc, m, sc, g.s);
+  const T inv = T(1) / sum;
+  for (int64_t j = 0; j < g.s; ++j) sc[j] *= inv;
+  return m + std::log(sum);
+}
+
+/*! \brief Forward rows [i0, i1) of slice b by the dense path (S > 0). */
+template <typename T>
+void DenseForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o,
+                  T* lse, std::vector<T>* scratch) {
+  scratch->resize(g.s);
+  T* sc = scratch->data();
+  const T* kb = k + b * g.s * g.d;
+  const T* vb = v + b * g.s * g.e;
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t row = b * g.t + i;
+    lse[row] = DenseProbs(g, q + row * g.d, kb, i, sc);
+    T* oi = o + row * g.e;
+    std::fill(oi, oi + g.e, T(0));
+    for (int64_t j = 0; j < g.s; ++j) Axpy(sc[j], vb + j * g.e, oi, g.e);
+  }
+}
+
+/*! \brief dq, dk, dv of slice b by the dense path, as the unfused graph's gradient computes them. */
+template <typename T>
+void DenseBackward(const Problem& g, int64_t b, const T* dout, const T* q, const T* k, const T* v, T* dq, T* dk,
+                   T* dv) {
+  std::vector<T> p(g.s), dp(g.s);
+  const T* kb = k + b * g.s * g.d;
+  const T* vb = v + b * g.s * g.e;
+  T* dkb = dk + b * g.s * g.d;
+  T* dvb = dv + b * g.s * g.e;
+  const T scale = static_cast<T>(g.scale);
+  for (int64_t i = 0; i < g.t; ++i) {
+    const int64_t row = b * g.t + i;
+    const T* qi = q + row * g.d;
+    const T* doi = dout + row * g.e;
+    DenseProbs(g, qi, kb, i, p.data());
+    T dsum = 0;
+    for (int64_t j = 0; j < g.s; ++j) {
+      dp[j] = Dot(doi, vb + j * g.e, g.e);
+      dsum += dp[j] * p[j];
+    }
+    const int64_t limit = g.Limit(i);
+    T* dqi = dq + row * g.d;
+    for (int64_t j = 0; j < g.s; ++j) {
+      T ds = p[j] * (dp[j] - dsum);
+      if (j >= limit) ds = g.mask_form == kSelect ? T(0) : g.mask_form == kMultiply ? ds * T(0) : ds;
+      const T gs = ds * scale;
+      Axpy(gs, kb + j * g.d, dqi, g.d);
+      Axpy(gs, qi, dkb + j * g.d, g.d);
+      Axpy(p[j], doi, dvb + j * g.e, g.e);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the tiled kernels
+
+/*! \brief Per-thread buffers of the tiled kernels: one tile of scores, never the T x S matrix. */
+template <typename T>
+struct Scratch {
+  std::vector<T> qs, kt, vt, sc, dp, ds, acc, m, l, dense;
+  void Resize(const Problem& g) {
+    qs.resize(kTileQ * g.d);
+    kt.resize(g.d * kTileK);
+    vt.resize(g.e * kTileK);
+    sc.resize(kTileK);
+    dp.resize(kTileK);
+    ds.resize(kTileK);
+    acc.resize(kTileQ * std::max(g.d, g.e));
+    m.resize(kTileQ);
+    l.resize(kTileQ);
+  }
+};
+
+/*! \brief Forward rows [i0, i1) of slice b: online softmax over key tiles (a tiled slice). */
+template <typename T>
+void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o,
+                  T* lse, Scratch<T>* w) {
+  const int64_t rows = i1 - i0;
+  const T scale = static_cast<T>(g.scale);
+  const T* kb = k + b * g.s * g.d;
+  const T* vb = v + b * g.s * g.e;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* qi = q + (b * g.t + i0 + r) * g.d;
+    for (int64_t d = 0; d < g.d; ++d) w->qs[r * g.d + d] = qi[d] * scale;
+    w->m[r] = -std::numeric_limits<T>::infinity();
+    w->l[r] = 0;
+  }
+  std::fill(w->acc.begin(), w->acc.begin() + rows * g.e, T(0));
+  const int64_t keys = g.Limit(i1 - 1);
+  for (int64_t j0 = 0; j0 < keys; j0 += kTileK) {
+    const int64_t n = std::min(kTileK, keys - j0);
+    TransposeTile(kb, j0, n, g.d, w->kt.data(), kTileK);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t jn = std::min(n, g.Limit(i0 + r) - j0);
+      if (jn <= 0) continue;
+      T* sc = w->sc.data();
+      RowTimesTile(&w->qs[r * g.d], w->kt.data(), g.d, kTileK, sc, jn);
+      const T mn = std::max(w->m[r], RowMax(sc, jn));
+      const T alpha = std::exp(w->m[r] - mn);
+      const T sum = ExpShifted(sc, mn, sc, jn);
+      w->l[r] = w->l[r] * alpha + sum;
+      T* acc = &w->acc[r * g.e];
+      if (alpha != T(1)) {
+        for (int64_t e = 0; e < g.e; ++e) acc[e] *= alpha;
+      }
+      for (int64_t jj = 0; jj < jn; ++jj) Axpy(sc[jj], vb + (j0 + jj) * g.e, acc, g.e);
+      w->m[r] = mn;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row = b * g.t + i0 + r;
+    const T inv = T(1) / w->l[r];
+    for (int64_t e = 0; e < g.e; ++e) o[row * g.e + e] = w->acc[r * g.e + e] * inv;
+    lse[row] = w->m[r] + std::log(w->l[r]);
+  }
+}
+
+/*!
+ * \brief The probabilities (into w->sc) and score gradients (w->ds) of row i of slice b against
+ * keys [j0, j0 + jn) whose transposed k and v tiles are in w->kt, w->vt; `qs` is q_i * scale.
+ */
+template <typename T>
+void TileRowGrad(const T* qs, const T* doi, T lse, T delta, int64_t jn, const Problem& g, Scratch<T>* w) {
+  RowTimesTile(qs, w->kt.data(), g.d, kTileK, w->sc.data(), jn);
+  RowTimesTile(doi, w->vt.data(), g.e, kTileK, w->dp.data(), jn);
+  ScoreGrad(w->sc.data(), lse, w->dp.data(), delta, w->ds.data(), jn);
+}
+
+/*! \brief dk and dv of key tile [j0, j0 + n) of a tiled slice b (all query rows that see it). */
+template <typename T>
+void TiledBackwardKeys(const Problem& g, int64_t b, int64_t j0, const T* dout, const T* q, const T* k, const T* v,
+                       const T* lse, const T* delta, T* dk, T* dv, Scratch<T>* w) {
+  const int64_t n = std::min(kTileK, g.s - j0);
+  const T scale = static_cast<T>(g.scale);
+  TransposeTile(k + b * g.s * g.d, j0, n, g.d, w->kt.data(), kTileK);
+  TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data(), kTileK);
+  T* dk_acc = dk + (b * g.s + j0) * g.d;
+  T* dv_acc = dv + (b * g.s + j0) * g.e;
+  std::fill(dk_acc, dk_acc + n * g.d, T(0));
+  std::fill(dv_acc, dv_acc + n * g.e, T(0));
+  const int64_t first = g.causal ? std::max<int64_t>(0, j0 - g.offset) : 0;
+  for (int64_t i = first; i < g.t; ++i) {
+    const int64_t jn = std::min(n, g.Limit(i) - j0);
+    if (jn <= 0) continue;
+    const int64_t row = b * g.t + i;
+    const T* qi = q + row * g.d;
+    const T* doi = dout + row * g.e;
+    for (int64_t d = 0; d < g.d; ++d) w->qs[d] = qi[d] * scale;
+    TileRowGrad(w->qs.data(), doi, lse[row], delta[row], jn, g, w);
+    for (int64_t jj = 0; jj < jn; ++jj) {
+      Axpy(w->sc[jj], doi, dv_acc + jj * g.e, g.e);
+      Axpy(w->ds[jj] * scale, qi, dk_acc + jj * g.d, g.d);
+    }
+  }
+}
+
+/*! \brief dq of rows [i0, i1) of a tiled slice b. */
+template <typename T>
+void TiledBackwardQueries(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* dout, const T* q, const T* k,
+                          const T* v, const T* lse, const T* delta, T* dq, Scratch<T>* w) {
+  const int64_t rows = i1 - i0;
+  const T scale = static_cast<T>(g.scale);
+  const T* kb = k + b * g.s * g.d;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* qi = q + (b * g.t + i0 + r) * g.d;
+    for (int64_t d = 0; d < g.d; ++d) w->qs[r * g.d + d] = qi[d] * scale;
+  }
+  std::fill(w->acc.begin(), w->acc.begin() + rows * g.d, T(0));
+  const int64_t keys = g.Limit(i1 - 1);
+  for (int64_t j0 = 0; j0 < keys; j0 += kTileK) {
+    const int64_t n = std::min(kTileK, keys - j0);
+    TransposeTile(kb, j0, n, g.d, w->kt.data(), kTileK);
+    TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data(), kTileK);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t jn = std::min(n, g.Limit(i0 + r) - j0);
+      if (jn <= 0) continue;
+      const int64_t row = b * g.t + i0 + r;
+      TileRowGrad(&w->qs[r * g.d], dout + row * g.e, lse[row], delta[row], jn, g, w);
+      T* acc = &w->acc[r * g.d];
+      for (int64_t jj = 0; jj < jn; ++jj) Axpy(w->ds[jj], kb + (j0 + jj) * g.d, acc, g.d);
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    T* dqi = dq + (b * g.t + i0 + r) * g.d;
+    for (int64_t d = 0; d < g.d; ++d) dqi[d] = w->acc[r * g.d + d] * scale;
+  }
+}
+
+// ---------------------------------------------------------------- FCompute
+
+template <typename T>
+void ForwardKernel(const Problem& g, const T* q, const T* k, const T* v, T* o, T* lse) {
+  if (g.batch == 0 || g.t == 0) return;
+  if (g.s == 0) {  // softmax over no keys times an empty v: zeros, as the unfused matmul gives
+    std::fill(o, o + g.batch * g.t * g.e, T(0));
+    std::fill(lse, lse + g.batch * g.t, -std::numeric_limits<T>::infinity());
+    return;
+  }
+  const std::vector<char> tiled = TiledSlices<T>(g, q, k, v, nullptr);
+  const int64_t tiles = (g.t + kTileQ - 1) / kTileQ;
+  ParallelFor(
+      g.batch * tiles,
+      [&](int64_t begin, int64_t end) {
+        Scratch<T> w;
+        w.Resize(g);
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / tiles, i0 = task % tiles * kTileQ, i1 = std::min(g.t, i0 + kTileQ);
+          if (tiled[b]) {
+            TiledForward(g, b, i0, i1, q, k, v, o, lse, &w);
+          } else {
+            DenseForward(g, b, i0, i1, q, k, v, o, lse, &w.dense);
+          }
+        }
+      },
+      1);
+}
+
+template <typename T>
+void BackwardKernel(const Problem& g, const T* dout, const T* q, const T* k, const T* v, const T* o, const T* lse,
+                    T* dq, T* dk, T* dv) {
+  std::fill(dq, dq + g.batch * g.t * g.d, T(0));
+  std::fill(dk, dk + g.batch * g.s * g.d, T(0));
+  std::fill(dv, dv + g.batch * g.s * g.e, T(0));
+  if (g.batch == 0 || g.t == 0 || g.s == 0) return;
+  const std::vector<char> tiled = TiledSlices<T>(g, q, k, v, dout);
+  // D_i = rowsum(dO * O): sum_j P_ij dP_ij over the reals.
+  std::vector<T> delta(g.batch * g.t);
+  ParallelFor(
+      g.batch * g.t,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) delta[r] = Dot(dout + r * g.e, o + r * g.e, g.e);
+      },
+      256);
+  const int64_t key_tiles = (g.s + kTileK - 1) / kTileK;
+  ParallelFor(
+      g.batch * key_tiles,
+      [&](int64_t begin, int64_t end) {
+        Scratch<T> w;
+        w.Resize(g);
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / key_tiles, kt = task % key_tiles;
+          if (tiled[b]) {
+            TiledBackwardKeys(g, b, kt * kTileK, dout, q, k, v, lse, delta.data(), dk, dv, &w);
+          } else if (kt == 0) {
+            DenseBackward(g, b, dout, q, k, v, dq, dk, dv);
+          }
+        }
+      },
+      1);
+  const int64_t query_tiles = (g.t + kTileQ - 1) / kTileQ;
+  ParallelFor(
+      g.batch * query_tiles,
+      [&](int64_t begin, int64_t end) {
+        Scratch<T> w;
+        w.Resize(g);
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / query_tiles, i0 = task % query_tiles * kTileQ;
+          if (!tiled[b]) continue;
+          TiledBackwardQueries(g, b, i0, std::min(g.t, i0 + kTileQ), dout, q, k, v, lse, delta.data(), dq, &w);
+        }
+      },
+      1);
+}
+
+void ForwardCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                    const std::vector<NDArray>& out) {
+  const Problem g = MakeProblem(attrs, in[0].shape(), in[2].shape());
+  IR_FLOAT_SWITCH(in[0].dtype(), T, {
+    ForwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), out[0].data<T>(), out[1].data<T>());
+  });
+}
+
+void BackwardCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                     const std::vector<NDArray>& out) {
+  const Problem g = MakeProblem(attrs, in[1].shape(), in[3].shape());
+  IR_FLOAT_SWITCH(in[0].dtype(), T, {
+    BackwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), in[3].data<T>(), in[4].data<T>(),
+                      in[5].data<T>(), out[0].data<T>(), out[1].data<T>(), out[2].data<T>());
+  });
+}
+
+// ---------------------------------------------------------------- gradient
+
+std::vector<NodeEntry> ForwardGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  IR_CHECK(nn::IsZeroGradient(og[1])) << NodeDesc(n->attrs)
+                                      << ": the gradient through output 1 (lse) is not supported; only o's";
+  NodeEntry grad = GradNode("fused_attention_grad", n, "grad", {og[0], In(n, 0), In(n, 1), In(n, 2), Out(n, 0), Out(n, 1)},
+                            n->attrs.dict);
+  return {NodeEntry{grad.node, 0}, NodeEntry{grad.node, 1}, NodeEntry{grad.node, 2}};
+}
+
+// ---------------------------------------------------------------- device kernels
+
+/*
+ * The dense formulas (the file comment), one work-item per row: scores are recomputed in each
+ * pass over the keys, never stored. Row r of the batch * T rows is (b, i) = (r / t, r % t).
+ */
+const char kAttentionC[] = R"(
+/* The unfused graph's score of key j for row i (q row qi, k slice kb). */
+IR_FUNC T att_score(IR_GLOBAL const T* qi, IR_GLOBAL const T* kj, const long d, const long i, const long j,
+                    const long limit_off, const long causal, const long form, const T scale, const T mask_value) {
+  T s = (T)0;
+  for (long x = 0; x < d; ++x) s += qi[x] * kj[x];
+  s = s * scale;
+  if (causal && j >= i + 1 + limit_off) {
+    s = form == 1 ? s + mask_value : form == 2 ? s * (T)0 + mask_value : mask_value;
+  }
+  return s;
+}
+
+IR_KERNEL void attention_forward(IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k), IR_CONST_ARRAY(T, v), IR_ARRAY(T, o),
+                                 IR_ARRAY(T, lse), const long rows, const long t, const long s, const long d,
+                                 const long e, const long limit_off, const long causal, const long form,
+                                 const T scale, const T mask_value) {
+  IR_OFFSET(q);
+  IR_OFFSET(k);
+  IR_OFFSET(v);
+  IR_OFFSET(o);
+  IR_OFFSET(lse);
+  IR_THREAD_LOOP(r, rows) {
+    const long b = r / t, i = r % t;
+    IR_GLOBAL const T* qi = q + r * d;
+    IR_GLOBAL const T* kb = k + b * s * d;
+    IR_GLOBAL const T* vb = v + b * s * e;
+    IR_GLOBAL T* oi = o + r * e;
+    T m = att_score(qi, kb, d, i, 0, limit_off, causal, form, scale, mask_value);
+    for (long j = 1; j < s; ++j) {
+      const T x = att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value);
+      m = x > m ? x : m;
+    }
+    T sum = (T)0;
+    for (long j = 0; j < s; ++j) sum += ir_exp(att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value) - m);
+    const T inv = (T)1 / sum;
+    for (long x = 0; x < e; ++x) oi[x] = (T)0;
+    for (long j = 0; j < s; ++j) {
+      const T p = ir_exp(att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value) - m) * inv;
+      for (long x = 0; x < e; ++x) oi[x] += p * vb[j * e + x];
+    }
+    lse[r] = m + ir_log(sum);
+  }
+}
+
+/* The gradient of score (i, j) given p = exp(score - lse_i), dp = dO_i . v_j, delta = dO_i . O_i. */
+IR_FUNC T att_dscore(const T p, const T dp, const T delta, const long i, const long j, const long limit_off,
+                     const long causal, const long form, const T scale) {
+  T ds = p * (dp - delta);
+  if (causal && j >= i + 1 + limit_off) ds = form == 0 ? (T)0 : form == 2 ? ds * (T)0 : ds;
+  return ds * scale;
+}
+
+/* dq (keys_mode 0: one work-item per query row of the batch * t) or dk and dv (keys_mode 1: one per key row). */
+IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k),
+                                  IR_CONST_ARRAY(T, v), IR_CONST_ARRAY(T, o), IR_CONST_ARRAY(T, lse), IR_ARRAY(T, dq),
+                                  IR_ARRAY(T, dk), IR_ARRAY(T, dv), const long total, const long keys_mode,
+                                  const long t, const long s, const long d, const long e, const long limit_off,
+                                  const long causal, const long form, const T scale, const T mask_value) {
+  IR_OFFSET(dout);
+  IR_OFFSET(q);
+  IR_OFFSET(k);
+  IR_OFFSET(v);
+  IR_OFFSET(o);
+  IR_OFFSET(lse);
+  IR_OFFSET(dq);
+  IR_OFFSET(dk);
+  IR_OFFSET(dv);
+  IR_THREAD_LOOP(r, total) {
+    if (!keys_mode) {
+      const long b = r / t, i = r % t;
+      IR_GLOBAL const T* qi = q + r * d;
+      IR_GLOBAL const T* doi = dout + r * e;
+      IR_GLOBAL const T* oi = o + r * e;
+      IR_GLOBAL T* dqi = dq + r * d;
+      T delta = (T)0;
+      for (long x = 0; x < e; ++x) delta += doi[x] * oi[x];
+      for (long x = 0; x < d; ++x) dqi[x] = (T)0;
+      for (long j = 0; j < s; ++j) {
+        IR_GLOBAL const T* kj = k + (b * s + j) * d;
+        IR_GLOBAL const T* vj = v + (b * s + j) * e;
+        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - lse[r]);
+        T dp = (T)0;
+        for (long x = 0; x < e; ++x) dp += doi[x] * vj[x];
+        const T g = att_dscore(p, dp, delta, i, j, limit_off, causal, form, scale);
+        for (long x = 0; x < d; ++x) dqi[x] += g * kj[x];
+      }
+    } else {
+      const long b = r / s, j = r % s;
+      IR_GLOBAL const T* kj = k + r * d;
+      IR_GLOBAL const T* vj = v + r * e;
+      IR_GLOBAL T* dkj = dk + r * d;
+      IR_GLOBAL T* dvj = dv + r * e;
+      for (long x = 0; x < d; ++x) dkj[x] = (T)0;
+      for (long x = 0; x < e; ++x) dvj[x] = (T)0;
+      for (long i = 0; i < t; ++i) {
+        const long row = b * t + i;
+        IR_GLOBAL const T* qi = q + row * d;
+        IR_GLOBAL const T* doi = dout + row * e;
+        IR_GLOBAL const T* oi = o + row * e;
+        T delta = (T)0, dp = (T)0;
+        for (long x = 0; x < e; ++x) {
+          delta += doi[x] * oi[x];
+          dp += doi[x] * vj[x];
+        }
+        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - lse[row]);
+        const T g = att_dscore(p, dp, delta, i, j, limit_off, causal, form, scale);
+        for (long x = 0; x < d; ++x) dkj[x] += g * qi[x];
+        for (long x = 0; x < e; ++x) dvj[x] += p * doi[x];
+      }
+    }
+  }
+}
+)";
+
+const DeviceKernelSource& kAttentionSource =
+    RegisterDeviceKernelSource({"attention", kAttentionC, {DType::kFloat32, DType::kFloat64}});
+
+/*! \brief Whether the device takes the dtype (float64 only where it has it); else the node runs on the host. */
+bool OnDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+              const std::vector<NDArray>& out) {
+  DType dtype = out[0].dtype();
+  bool ok = dtype == DType::kFloat32 || (dtype == DType::kFloat64 && dev.SupportsFloat64());
+  if (!ok) dev.RunOnHost(attrs, in, out);
+  return ok;
+}
+
+/*! \brief The launch arguments every kernel ends with. */
+void ProblemArgs(const Problem& g, DType dtype, DeviceArgs* args) {
+  args->Value(g.t).Value(g.s).Value(g.d).Value(g.e).Value(g.offset).Value(int64_t{g.causal});
+  args->Value(int64_t{g.mask_form}).Scalar(dtype, g.scale).Scalar(dtype, g.mask_value);
+}
+
+void ForwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                   const std::vector<NDArray>& out) {
+  if (!OnDevice(dev, attrs, in, out)) return;
+  const Problem g = MakeProblem(attrs, in[0].shape(), in[2].shape());
+  if (g.batch == 0 || g.t == 0) return;
+  if (g.s == 0) {
+    dev.Fill(out[0], 0);
+    dev.Fill(out[1], -std::numeric_limits<double>::infinity());
+    return;
+  }
+  DeviceArgs args;
+  args.Array(in[0]).Array(in[1]).Array(in[2]).Array(out[0]).Array(out[1]).Value(g.batch * g.t);
+  ProblemArgs(g, in[0].dtype(), &args);
+  dev.Launch(kAttentionSource, in[0].dtype(), "attention_forward", args, DeviceLaunch::Threads(g.batch * g.t));
+}
+
+void BackwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                    const std::vector<NDArray>& out) {
+  if (!OnDevice(dev, attrs, in, out)) return;
+  const Problem g = MakeProblem(attrs, in[1].shape(), in[3].shape());
+  if (g.batch == 0) return;
+  if (g.t == 0 || g.s == 0) {
+    for (const NDArray& x : out) {
+      if (x.Size() > 0) dev.Fill(x, 0);
+    }
+    return;
+  }
+  for (int64_t keys_mode = 0; keys_mode < 2; ++keys_mode) {
+    const int64_t total = g.batch * (keys_mode ? g.s : g.t);
+    DeviceArgs args;
+    for (int i = 0; i < 6; ++i) args.Array(in[i]);
+    args.Array(out[0]).Array(out[1]).Array(out[2]).Value(total).Value(keys_mode);
+    ProblemArgs(g, in[0].dtype(), &args);
+    dev.Launch(kAttentionSource, in[0].dtype(), "attention_backward", args, DeviceLaunch::Threads(total));
+  }
+}
+
+}  // namespace
+
+IR_REGISTER_OP(fused_attention)
+    .describe(
+        "softmax(q k^T * scale [+ causal mask]) v over the last two axes of q [..., T, D], k [..., S, D], "
+        "v [..., S, E] (equal leading dims) in one tiled kernel that never stores the T x S scores (FlashAttention). "
+        "Outputs o [..., T, E] and the rows' log-sum-exp lse [..., T], which the gradient reads. causal: row i "
+        "attends keys j <= i + S - T.")
+    .set_num_inputs(3)
+    .set_num_outputs(2)
+    .set_input_names({"q", "k", "v"})
+    .set_param<AttentionParam>()
+    .set_attr_parser(ParseAttention)
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs&) { return std::vector<std::string>{"o", "lse"}; })
+    .set_attr<FInferShape>("FInferShape", ForwardShape)
+    .set_attr<FInferType>("FInferType", AttentionType)
+    .set_attr<FCompute>("FCompute", ForwardCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", ForwardDevice)
+    .set_attr<FGradient>("FGradient", ForwardGradient)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(fused_attention_grad)
+    .describe(
+        "Gradient of fused_attention: (do, q, k, v, o, lse) -> (dq, dk, dv), recomputing each tile's scores from "
+        "q, k and lse (FlashAttention-2: D = rowsum(do * o), dS = P * (dP - D)).")
+    .set_num_inputs(6)
+    .set_num_outputs(3)
+    .set_input_names({"do", "q", "k", "v", "o", "lse"})
+    .set_param<AttentionParam>()
+    .set_attr_parser(ParseAttention)
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs&) { return std::vector<std::string>{"dq", "dk", "dv"}; })
+    .set_attr<FInferShape>("FInferShape", BackwardShape)
+    .set_attr<FInferType>("FInferType", AttentionType)
+    .set_attr<FCompute>("FCompute", BackwardCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", BackwardDevice)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+}  // namespace op
+}  // namespace ir
