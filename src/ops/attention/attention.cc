@@ -202,14 +202,14 @@ bool MaxAbs(const T* x, int64_t n, double* out) {
 
 /*!
  * \brief Whether slice b may run the tiled kernel: every value of q, k, v (and `extra`, e.g.
- * dO, of `extra_cols` per row: nullptr for none) finite, scores bounded, and masked keys' exp
+ * dO [T, E]: nullptr for none; v nullptr: not read) finite, scores bounded, and masked keys' exp
  * provably 0 (see the file comment).
  */
 template <typename T>
 bool TiledOk(const Problem& g, int64_t b, const T* q, const T* k, const T* v, const T* extra) {
-  double mq = 0, mk = 0, mv = 0, mx = 0;
+  double mq = 0, mk = 0, mv = 1, mx = 0;
   if (!MaxAbs(q + b * g.t * g.d, g.t * g.d, &mq) || !MaxAbs(k + b * g.s * g.d, g.s * g.d, &mk) ||
-      !MaxAbs(v + b * g.s * g.e, g.s * g.e, &mv)) {
+      (v != nullptr && !MaxAbs(v + b * g.s * g.e, g.s * g.e, &mv))) {
     return false;
   }
   if (extra != nullptr && !MaxAbs(extra + b * g.t * g.e, g.t * g.e, &mx)) return false;
@@ -261,25 +261,6 @@ T Dot(const T* x, const T* y, int64_t n) {
       x, y, n);
 }
 
-/*!
- * \brief s[j] = sum_d x[d] * mt[d * ld + j] for j < n: a row times a transposed tile mt [depth, ld]
- * (vectorized over j).
- */
-template <typename T>
-void RowTimesTile(const T* x, const T* mt, int64_t depth, int64_t ld, T* s, int64_t n) {
-  simd::Dispatch(
-      [](const T* x, const T* mt, int64_t depth, int64_t ld, T* s, int64_t n) IR_SIMD_BODY {
-        for (int64_t j = 0; j < n; ++j) s[j] = 0;
-        for (int64_t d = 0; d < depth; ++d) {
-          const T a = x[d];
-          const T* row = mt + d * ld;
-#pragma omp simd
-          for (int64_t j = 0; j < n; ++j) s[j] += a * row[j];
-        }
-      },
-      x, mt, depth, ld, s, n);
-}
-
 /*! \brief p[j] = exp(s[j] - m) for j < n; returns their sum. */
 template <typename T>
 T ExpShifted(const T* s, T m, T* p, int64_t n) {
@@ -308,15 +289,6 @@ void ScoreGrad(T* s, T lse, const T* dp, T delta, T* ds, int64_t n) {
         }
       },
       s, lse, dp, delta, ds, n);
-}
-
-/*! \brief mt[d * ld + j] = m[(j0 + j) * depth + d]: rows [j0, j0 + n) of m [*, depth] transposed. */
-template <typename T>
-void TransposeTile(const T* m, int64_t j0, int64_t n, int64_t depth, T* mt, int64_t ld) {
-  for (int64_t j = 0; j < n; ++j) {
-    const T* row = m + (j0 + j) * depth;
-    for (int64_t d = 0; d < depth; ++d) mt[d * ld + j] = row[d];
-  }
 }
 
 /*! \brief The largest of x[0, n), n > 0 (a NaN may or may not win: its row becomes NaN anyway). */
@@ -375,14 +347,15 @@ void DenseForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* 
   }
 }
 
-/*! \brief dq, dk, dv of slice b by the dense path, as the unfused graph's gradient computes them. */
+/*!
+ * \brief dq, dk, dv of slice b by the dense path, as the unfused graph's gradient computes them
+ * (v null: dv alone; dq, dk null).
+ */
 template <typename T>
 void DenseBackward(const Problem& g, int64_t b, const T* dout, const T* q, const T* k, const T* v, T* dq, T* dk,
                    T* dv) {
   std::vector<T> p(g.s), dp(g.s);
   const T* kb = k + b * g.s * g.d;
-  const T* vb = v + b * g.s * g.e;
-  T* dkb = dk + b * g.s * g.d;
   T* dvb = dv + b * g.s * g.e;
   const T scale = static_cast<T>(g.scale);
   for (int64_t i = 0; i < g.t; ++i) {
@@ -390,6 +363,10 @@ void DenseBackward(const Problem& g, int64_t b, const T* dout, const T* q, const
     const T* qi = q + row * g.d;
     const T* doi = dout + row * g.e;
     DenseProbs(g, qi, kb, i, p.data());
+    for (int64_t j = 0; j < g.s; ++j) Axpy(p[j], doi, dvb + j * g.e, g.e);
+    if (v == nullptr) continue;
+    const T* vb = v + b * g.s * g.e;
+    T* dkb = dk + b * g.s * g.d;
     T dsum = 0;
     for (int64_t j = 0; j < g.s; ++j) {
       dp[j] = Dot(doi, vb + j * g.e, g.e);
@@ -403,111 +380,215 @@ void DenseBackward(const Problem& g, int64_t b, const T* dout, const T* q, const
       const T gs = ds * scale;
       Axpy(gs, kb + j * g.d, dqi, g.d);
       Axpy(gs, qi, dkb + j * g.d, g.d);
-      Axpy(p[j], doi, dvb + j * g.e, g.e);
     }
   }
 }
 
 // ---------------------------------------------------------------- the tiled kernels
 
-/*! \brief Per-thread buffers of the tiled kernels: one tile of scores, never the T x S matrix. */
+/*!
+ * \brief c[r * ldc + j] += sum_k a[r * ars + k * aks] * b[k * ldb + j] for r < rows, j < width: the
+ * micro-kernel of every product of the tiled kernels. Four rows of 64 columns at a time are kept
+ * in vector registers (AVX-512: 16 of them), each b row loaded once for the four.
+ */
+template <typename T>
+void MicroGemm(int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c,
+               int64_t ldc, int64_t width) {
+  simd::Dispatch(
+      [](int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c,
+         int64_t ldc, int64_t width) IR_SIMD_BODY {
+        constexpr int64_t kW = 64;
+        for (int64_t j0 = 0; j0 < width; j0 += kW) {
+          const int64_t w = std::min(kW, width - j0);
+          int64_t r = 0;
+          if (w == kW) {
+            for (; r + 4 <= rows; r += 4) {
+              T c0[kW], c1[kW], c2[kW], c3[kW];
+              T* cr = c + r * ldc + j0;
+              for (int64_t j = 0; j < kW; ++j) {
+                c0[j] = cr[j];
+                c1[j] = cr[ldc + j];
+                c2[j] = cr[2 * ldc + j];
+                c3[j] = cr[3 * ldc + j];
+              }
+              const T* ar = a + r * ars;
+              for (int64_t k = 0; k < depth; ++k) {
+                const T* br = b + k * ldb + j0;
+                const T a0 = ar[k * aks], a1 = ar[ars + k * aks], a2 = ar[2 * ars + k * aks],
+                        a3 = ar[3 * ars + k * aks];
+#pragma omp simd
+                for (int64_t j = 0; j < kW; ++j) {
+                  c0[j] += a0 * br[j];
+                  c1[j] += a1 * br[j];
+                  c2[j] += a2 * br[j];
+                  c3[j] += a3 * br[j];
+                }
+              }
+              for (int64_t j = 0; j < kW; ++j) {
+                cr[j] = c0[j];
+                cr[ldc + j] = c1[j];
+                cr[2 * ldc + j] = c2[j];
+                cr[3 * ldc + j] = c3[j];
+              }
+            }
+          }
+          for (; r < rows; ++r) {
+            T* cr = c + r * ldc + j0;
+            for (int64_t k = 0; k < depth; ++k) {
+              const T ak = a[r * ars + k * aks];
+              const T* br = b + k * ldb + j0;
+#pragma omp simd
+              for (int64_t j = 0; j < w; ++j) cr[j] += ak * br[j];
+            }
+          }
+        }
+      },
+      rows, depth, a, ars, aks, b, ldb, c, ldc, width);
+}
+
+/*! \brief Per-thread buffers of the tiled kernels: tiles of scores, never the T x S matrix. */
 template <typename T>
 struct Scratch {
-  std::vector<T> qs, kt, vt, sc, dp, ds, acc, m, l, dense;
+  std::vector<T> qs, kt, vt, sc, dp, acc, acc2, m, l, dense;
   void Resize(const Problem& g) {
     qs.resize(kTileQ * g.d);
     kt.resize(g.d * kTileK);
     vt.resize(g.e * kTileK);
-    sc.resize(kTileK);
-    dp.resize(kTileK);
-    ds.resize(kTileK);
-    acc.resize(kTileQ * std::max(g.d, g.e));
+    sc.resize(kTileQ * kTileK);
+    dp.resize(kTileQ * kTileK);
+    acc.resize(std::max(kTileQ, kTileK) * std::max(g.d, g.e));
+    acc2.resize(kTileK * std::max(g.d, g.e));
     m.resize(kTileQ);
     l.resize(kTileQ);
   }
 };
+
+/*! \brief mt[d * kTileK + j] = m[(j0 + j) * depth + d] for j < n, 0 for n <= j < kTileK: a key tile transposed. */
+template <typename T>
+void TransposeTile(const T* m, int64_t j0, int64_t n, int64_t depth, T* mt) {
+  for (int64_t d = 0; d < depth; ++d) {
+    T* row = mt + d * kTileK;
+    for (int64_t j = 0; j < n; ++j) row[j] = m[(j0 + j) * depth + d];
+    for (int64_t j = n; j < kTileK; ++j) row[j] = 0;
+  }
+}
+
+/*! \brief sc[r * kTileK + j] = x[r] . tile column j for r < rows: x [rows, depth], tile transposed [depth, kTileK]. */
+template <typename T>
+void TileProducts(const T* x, int64_t rows, int64_t depth, const T* tile, T* sc) {
+  std::fill(sc, sc + rows * kTileK, T(0));
+  MicroGemm(rows, depth, x, depth, int64_t{1}, tile, kTileK, sc, kTileK, kTileK);
+}
+
+/*! \brief q rows [i0, i0 + rows) of slice b times scale, into qs. */
+template <typename T>
+void ScaledRows(const Problem& g, const T* q, int64_t b, int64_t i0, int64_t rows, T* qs) {
+  const T scale = static_cast<T>(g.scale);
+  const T* src = q + (b * g.t + i0) * g.d;
+  for (int64_t x = 0; x < rows * g.d; ++x) qs[x] = src[x] * scale;
+}
 
 /*! \brief Forward rows [i0, i1) of slice b: online softmax over key tiles (a tiled slice). */
 template <typename T>
 void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o,
                   T* lse, Scratch<T>* w) {
   const int64_t rows = i1 - i0;
-  const T scale = static_cast<T>(g.scale);
   const T* kb = k + b * g.s * g.d;
   const T* vb = v + b * g.s * g.e;
+  ScaledRows(g, q, b, i0, rows, w->qs.data());
   for (int64_t r = 0; r < rows; ++r) {
-    const T* qi = q + (b * g.t + i0 + r) * g.d;
-    for (int64_t d = 0; d < g.d; ++d) w->qs[r * g.d + d] = qi[d] * scale;
     w->m[r] = -std::numeric_limits<T>::infinity();
     w->l[r] = 0;
   }
-  std::fill(w->acc.begin(), w->acc.begin() + rows * g.e, T(0));
+  T* acc = w->acc.data();
+  std::fill(acc, acc + rows * g.e, T(0));
   const int64_t keys = g.Limit(i1 - 1);
   for (int64_t j0 = 0; j0 < keys; j0 += kTileK) {
     const int64_t n = std::min(kTileK, keys - j0);
-    TransposeTile(kb, j0, n, g.d, w->kt.data(), kTileK);
+    TransposeTile(kb, j0, n, g.d, w->kt.data());
+    T* sc = w->sc.data();
+    TileProducts(w->qs.data(), rows, g.d, w->kt.data(), sc);
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t jn = std::min(n, g.Limit(i0 + r) - j0);
-      if (jn <= 0) continue;
-      T* sc = w->sc.data();
-      RowTimesTile(&w->qs[r * g.d], w->kt.data(), g.d, kTileK, sc, jn);
-      const T mn = std::max(w->m[r], RowMax(sc, jn));
-      const T alpha = std::exp(w->m[r] - mn);
-      const T sum = ExpShifted(sc, mn, sc, jn);
-      w->l[r] = w->l[r] * alpha + sum;
-      T* acc = &w->acc[r * g.e];
-      if (alpha != T(1)) {
-        for (int64_t e = 0; e < g.e; ++e) acc[e] *= alpha;
+      T* p = sc + r * kTileK;
+      const int64_t jn = std::max<int64_t>(0, std::min(n, g.Limit(i0 + r) - j0));
+      if (jn > 0) {
+        const T mn = std::max(w->m[r], RowMax(p, jn));
+        const T alpha = std::exp(w->m[r] - mn);
+        w->l[r] = w->l[r] * alpha + ExpShifted(p, mn, p, jn);
+        w->m[r] = mn;
+        if (alpha != T(1)) {
+          for (int64_t e = 0; e < g.e; ++e) acc[r * g.e + e] *= alpha;
+        }
       }
-      for (int64_t jj = 0; jj < jn; ++jj) Axpy(sc[jj], vb + (j0 + jj) * g.e, acc, g.e);
-      w->m[r] = mn;
+      std::fill(p + jn, p + kTileK, T(0));
     }
+    MicroGemm(rows, n, sc, kTileK, int64_t{1}, vb + j0 * g.e, g.e, acc, g.e, g.e);
   }
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t row = b * g.t + i0 + r;
     const T inv = T(1) / w->l[r];
-    for (int64_t e = 0; e < g.e; ++e) o[row * g.e + e] = w->acc[r * g.e + e] * inv;
+    for (int64_t e = 0; e < g.e; ++e) o[row * g.e + e] = acc[r * g.e + e] * inv;
     lse[row] = w->m[r] + std::log(w->l[r]);
   }
 }
 
 /*!
- * \brief The probabilities (into w->sc) and score gradients (w->ds) of row i of slice b against
- * keys [j0, j0 + jn) whose transposed k and v tiles are in w->kt, w->vt; `qs` is q_i * scale.
+ * \brief For query rows [i0, i0 + rows) of slice b against the key tile [j0, j0 + n) (k, v
+ * transposed in w->kt, w->vt): P = exp(S - lse) into w->sc and, when `dp` (v is given),
+ * dS = P * (dP - delta) into w->dp; both 0 at keys a row does not attend.
  */
 template <typename T>
-void TileRowGrad(const T* qs, const T* doi, T lse, T delta, int64_t jn, const Problem& g, Scratch<T>* w) {
-  RowTimesTile(qs, w->kt.data(), g.d, kTileK, w->sc.data(), jn);
-  RowTimesTile(doi, w->vt.data(), g.e, kTileK, w->dp.data(), jn);
-  ScoreGrad(w->sc.data(), lse, w->dp.data(), delta, w->ds.data(), jn);
+void TileGrads(const Problem& g, int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t n, const T* q,
+               const T* dout, const T* lse, const T* delta, bool dp, Scratch<T>* w) {
+  ScaledRows(g, q, b, i0, rows, w->qs.data());
+  T* sc = w->sc.data();
+  T* ds = w->dp.data();
+  TileProducts(w->qs.data(), rows, g.d, w->kt.data(), sc);
+  if (dp) TileProducts(dout + (b * g.t + i0) * g.e, rows, g.e, w->vt.data(), ds);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row = b * g.t + i0 + r;
+    const int64_t jn = std::max<int64_t>(0, std::min(n, g.Limit(i0 + r) - j0));
+    T* p = sc + r * kTileK;
+    if (dp) {
+      ScoreGrad(p, lse[row], ds + r * kTileK, delta[row], ds + r * kTileK, jn);
+      std::fill(ds + r * kTileK + jn, ds + (r + 1) * kTileK, T(0));
+    } else {
+      for (int64_t j = 0; j < jn; ++j) p[j] = std::exp(p[j] - lse[row]);
+    }
+    std::fill(p + jn, p + kTileK, T(0));
+  }
 }
 
-/*! \brief dk and dv of key tile [j0, j0 + n) of a tiled slice b (all query rows that see it). */
+/*!
+ * \brief dk (when v is given) and dv of the key tile [j0, j0 + n) of a tiled slice b, over the
+ * query rows that attend it, in blocks of kTileQ.
+ */
 template <typename T>
 void TiledBackwardKeys(const Problem& g, int64_t b, int64_t j0, const T* dout, const T* q, const T* k, const T* v,
                        const T* lse, const T* delta, T* dk, T* dv, Scratch<T>* w) {
   const int64_t n = std::min(kTileK, g.s - j0);
-  const T scale = static_cast<T>(g.scale);
-  TransposeTile(k + b * g.s * g.d, j0, n, g.d, w->kt.data(), kTileK);
-  TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data(), kTileK);
-  T* dk_acc = dk + (b * g.s + j0) * g.d;
-  T* dv_acc = dv + (b * g.s + j0) * g.e;
+  TransposeTile(k + b * g.s * g.d, j0, n, g.d, w->kt.data());
+  if (v != nullptr) TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data());
+  T* dk_acc = w->acc.data();
+  T* dv_acc = w->acc2.data();
   std::fill(dk_acc, dk_acc + n * g.d, T(0));
   std::fill(dv_acc, dv_acc + n * g.e, T(0));
   const int64_t first = g.causal ? std::max<int64_t>(0, j0 - g.offset) : 0;
-  for (int64_t i = first; i < g.t; ++i) {
-    const int64_t jn = std::min(n, g.Limit(i) - j0);
-    if (jn <= 0) continue;
-    const int64_t row = b * g.t + i;
-    const T* qi = q + row * g.d;
-    const T* doi = dout + row * g.e;
-    for (int64_t d = 0; d < g.d; ++d) w->qs[d] = qi[d] * scale;
-    TileRowGrad(w->qs.data(), doi, lse[row], delta[row], jn, g, w);
-    for (int64_t jj = 0; jj < jn; ++jj) {
-      Axpy(w->sc[jj], doi, dv_acc + jj * g.e, g.e);
-      Axpy(w->ds[jj] * scale, qi, dk_acc + jj * g.d, g.d);
+  for (int64_t i0 = first; i0 < g.t; i0 += kTileQ) {
+    const int64_t rows = std::min(kTileQ, g.t - i0);
+    TileGrads(g, b, i0, rows, j0, n, q, dout, lse, delta, v != nullptr, w);
+    // dv += P^T dO, dk += dS^T q (scaled below): the tile's key rows as the micro-kernel's rows.
+    MicroGemm(n, rows, w->sc.data(), int64_t{1}, kTileK, dout + (b * g.t + i0) * g.e, g.e, dv_acc, g.e, g.e);
+    if (v != nullptr) {
+      MicroGemm(n, rows, w->dp.data(), int64_t{1}, kTileK, q + (b * g.t + i0) * g.d, g.d, dk_acc, g.d, g.d);
     }
   }
+  const T scale = static_cast<T>(g.scale);
+  if (dk != nullptr) {
+    T* out = dk + (b * g.s + j0) * g.d;
+    for (int64_t x = 0; x < n * g.d; ++x) out[x] = dk_acc[x] * scale;
+  }
+  std::copy(dv_acc, dv_acc + n * g.e, dv + (b * g.s + j0) * g.e);
 }
 
 /*! \brief dq of rows [i0, i1) of a tiled slice b. */
@@ -515,31 +596,20 @@ template <typename T>
 void TiledBackwardQueries(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* dout, const T* q, const T* k,
                           const T* v, const T* lse, const T* delta, T* dq, Scratch<T>* w) {
   const int64_t rows = i1 - i0;
-  const T scale = static_cast<T>(g.scale);
   const T* kb = k + b * g.s * g.d;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* qi = q + (b * g.t + i0 + r) * g.d;
-    for (int64_t d = 0; d < g.d; ++d) w->qs[r * g.d + d] = qi[d] * scale;
-  }
-  std::fill(w->acc.begin(), w->acc.begin() + rows * g.d, T(0));
+  T* acc = w->acc.data();
+  std::fill(acc, acc + rows * g.d, T(0));
   const int64_t keys = g.Limit(i1 - 1);
   for (int64_t j0 = 0; j0 < keys; j0 += kTileK) {
     const int64_t n = std::min(kTileK, keys - j0);
-    TransposeTile(kb, j0, n, g.d, w->kt.data(), kTileK);
-    TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data(), kTileK);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t jn = std::min(n, g.Limit(i0 + r) - j0);
-      if (jn <= 0) continue;
-      const int64_t row = b * g.t + i0 + r;
-      TileRowGrad(&w->qs[r * g.d], dout + row * g.e, lse[row], delta[row], jn, g, w);
-      T* acc = &w->acc[r * g.d];
-      for (int64_t jj = 0; jj < jn; ++jj) Axpy(w->ds[jj], kb + (j0 + jj) * g.d, acc, g.d);
-    }
+    TransposeTile(kb, j0, n, g.d, w->kt.data());
+    TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data());
+    TileGrads(g, b, i0, rows, j0, n, q, dout, lse, delta, true, w);
+    MicroGemm(rows, n, w->dp.data(), kTileK, int64_t{1}, kb + j0 * g.d, g.d, acc, g.d, g.d);
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    T* dqi = dq + (b * g.t + i0 + r) * g.d;
-    for (int64_t d = 0; d < g.d; ++d) dqi[d] = w->acc[r * g.d + d] * scale;
-  }
+  const T scale = static_cast<T>(g.scale);
+  T* out = dq + (b * g.t + i0) * g.d;
+  for (int64_t x = 0; x < rows * g.d; ++x) out[x] = acc[x] * scale;
 }
 
 // ---------------------------------------------------------------- FCompute
@@ -571,22 +641,37 @@ void ForwardKernel(const Problem& g, const T* q, const T* k, const T* v, T* o, T
       1);
 }
 
+/*!
+ * \brief dq, dk, dv (or, with v null, dv alone: dq and dk null, o and lse unread, lse
+ * recomputed) of fused_attention.
+ */
 template <typename T>
 void BackwardKernel(const Problem& g, const T* dout, const T* q, const T* k, const T* v, const T* o, const T* lse,
                     T* dq, T* dk, T* dv) {
-  std::fill(dq, dq + g.batch * g.t * g.d, T(0));
-  std::fill(dk, dk + g.batch * g.s * g.d, T(0));
+  if (dq != nullptr) std::fill(dq, dq + g.batch * g.t * g.d, T(0));
+  if (dk != nullptr) std::fill(dk, dk + g.batch * g.s * g.d, T(0));
   std::fill(dv, dv + g.batch * g.s * g.e, T(0));
   if (g.batch == 0 || g.t == 0 || g.s == 0) return;
+  std::vector<T> own_lse, delta;
+  if (v == nullptr) {  // the log-sum-exps: the forward kernel without values (E = 0)
+    Problem lse_only = g;
+    lse_only.e = 0;
+    own_lse.resize(g.batch * g.t);
+    std::vector<T> none(1), out(1);
+    ForwardKernel<T>(lse_only, q, k, none.data(), out.data(), own_lse.data());
+    lse = own_lse.data();
+  }
   const std::vector<char> tiled = TiledSlices<T>(g, q, k, v, dout);
-  // D_i = rowsum(dO * O): sum_j P_ij dP_ij over the reals.
-  std::vector<T> delta(g.batch * g.t);
-  ParallelFor(
-      g.batch * g.t,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) delta[r] = Dot(dout + r * g.e, o + r * g.e, g.e);
-      },
-      256);
+  if (v != nullptr) {
+    // D_i = rowsum(dO * O): sum_j P_ij dP_ij over the reals.
+    delta.resize(g.batch * g.t);
+    ParallelFor(
+        g.batch * g.t,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) delta[r] = Dot(dout + r * g.e, o + r * g.e, g.e);
+        },
+        256);
+  }
   const int64_t key_tiles = (g.s + kTileK - 1) / kTileK;
   ParallelFor(
       g.batch * key_tiles,
@@ -603,6 +688,7 @@ void BackwardKernel(const Problem& g, const T* dout, const T* q, const T* k, con
         }
       },
       1);
+  if (dq == nullptr) return;
   const int64_t query_tiles = (g.t + kTileQ - 1) / kTileQ;
   ParallelFor(
       g.batch * query_tiles,
@@ -632,6 +718,16 @@ void BackwardCompute(const OpContext&, const NodeAttrs& attrs, const std::vector
   IR_FLOAT_SWITCH(in[0].dtype(), T, {
     BackwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), in[3].data<T>(), in[4].data<T>(),
                       in[5].data<T>(), out[0].data<T>(), out[1].data<T>(), out[2].data<T>());
+  });
+}
+
+/*! \brief _fused_attention_dv (do, q, k) -> dv: v's gradient alone, which needs no v. */
+void DvCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+               const std::vector<NDArray>& out) {
+  const Problem g = MakeProblem(attrs, in[1].shape(), out[0].shape());
+  IR_FLOAT_SWITCH(in[0].dtype(), T, {
+    BackwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), nullptr, nullptr, nullptr, nullptr,
+                      nullptr, out[0].data<T>());
   });
 }
 
@@ -821,6 +917,26 @@ void BackwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std:
   }
 }
 
+/*! \brief _fused_attention_dv on a device: its kernel would need a buffer of log-sum-exps; runs on the host. */
+void DvDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+              const std::vector<NDArray>& out) {
+  dev.RunOnHost(attrs, in, out);
+}
+
+/*! \brief _fused_attention_dv (do [..., T, E], q [..., T, D], k [..., S, D]) -> dv [..., S, E]. */
+bool DvShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const Shape &g = (*in)[0], &q = (*in)[1], &k = (*in)[2];
+  if (!g.rank_known() || !q.rank_known() || !k.rank_known()) return false;
+  IR_CHECK(g.ndim() >= 2 && g.ndim() == q.ndim() && q.ndim() == k.ndim())
+      << NodeDesc(attrs) << ": do, q and k must have one rank >= 2; got do " << g.ToString() << ", q " << q.ToString()
+      << ", k " << k.ToString();
+  const int nd = q.ndim();
+  std::vector<int64_t> dv(k.dims().begin(), k.dims().end() - 1);
+  dv.push_back(g[nd - 1]);
+  AssignShape(attrs, "output 0 (dv)", &(*out)[0], Shape(dv));
+  return AllKnown(*in, *out);
+}
+
 }  // namespace
 
 IR_REGISTER_OP(fused_attention)
@@ -858,6 +974,21 @@ IR_REGISTER_OP(fused_attention_grad)
     .set_attr<FInferType>("FInferType", AttentionType)
     .set_attr<FCompute>("FCompute", BackwardCompute)
     .set_attr<FDeviceKernel>("FDeviceKernel", BackwardDevice)
+    .set_attr<TOpPattern>("TOpPattern", kOpaque);
+
+IR_REGISTER_OP(_fused_attention_dv)
+    .describe(
+        "v's gradient alone of fused_attention(q, k, v): (do, q, k) -> dv = P^T do, recomputing P (and the rows' "
+        "log-sum-exps) from q and k. The attention rules build it for the gradient tf.gradients writes for v, "
+        "which reads no v; the other two gradients come from fused_attention_grad.")
+    .set_num_inputs(3)
+    .set_input_names({"do", "q", "k"})
+    .set_param<AttentionParam>()
+    .set_attr_parser(ParseAttention)
+    .set_attr<FInferShape>("FInferShape", DvShape)
+    .set_attr<FInferType>("FInferType", AttentionType)
+    .set_attr<FCompute>("FCompute", DvCompute)
+    .set_attr<FDeviceKernel>("FDeviceKernel", DvDevice)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace op
