@@ -228,7 +228,8 @@ template <typename T>
 std::vector<char> TiledSlices(const Problem& g, const T* q, const T* k, const T* v, const T* extra) {
   std::vector<char> ok(g.batch);
   ParallelFor(
-      g.batch, [&](int64_t begin, int64_t end) {
+      g.batch,
+      [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) ok[b] = TiledOk(g, b, q, k, v, extra);
       },
       1);
@@ -332,8 +333,8 @@ T DenseProbs(const Problem& g, const T* qi, const T* kb, int64_t i, T* sc) {
 
 /*! \brief Forward rows [i0, i1) of slice b by the dense path (S > 0). */
 template <typename T>
-void DenseForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o,
-                  T* lse, std::vector<T>* scratch) {
+void DenseForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o, T* lse,
+                  std::vector<T>* scratch) {
   scratch->resize(g.s);
   T* sc = scratch->data();
   const T* kb = k + b * g.s * g.d;
@@ -395,8 +396,8 @@ template <typename T>
 void MicroGemm(int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c,
                int64_t ldc, int64_t width) {
   simd::Dispatch(
-      [](int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c,
-         int64_t ldc, int64_t width) IR_SIMD_BODY {
+      [](int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c, int64_t ldc,
+         int64_t width) IR_SIMD_BODY {
         constexpr int64_t kW = 64;
         for (int64_t j0 = 0; j0 < width; j0 += kW) {
           const int64_t w = std::min(kW, width - j0);
@@ -490,8 +491,8 @@ void ScaledRows(const Problem& g, const T* q, int64_t b, int64_t i0, int64_t row
 
 /*! \brief Forward rows [i0, i1) of slice b: online softmax over key tiles (a tiled slice). */
 template <typename T>
-void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o,
-                  T* lse, Scratch<T>* w) {
+void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o, T* lse,
+                  Scratch<T>* w) {
   const int64_t rows = i1 - i0;
   const T* kb = k + b * g.s * g.d;
   const T* vb = v + b * g.s * g.e;
@@ -538,8 +539,8 @@ void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* 
  * dS = P * (dP - delta) into w->dp; both 0 at keys a row does not attend.
  */
 template <typename T>
-void TileGrads(const Problem& g, int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t n, const T* q,
-               const T* dout, const T* lse, const T* delta, bool dp, Scratch<T>* w) {
+void TileGrads(const Problem& g, int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t n, const T* q, const T* dout,
+               const T* lse, const T* delta, bool dp, Scratch<T>* w) {
   ScaledRows(g, q, b, i0, rows, w->qs.data());
   T* sc = w->sc.data();
   T* ds = w->dp.data();
@@ -726,8 +727,8 @@ void DvCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArr
                const std::vector<NDArray>& out) {
   const Problem g = MakeProblem(attrs, in[1].shape(), out[0].shape());
   IR_FLOAT_SWITCH(in[0].dtype(), T, {
-    BackwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), nullptr, nullptr, nullptr, nullptr,
-                      nullptr, out[0].data<T>());
+    BackwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), nullptr, nullptr, nullptr, nullptr, nullptr,
+                      out[0].data<T>());
   });
 }
 
@@ -736,8 +737,8 @@ void DvCompute(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArr
 std::vector<NodeEntry> ForwardGradient(const NodePtr& n, const std::vector<NodeEntry>& og) {
   IR_CHECK(nn::IsZeroGradient(og[1])) << NodeDesc(n->attrs)
                                       << ": the gradient through output 1 (lse) is not supported; only o's";
-  NodeEntry grad = GradNode("fused_attention_grad", n, "grad", {og[0], In(n, 0), In(n, 1), In(n, 2), Out(n, 0), Out(n, 1)},
-                            n->attrs.dict);
+  NodeEntry grad = GradNode("fused_attention_grad", n, "grad",
+                            {og[0], In(n, 0), In(n, 1), In(n, 2), Out(n, 0), Out(n, 1)}, n->attrs.dict);
   return {NodeEntry{grad.node, 0}, NodeEntry{grad.node, 1}, NodeEntry{grad.node, 2}};
 }
 
@@ -951,7 +952,9 @@ IR_REGISTER_OP(fused_attention)
     .set_param<AttentionParam>()
     .set_attr_parser(ParseAttention)
     .set_attr<FListOutputNames>("FListOutputNames",
-                                [](const NodeAttrs&) { return std::vector<std::string>{"o", "lse"}; })
+                                [](const NodeAttrs&) {
+                                  return std::vector<std::string>{"o", "lse"};
+                                })
     .set_attr<FInferShape>("FInferShape", ForwardShape)
     .set_attr<FInferType>("FInferType", AttentionType)
     .set_attr<FCompute>("FCompute", ForwardCompute)
@@ -969,7 +972,9 @@ IR_REGISTER_OP(fused_attention_grad)
     .set_param<AttentionParam>()
     .set_attr_parser(ParseAttention)
     .set_attr<FListOutputNames>("FListOutputNames",
-                                [](const NodeAttrs&) { return std::vector<std::string>{"dq", "dk", "dv"}; })
+                                [](const NodeAttrs&) {
+                                  return std::vector<std::string>{"dq", "dk", "dv"};
+                                })
     .set_attr<FInferShape>("FInferShape", BackwardShape)
     .set_attr<FInferType>("FInferType", AttentionType)
     .set_attr<FCompute>("FCompute", BackwardCompute)
