@@ -309,13 +309,12 @@ int RegisterAttentionGuards() {
                          IR_CHECK(MaskedFill(b, args, &fill)) << "@masked_fill(" << args[0] << "): not a causal fill";
                          return Format(fill);
                        });
-  RegisterAttrFunction("neg_masked_fill", 3, "-@masked_fill(c, q, k): for s * mask - c",
-                       [](const Bindings& b, const Args& args) {
-                         double fill = 0;
-                         IR_CHECK(MaskedFill(b, args, &fill))
-                             << "@neg_masked_fill(" << args[0] << "): not a causal fill";
-                         return Format(-fill);
-                       });
+  RegisterAttrFunction(
+      "neg_masked_fill", 3, "-@masked_fill(c, q, k): for s * mask - c", [](const Bindings& b, const Args& args) {
+        double fill = 0;
+        IR_CHECK(MaskedFill(b, args, &fill)) << "@neg_masked_fill(" << args[0] << "): not a causal fill";
+        return Format(-fill);
+      });
   RegisterAttrFunction("splat_value", 1, "the one value of every element of f (splat_fill)",
                        [](const Bindings& b, const Args& args) {
                          const Value* f = Bound(b, args[0]);

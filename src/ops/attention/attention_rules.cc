@@ -57,7 +57,8 @@ const MaskForm kForms[] = {
     {"causal_add", "add(S, c)", "D", "scale=?c, causal=true, mask_form=add, mask_value=@masked_fill(c, q, k)",
      ", causal_fill(c, q, k)"},
     {"causal_select", "where(m, S, f)", "where(m, D, zeros_like(D))",
-     "scale=?c, causal=true, mask_form=select, mask_value=@splat_value(f)", ", causal_mask(m, q, k), splat_fill(f, q, k)"},
+     "scale=?c, causal=true, mask_form=select, mask_value=@splat_value(f)",
+     ", causal_mask(m, q, k), splat_fill(f, q, k)"},
 };
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -80,8 +81,8 @@ std::string AttentionRules() {
   std::string text = "commutative: add, multiply\n\n";
   for (const MaskForm& f : kForms) {
     const std::string p = "softmax{axis=?a}(" + Replace(f.scores, "S", s) + ")";
-    const std::string d = "multiply(" + p + ", subtract(" + dp + ", sum{axis=?b, keepdims=true}(multiply(" + dp +
-                          ", " + p + "))))";
+    const std::string d =
+        "multiply(" + p + ", subtract(" + dp + ", sum{axis=?b, keepdims=true}(multiply(" + dp + ", " + p + "))))";
     const std::string grad = "multiply_scalar{scalar=?c}(" + Replace(f.grad, "D", d) + ")";
     const std::string fa = std::string("fused_attention{") + f.attrs + "}(q, k, v)";
     const std::string fg = std::string("fused_attention_grad{") + f.attrs + "}(g, q, k, v, " + fa + ".0, " + fa + ".1)";
