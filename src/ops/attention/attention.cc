@@ -142,9 +142,18 @@ bool BackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<S
   return AllKnown(*in, *out);
 }
 
+/*! \brief Every input and output has one float dtype; a mismatch names them all. */
 bool AttentionType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
   DType dtype = DType::kUnknown;
-  for (size_t i = 0; i < in->size(); ++i) AssignType(attrs, StrCat("input ", i), &dtype, (*in)[i]);
+  std::string all;
+  for (size_t i = 0; i < in->size(); ++i) {
+    all += StrCat(i ? ", " : "", "input ", i, " ", DTypeName((*in)[i]));
+  }
+  for (DType t : *in) {
+    IR_CHECK(t == DType::kUnknown || dtype == DType::kUnknown || t == dtype)
+        << NodeDesc(attrs) << ": every input must have one dtype; got " << all;
+    if (t != DType::kUnknown) dtype = t;
+  }
   for (size_t i = 0; i < out->size(); ++i) AssignType(attrs, StrCat("output ", i), &dtype, (*out)[i]);
   CheckDType(attrs, "q", dtype, FloatTypes());
   for (DType& t : *in) t = dtype;
