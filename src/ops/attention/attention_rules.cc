@@ -27,7 +27,7 @@
  *
  * Not verified by ir-rules-verify: its op models (tools/rules_verify/op_semantics.cc) do not
  * model fused_attention, nor its guard models these value guards; the rules are checked by the
- * differential tests of tests/ops/attention_test.cc and tests/python/test_fused_attention.py.
+ * differential tests of tests/ops/attention_test.cc and tests/python/test_attention_fusion.py.
  */
 #include <string>
 
