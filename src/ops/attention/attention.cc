@@ -11,7 +11,7 @@
  *
  * Causal: query row i attends keys j <= i + (S - T) (the last query row sees every key; with
  * T == S, TensorFlow's matrix_band_part(ones, -1, 0) lower triangle). The other keys are
- * "masked": the unfused graphs this op replaces (rules/attention.rules) give them the score
+ * "masked": the unfused graphs this op replaces (attention_rules.cc) give them the score
  * `mask_value` (a large negative constant such as -1e9) by one of three formulas, `mask_form`:
  * select (tf.where(mask, s, mask_value)), add (s + (1 - mask) * mask_value) or multiply
  * (s * mask + (1 - mask) * mask_value), whose exp is exactly 0 in float32 after the row maximum
