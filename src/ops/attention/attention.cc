@@ -23,7 +23,7 @@
  * 4096 below every unmasked one. Any other slice runs the dense reference path, row by row over
  * all S keys with the unfused graph's formulas (masked scores by `mask_form`, 0 * NaN products
  * included), so NaN and Inf propagate as they do unfused. The device kernels use those dense
- * formulas always (one work-item per row; scores recomputed, never stored).
+ * formulas always (one work-item per query or key row; scores recomputed, never stored).
  */
 #include <algorithm>
 #include <cmath>
@@ -755,7 +755,8 @@ std::vector<NodeEntry> ForwardGradient(const NodePtr& n, const std::vector<NodeE
 
 /*
  * The dense formulas (the file comment), one work-item per row: scores are recomputed in each
- * pass over the keys, never stored. Row r of the batch * T rows is (b, i) = (r / t, r % t).
+ * pass over the keys, never stored. Row r of the batch * T rows is (b, i) = (r / t, r % t). The
+ * backward kernels take p from each row's maximum and sum (attention_stats), not from lse.
  */
 const char kAttentionC[] = R"(
 /* The unfused graph's score of key j for row i (q row qi, k slice kb). */
@@ -802,7 +803,36 @@ IR_KERNEL void attention_forward(IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k), IR_
   }
 }
 
-/* The gradient of score (i, j) given p = exp(score - lse_i), dp = dO_i . v_j, delta = dO_i . O_i. */
+/*
+ * Row r's score maximum and the reciprocal of its sum of exp(score - max), for the backward
+ * kernels' p = exp(score - max) * inv: exp(score - lse) would lose p where lse is large (a row
+ * attending no key, whose scores are all near mask_value: lse = -1e9 + log(S) is -1e9 in float32).
+ */
+IR_KERNEL void attention_stats(IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k), IR_ARRAY(T, rmax), IR_ARRAY(T, rinv),
+                               const long rows, const long t, const long s, const long d, const long e,
+                               const long limit_off, const long causal, const long form, const T scale,
+                               const T mask_value) {
+  IR_OFFSET(q);
+  IR_OFFSET(k);
+  IR_OFFSET(rmax);
+  IR_OFFSET(rinv);
+  IR_THREAD_LOOP(r, rows) {
+    const long b = r / t, i = r % t;
+    IR_GLOBAL const T* qi = q + r * d;
+    IR_GLOBAL const T* kb = k + b * s * d;
+    T m = att_score(qi, kb, d, i, 0, limit_off, causal, form, scale, mask_value);
+    for (long j = 1; j < s; ++j) {
+      const T x = att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value);
+      m = x > m ? x : m;
+    }
+    T sum = (T)0;
+    for (long j = 0; j < s; ++j) sum += ir_exp(att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value) - m);
+    rmax[r] = m;
+    rinv[r] = (T)1 / sum;
+  }
+}
+
+/* The gradient of score (i, j) given p = exp(score - max_i) / sum_i, dp = dO_i . v_j, delta = dO_i . O_i. */
 IR_FUNC T att_dscore(const T p, const T dp, const T delta, const long i, const long j, const long limit_off,
                      const long causal, const long form, const T scale) {
   T ds = p * (dp - delta);
@@ -812,7 +842,8 @@ IR_FUNC T att_dscore(const T p, const T dp, const T delta, const long i, const l
 
 /* dq (keys_mode 0: one work-item per query row of the batch * t) or dk and dv (keys_mode 1: one per key row). */
 IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k),
-                                  IR_CONST_ARRAY(T, v), IR_CONST_ARRAY(T, o), IR_CONST_ARRAY(T, lse), IR_ARRAY(T, dq),
+                                  IR_CONST_ARRAY(T, v), IR_CONST_ARRAY(T, o), IR_CONST_ARRAY(T, rmax),
+                                  IR_CONST_ARRAY(T, rinv), IR_ARRAY(T, dq),
                                   IR_ARRAY(T, dk), IR_ARRAY(T, dv), const long total, const long keys_mode,
                                   const long t, const long s, const long d, const long e, const long limit_off,
                                   const long causal, const long form, const T scale, const T mask_value) {
@@ -821,7 +852,8 @@ IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q),
   IR_OFFSET(k);
   IR_OFFSET(v);
   IR_OFFSET(o);
-  IR_OFFSET(lse);
+  IR_OFFSET(rmax);
+  IR_OFFSET(rinv);
   IR_OFFSET(dq);
   IR_OFFSET(dk);
   IR_OFFSET(dv);
@@ -838,7 +870,7 @@ IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q),
       for (long j = 0; j < s; ++j) {
         IR_GLOBAL const T* kj = k + (b * s + j) * d;
         IR_GLOBAL const T* vj = v + (b * s + j) * e;
-        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - lse[r]);
+        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - rmax[r]) * rinv[r];
         T dp = (T)0;
         for (long x = 0; x < e; ++x) dp += doi[x] * vj[x];
         const T g = att_dscore(p, dp, delta, i, j, limit_off, causal, form, scale);
@@ -862,11 +894,35 @@ IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q),
           delta += doi[x] * oi[x];
           dp += doi[x] * vj[x];
         }
-        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - lse[row]);
+        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - rmax[row]) * rinv[row];
         const T g = att_dscore(p, dp, delta, i, j, limit_off, causal, form, scale);
         for (long x = 0; x < d; ++x) dkj[x] += g * qi[x];
         for (long x = 0; x < e; ++x) dvj[x] += p * doi[x];
       }
+    }
+  }
+}
+
+/* _fused_attention_dv: dv_j = sum_i p_ij dO_i, one work-item per key row of the batch * s (rows by attention_stats). */
+IR_KERNEL void attention_dv(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k),
+                            IR_CONST_ARRAY(T, rmax), IR_CONST_ARRAY(T, rinv), IR_ARRAY(T, dv), const long total, const long t, const long s, const long d, const long e,
+                            const long limit_off, const long causal, const long form, const T scale,
+                            const T mask_value) {
+  IR_OFFSET(dout);
+  IR_OFFSET(q);
+  IR_OFFSET(k);
+  IR_OFFSET(rmax);
+  IR_OFFSET(rinv);
+  IR_OFFSET(dv);
+  IR_THREAD_LOOP(r, total) {
+    const long b = r / s, j = r % s;
+    IR_GLOBAL const T* kj = k + r * d;
+    IR_GLOBAL T* dvj = dv + r * e;
+    for (long x = 0; x < e; ++x) dvj[x] = (T)0;
+    for (long i = 0; i < t; ++i) {
+      const long row = b * t + i;
+      const T p = ir_exp(att_score(q + row * d, kj, d, i, j, limit_off, causal, form, scale, mask_value) - rmax[row]) * rinv[row];
+      for (long x = 0; x < e; ++x) dvj[x] += p * dout[row * e + x];
     }
   }
 }
@@ -906,6 +962,17 @@ void ForwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::
   dev.Launch(kAttentionSource, in[0].dtype(), "attention_forward", args, DeviceLaunch::Threads(g.batch * g.t));
 }
 
+/*! \brief The rows' score maxima and reciprocal sums (attention_stats) into new device arrays. */
+void RowStats(DeviceKernelContext& dev, const Problem& g, DType dtype, const NDArray& q, const NDArray& k,
+              NDArray* rmax, NDArray* rinv) {
+  *rmax = NDArray(Shape{g.batch * g.t}, dtype, dev.op_context().device);
+  *rinv = NDArray(Shape{g.batch * g.t}, dtype, dev.op_context().device);
+  DeviceArgs args;
+  args.Array(q).Array(k).Array(*rmax).Array(*rinv).Value(g.batch * g.t);
+  ProblemArgs(g, dtype, &args);
+  dev.Launch(kAttentionSource, dtype, "attention_stats", args, DeviceLaunch::Threads(g.batch * g.t));
+}
+
 void BackwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<NDArray>& out) {
   if (!OnDevice(dev, attrs, in, out)) return;
@@ -917,20 +984,36 @@ void BackwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std:
     }
     return;
   }
+  const DType dtype = in[0].dtype();
+  NDArray rmax, rinv;
+  RowStats(dev, g, dtype, in[1], in[2], &rmax, &rinv);
   for (int64_t keys_mode = 0; keys_mode < 2; ++keys_mode) {
     const int64_t total = g.batch * (keys_mode ? g.s : g.t);
     DeviceArgs args;
-    for (int i = 0; i < 6; ++i) args.Array(in[i]);
-    args.Array(out[0]).Array(out[1]).Array(out[2]).Value(total).Value(keys_mode);
-    ProblemArgs(g, in[0].dtype(), &args);
-    dev.Launch(kAttentionSource, in[0].dtype(), "attention_backward", args, DeviceLaunch::Threads(total));
+    for (int i = 0; i < 5; ++i) args.Array(in[i]);
+    args.Array(rmax).Array(rinv).Array(out[0]).Array(out[1]).Array(out[2]).Value(total).Value(keys_mode);
+    ProblemArgs(g, dtype, &args);
+    dev.Launch(kAttentionSource, dtype, "attention_backward", args, DeviceLaunch::Threads(total));
   }
 }
 
-/*! \brief _fused_attention_dv on a device: its kernel would need a buffer of log-sum-exps; runs on the host. */
+/*! \brief _fused_attention_dv on a device: the rows' statistics (attention_stats), then attention_dv. */
 void DvDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std::vector<NDArray>& in,
               const std::vector<NDArray>& out) {
-  dev.RunOnHost(attrs, in, out);
+  if (!OnDevice(dev, attrs, in, out)) return;
+  const Problem g = MakeProblem(attrs, in[1].shape(), out[0].shape());
+  if (g.batch == 0 || g.s == 0 || g.e == 0) return;
+  if (g.t == 0) {
+    dev.Fill(out[0], 0);
+    return;
+  }
+  const DType dtype = in[0].dtype();
+  NDArray rmax, rinv;
+  RowStats(dev, g, dtype, in[1], in[2], &rmax, &rinv);
+  DeviceArgs args;
+  args.Array(in[0]).Array(in[1]).Array(in[2]).Array(rmax).Array(rinv).Array(out[0]).Value(g.batch * g.s);
+  ProblemArgs(g, dtype, &args);
+  dev.Launch(kAttentionSource, dtype, "attention_dv", args, DeviceLaunch::Threads(g.batch * g.s));
 }
 
 /*! \brief _fused_attention_dv (do [..., T, E], q [..., T, D], k [..., S, D]) -> dv [..., S, E]. */

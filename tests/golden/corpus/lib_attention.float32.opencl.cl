@@ -69,7 +69,36 @@ IR_KERNEL void attention_forward(IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k), IR_
   }
 }
 
-/* The gradient of score (i, j) given p = exp(score - lse_i), dp = dO_i . v_j, delta = dO_i . O_i. */
+/*
+ * Row r's score maximum and the reciprocal of its sum of exp(score - max), for the backward
+ * kernels' p = exp(score - max) * inv: exp(score - lse) would lose p where lse is large (a row
+ * attending no key, whose scores are all near mask_value: lse = -1e9 + log(S) is -1e9 in float32).
+ */
+IR_KERNEL void attention_stats(IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k), IR_ARRAY(T, rmax), IR_ARRAY(T, rinv),
+                               const long rows, const long t, const long s, const long d, const long e,
+                               const long limit_off, const long causal, const long form, const T scale,
+                               const T mask_value) {
+  IR_OFFSET(q);
+  IR_OFFSET(k);
+  IR_OFFSET(rmax);
+  IR_OFFSET(rinv);
+  IR_THREAD_LOOP(r, rows) {
+    const long b = r / t, i = r % t;
+    IR_GLOBAL const T* qi = q + r * d;
+    IR_GLOBAL const T* kb = k + b * s * d;
+    T m = att_score(qi, kb, d, i, 0, limit_off, causal, form, scale, mask_value);
+    for (long j = 1; j < s; ++j) {
+      const T x = att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value);
+      m = x > m ? x : m;
+    }
+    T sum = (T)0;
+    for (long j = 0; j < s; ++j) sum += ir_exp(att_score(qi, kb + j * d, d, i, j, limit_off, causal, form, scale, mask_value) - m);
+    rmax[r] = m;
+    rinv[r] = (T)1 / sum;
+  }
+}
+
+/* The gradient of score (i, j) given p = exp(score - max_i) / sum_i, dp = dO_i . v_j, delta = dO_i . O_i. */
 IR_FUNC T att_dscore(const T p, const T dp, const T delta, const long i, const long j, const long limit_off,
                      const long causal, const long form, const T scale) {
   T ds = p * (dp - delta);
@@ -79,7 +108,8 @@ IR_FUNC T att_dscore(const T p, const T dp, const T delta, const long i, const l
 
 /* dq (keys_mode 0: one work-item per query row of the batch * t) or dk and dv (keys_mode 1: one per key row). */
 IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k),
-                                  IR_CONST_ARRAY(T, v), IR_CONST_ARRAY(T, o), IR_CONST_ARRAY(T, lse), IR_ARRAY(T, dq),
+                                  IR_CONST_ARRAY(T, v), IR_CONST_ARRAY(T, o), IR_CONST_ARRAY(T, rmax),
+                                  IR_CONST_ARRAY(T, rinv), IR_ARRAY(T, dq),
                                   IR_ARRAY(T, dk), IR_ARRAY(T, dv), const long total, const long keys_mode,
                                   const long t, const long s, const long d, const long e, const long limit_off,
                                   const long causal, const long form, const T scale, const T mask_value) {
@@ -88,7 +118,8 @@ IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q),
   IR_OFFSET(k);
   IR_OFFSET(v);
   IR_OFFSET(o);
-  IR_OFFSET(lse);
+  IR_OFFSET(rmax);
+  IR_OFFSET(rinv);
   IR_OFFSET(dq);
   IR_OFFSET(dk);
   IR_OFFSET(dv);
@@ -105,7 +136,7 @@ IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q),
       for (long j = 0; j < s; ++j) {
         IR_GLOBAL const T* kj = k + (b * s + j) * d;
         IR_GLOBAL const T* vj = v + (b * s + j) * e;
-        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - lse[r]);
+        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - rmax[r]) * rinv[r];
         T dp = (T)0;
         for (long x = 0; x < e; ++x) dp += doi[x] * vj[x];
         const T g = att_dscore(p, dp, delta, i, j, limit_off, causal, form, scale);
@@ -129,11 +160,35 @@ IR_KERNEL void attention_backward(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q),
           delta += doi[x] * oi[x];
           dp += doi[x] * vj[x];
         }
-        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - lse[row]);
+        const T p = ir_exp(att_score(qi, kj, d, i, j, limit_off, causal, form, scale, mask_value) - rmax[row]) * rinv[row];
         const T g = att_dscore(p, dp, delta, i, j, limit_off, causal, form, scale);
         for (long x = 0; x < d; ++x) dkj[x] += g * qi[x];
         for (long x = 0; x < e; ++x) dvj[x] += p * doi[x];
       }
+    }
+  }
+}
+
+/* _fused_attention_dv: dv_j = sum_i p_ij dO_i, one work-item per key row of the batch * s (rows by attention_stats). */
+IR_KERNEL void attention_dv(IR_CONST_ARRAY(T, dout), IR_CONST_ARRAY(T, q), IR_CONST_ARRAY(T, k),
+                            IR_CONST_ARRAY(T, rmax), IR_CONST_ARRAY(T, rinv), IR_ARRAY(T, dv), const long total, const long t, const long s, const long d, const long e,
+                            const long limit_off, const long causal, const long form, const T scale,
+                            const T mask_value) {
+  IR_OFFSET(dout);
+  IR_OFFSET(q);
+  IR_OFFSET(k);
+  IR_OFFSET(rmax);
+  IR_OFFSET(rinv);
+  IR_OFFSET(dv);
+  IR_THREAD_LOOP(r, total) {
+    const long b = r / s, j = r % s;
+    IR_GLOBAL const T* kj = k + r * d;
+    IR_GLOBAL T* dvj = dv + r * e;
+    for (long x = 0; x < e; ++x) dvj[x] = (T)0;
+    for (long i = 0; i < t; ++i) {
+      const long row = b * t + i;
+      const T p = ir_exp(att_score(q + row * d, kj, d, i, j, limit_off, causal, form, scale, mask_value) - rmax[row]) * rinv[row];
+      for (long x = 0; x < e; ++x) dvj[x] += p * dout[row * e + x];
     }
   }
 }
