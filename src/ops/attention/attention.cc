@@ -563,7 +563,7 @@ void TileGrads(const Problem& g, int64_t b, int64_t i0, int64_t rows, int64_t j0
       ScoreGrad(p, lse[row], ds + r * kTileK, delta[row], ds + r * kTileK, jn);
       std::fill(ds + r * kTileK + jn, ds + (r + 1) * kTileK, T(0));
     } else {
-      for (int64_t j = 0; j < jn; ++j) p[j] = std::exp(p[j] - lse[row]);
+      ExpShifted(p, lse[row], p, jn);
     }
     std::fill(p + jn, p + kTileK, T(0));
   }
@@ -620,6 +620,42 @@ void TiledBackwardQueries(const Problem& g, int64_t b, int64_t i0, int64_t i1, c
   const T scale = static_cast<T>(g.scale);
   T* out = dq + (b * g.t + i0) * g.d;
   for (int64_t x = 0; x < rows * g.d; ++x) out[x] = acc[x] * scale;
+}
+
+/*!
+ * \brief dq, dk and dv of a tiled slice b in one pass over its key tiles (FlashAttention-2's
+ * backward): each (query tile, key tile) pair's P and dS are computed once, giving dv and dk of
+ * the key tile and adding dS k to the query tile's dq (the slice's own, so no other thread
+ * writes it). dq is scaled at the end.
+ */
+template <typename T>
+void TiledBackwardSlice(const Problem& g, int64_t b, const T* dout, const T* q, const T* k, const T* v, const T* lse,
+                        const T* delta, T* dq, T* dk, T* dv, Scratch<T>* w) {
+  const T* kb = k + b * g.s * g.d;
+  T* dqb = dq + b * g.t * g.d;
+  T* dk_acc = w->acc.data();
+  T* dv_acc = w->acc2.data();
+  for (int64_t j0 = 0; j0 < g.s; j0 += kTileK) {
+    const int64_t n = std::min(kTileK, g.s - j0);
+    TransposeTile(kb, j0, n, g.d, w->kt.data());
+    TransposeTile(v + b * g.s * g.e, j0, n, g.e, w->vt.data());
+    std::fill(dk_acc, dk_acc + n * g.d, T(0));
+    std::fill(dv_acc, dv_acc + n * g.e, T(0));
+    const int64_t first = g.causal ? std::max<int64_t>(0, j0 - g.offset) : 0;
+    for (int64_t i0 = first; i0 < g.t; i0 += kTileQ) {
+      const int64_t rows = std::min(kTileQ, g.t - i0);
+      TileGrads(g, b, i0, rows, j0, n, q, dout, lse, delta, true, w);
+      MicroGemm(n, rows, w->sc.data(), int64_t{1}, kTileK, dout + (b * g.t + i0) * g.e, g.e, dv_acc, g.e, g.e);
+      MicroGemm(n, rows, w->dp.data(), int64_t{1}, kTileK, q + (b * g.t + i0) * g.d, g.d, dk_acc, g.d, g.d);
+      MicroGemm(rows, n, w->dp.data(), kTileK, int64_t{1}, kb + j0 * g.d, g.d, dqb + i0 * g.d, g.d, g.d);
+    }
+    const T scale = static_cast<T>(g.scale);
+    T* out = dk + (b * g.s + j0) * g.d;
+    for (int64_t x = 0; x < n * g.d; ++x) out[x] = dk_acc[x] * scale;
+    std::copy(dv_acc, dv_acc + n * g.e, dv + (b * g.s + j0) * g.e);
+  }
+  const T scale = static_cast<T>(g.scale);
+  for (int64_t x = 0; x < g.t * g.d; ++x) dqb[x] *= scale;
 }
 
 // ---------------------------------------------------------------- FCompute
@@ -681,6 +717,23 @@ void BackwardKernel(const Problem& g, const T* dout, const T* q, const T* k, con
           for (int64_t r = begin; r < end; ++r) delta[r] = Dot(dout + r * g.e, o + r * g.e, g.e);
         },
         256);
+  }
+  if (v != nullptr && g.batch >= NumThreads()) {  // a slice per task: one pass over its tiles
+    ParallelFor(
+        g.batch,
+        [&](int64_t begin, int64_t end) {
+          Scratch<T> w;
+          w.Resize(g);
+          for (int64_t b = begin; b < end; ++b) {
+            if (tiled[b]) {
+              TiledBackwardSlice(g, b, dout, q, k, v, lse, delta.data(), dq, dk, dv, &w);
+            } else {
+              DenseBackward(g, b, dout, q, k, v, dq, dk, dv);
+            }
+          }
+        },
+        1);
+    return;
   }
   const int64_t key_tiles = (g.s + kTileK - 1) / kTileK;
   ParallelFor(
