@@ -27,8 +27,10 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/device_kernel.h"
@@ -396,6 +398,25 @@ void DenseBackward(const Problem& g, int64_t b, const T* dout, const T* q, const
 
 // ---------------------------------------------------------------- the tiled kernels
 
+/*! \brief 16 floats as one vector (GCC's vector extension: one AVX-512 register, two AVX ones...). */
+typedef float Floats16 __attribute__((vector_size(64)));
+
+/*! \brief Vectors v0..v3 (Floats16) from the 64 floats at p, and back. */
+#define IR_ATTENTION_LOAD4(v, p)                    \
+  do {                                              \
+    std::memcpy(&v##0, (p), sizeof(Floats16));      \
+    std::memcpy(&v##1, (p) + 16, sizeof(Floats16)); \
+    std::memcpy(&v##2, (p) + 32, sizeof(Floats16)); \
+    std::memcpy(&v##3, (p) + 48, sizeof(Floats16)); \
+  } while (0)
+#define IR_ATTENTION_STORE4(v, p)                   \
+  do {                                              \
+    std::memcpy((p), &v##0, sizeof(Floats16));      \
+    std::memcpy((p) + 16, &v##1, sizeof(Floats16)); \
+    std::memcpy((p) + 32, &v##2, sizeof(Floats16)); \
+    std::memcpy((p) + 48, &v##3, sizeof(Floats16)); \
+  } while (0)
+
 /*!
  * \brief c[r * ldc + j] += sum_k a[r * ars + k * aks] * b[k * ldb + j] for r < rows, j < width: the
  * micro-kernel of every product of the tiled kernels. Four rows of 64 columns at a time are kept
@@ -411,6 +432,51 @@ void MicroGemm(int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks
         for (int64_t j0 = 0; j0 < width; j0 += kW) {
           const int64_t w = std::min(kW, width - j0);
           int64_t r = 0;
+          if constexpr (std::is_same<T, float>::value) {
+            // float: the 4 x 64 accumulators as 16 named 16-lane vectors, which the compiler
+            // keeps in registers (as arrays they spilled to the stack).
+            if (w == kW) {
+              for (; r + 4 <= rows; r += 4) {
+                float* cr = c + r * ldc + j0;
+                Floats16 c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+                IR_ATTENTION_LOAD4(c0, cr);
+                IR_ATTENTION_LOAD4(c1, cr + ldc);
+                IR_ATTENTION_LOAD4(c2, cr + 2 * ldc);
+                IR_ATTENTION_LOAD4(c3, cr + 3 * ldc);
+                const float* ar = a + r * ars;
+                for (int64_t k = 0; k < depth; ++k) {
+                  const float* br = b + k * ldb + j0;
+                  Floats16 b0, b1, b2, b3;
+                  std::memcpy(&b0, br, sizeof(b0));
+                  std::memcpy(&b1, br + 16, sizeof(b1));
+                  std::memcpy(&b2, br + 32, sizeof(b2));
+                  std::memcpy(&b3, br + 48, sizeof(b3));
+                  const float a0 = ar[k * aks], a1 = ar[ars + k * aks], a2 = ar[2 * ars + k * aks],
+                              a3 = ar[3 * ars + k * aks];
+                  c00 += b0 * a0;
+                  c01 += b1 * a0;
+                  c02 += b2 * a0;
+                  c03 += b3 * a0;
+                  c10 += b0 * a1;
+                  c11 += b1 * a1;
+                  c12 += b2 * a1;
+                  c13 += b3 * a1;
+                  c20 += b0 * a2;
+                  c21 += b1 * a2;
+                  c22 += b2 * a2;
+                  c23 += b3 * a2;
+                  c30 += b0 * a3;
+                  c31 += b1 * a3;
+                  c32 += b2 * a3;
+                  c33 += b3 * a3;
+                }
+                IR_ATTENTION_STORE4(c0, cr);
+                IR_ATTENTION_STORE4(c1, cr + ldc);
+                IR_ATTENTION_STORE4(c2, cr + 2 * ldc);
+                IR_ATTENTION_STORE4(c3, cr + 3 * ldc);
+              }
+            }
+          }
           if (w == kW) {
             for (; r + 4 <= rows; r += 4) {
               T c0[kW], c1[kW], c2[kW], c3[kW];
@@ -498,12 +564,14 @@ void ScaledRows(const Problem& g, const T* q, int64_t b, int64_t i0, int64_t row
   for (int64_t x = 0; x < rows * g.d; ++x) qs[x] = src[x] * scale;
 }
 
-/*! \brief Forward rows [i0, i1) of slice b: online softmax over key tiles (a tiled slice). */
+/*!
+ * \brief Forward rows [i0, i1) of slice b: online softmax over key tiles (a tiled slice). `kt`:
+ * the slice's key tiles transposed ([S / kTileK][D][kTileK], TransposedKeys).
+ */
 template <typename T>
-void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* k, const T* v, T* o, T* lse,
-                  Scratch<T>* w) {
+void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* q, const T* kt, const T* v, T* o,
+                  T* lse, Scratch<T>* w) {
   const int64_t rows = i1 - i0;
-  const T* kb = k + b * g.s * g.d;
   const T* vb = v + b * g.s * g.e;
   ScaledRows(g, q, b, i0, rows, w->qs.data());
   for (int64_t r = 0; r < rows; ++r) {
@@ -515,9 +583,8 @@ void TiledForward(const Problem& g, int64_t b, int64_t i0, int64_t i1, const T* 
   const int64_t keys = g.Limit(i1 - 1);
   for (int64_t j0 = 0; j0 < keys; j0 += kTileK) {
     const int64_t n = std::min(kTileK, keys - j0);
-    TransposeTile(kb, j0, n, g.d, w->kt.data());
     T* sc = w->sc.data();
-    TileProducts(w->qs.data(), rows, g.d, w->kt.data(), sc);
+    TileProducts(w->qs.data(), rows, g.d, kt + j0 * g.d, sc);
     for (int64_t r = 0; r < rows; ++r) {
       T* p = sc + r * kTileK;
       const int64_t jn = std::max<int64_t>(0, std::min(n, g.Limit(i0 + r) - j0));
@@ -660,6 +727,27 @@ void TiledBackwardSlice(const Problem& g, int64_t b, const T* dout, const T* q, 
 
 // ---------------------------------------------------------------- FCompute
 
+/*!
+ * \brief Every key tile of the tiled slices transposed once ([batch][S / kTileK][D][kTileK],
+ * TransposeTile's layout), which each query tile of the forward pass reads (the size of k).
+ */
+template <typename T>
+std::vector<T> TransposedKeys(const Problem& g, const T* k, const std::vector<char>& tiled) {
+  const int64_t key_tiles = (g.s + kTileK - 1) / kTileK;
+  std::vector<T> kt(g.batch * key_tiles * kTileK * g.d);
+  ParallelFor(
+      g.batch * key_tiles,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / key_tiles, j0 = task % key_tiles * kTileK;
+          if (!tiled[b]) continue;
+          TransposeTile(k + b * g.s * g.d, j0, std::min(kTileK, g.s - j0), g.d, kt.data() + task * kTileK * g.d);
+        }
+      },
+      8);
+  return kt;
+}
+
 template <typename T>
 void ForwardKernel(const Problem& g, const T* q, const T* k, const T* v, T* o, T* lse) {
   if (g.batch == 0 || g.t == 0) return;
@@ -669,6 +757,8 @@ void ForwardKernel(const Problem& g, const T* q, const T* k, const T* v, T* o, T
     return;
   }
   const std::vector<char> tiled = TiledSlices<T>(g, q, k, v, nullptr);
+  const std::vector<T> kt = TransposedKeys(g, k, tiled);
+  const int64_t key_tiles = (g.s + kTileK - 1) / kTileK;
   const int64_t tiles = (g.t + kTileQ - 1) / kTileQ;
   ParallelFor(
       g.batch * tiles,
@@ -678,7 +768,7 @@ void ForwardKernel(const Problem& g, const T* q, const T* k, const T* v, T* o, T
         for (int64_t task = begin; task < end; ++task) {
           const int64_t b = task / tiles, i0 = task % tiles * kTileQ, i1 = std::min(g.t, i0 + kTileQ);
           if (tiled[b]) {
-            TiledForward(g, b, i0, i1, q, k, v, o, lse, &w);
+            TiledForward(g, b, i0, i1, q, kt.data() + b * key_tiles * kTileK * g.d, v, o, lse, &w);
           } else {
             DenseForward(g, b, i0, i1, q, k, v, o, lse, &w.dense);
           }
