@@ -50,11 +50,10 @@ TEST_F(CUDAEmulatedAttentionTest, ForwardAndGradientsMatchTheCpu) {
         NodeEntry grad = Apply("fused_attention_grad", "grad", {w, q, k, v, att, lse}, attrs);
         NodeEntry dv = Apply("_fused_attention_dv", "dv", {w, q, k}, attrs);
         std::vector<NodeEntry> fetches = {att, lse, grad, NodeEntry{grad.node, 1}, NodeEntry{grad.node, 2}, dv};
-        std::unordered_map<std::string, NDArray> feeds = {
-            {"q", test::RandomArray({2, 3, z.t, z.d}, dtype, 1, -2, 2)},
-            {"k", test::RandomArray({2, 3, z.s, z.d}, dtype, 2, -2, 2)},
-            {"v", test::RandomArray({2, 3, z.s, z.e}, dtype, 3)},
-            {"w", test::RandomArray({2, 3, z.t, z.e}, dtype, 4)}};
+        std::unordered_map<std::string, NDArray> feeds = {{"q", test::RandomArray({2, 3, z.t, z.d}, dtype, 1, -2, 2)},
+                                                          {"k", test::RandomArray({2, 3, z.s, z.d}, dtype, 2, -2, 2)},
+                                                          {"v", test::RandomArray({2, 3, z.s, z.e}, dtype, 3)},
+                                                          {"w", test::RandomArray({2, 3, z.t, z.e}, dtype, 4)}};
         std::vector<NDArray> expected = Fetch("cpu", fetches, feeds), got = Fetch("cuda", fetches, feeds);
         ASSERT_EQ(got.size(), expected.size());
         const double tol = dtype == DType::kFloat32 ? 2e-5 : 1e-11;
