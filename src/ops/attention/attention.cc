@@ -198,16 +198,22 @@ Problem MakeProblem(const NodeAttrs& attrs, const Shape& q, const Shape& v) {
 constexpr int64_t kTileQ = 32;
 constexpr int64_t kTileK = 64;
 
-/*! \brief The largest |x[i]| of n values, and whether all are finite. */
+/*! \brief The largest |x[i]| of n values, and whether all are finite (a NaN or Inf counts as Inf). */
 template <typename T>
 bool MaxAbs(const T* x, int64_t n, double* out) {
-  double m = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double a = std::fabs(static_cast<double>(x[i]));
-    if (!(a <= std::numeric_limits<double>::max())) return false;  // NaN or Inf
-    m = std::max(m, a);
-  }
-  *out = m;
+  const T m = simd::Dispatch(
+      [](const T* x, int64_t n) IR_SIMD_BODY {
+        T m = 0;
+#pragma omp simd reduction(max : m)
+        for (int64_t i = 0; i < n; ++i) {
+          const T a = std::fabs(x[i]);
+          m = a != a ? std::numeric_limits<T>::infinity() : (a > m ? a : m);
+        }
+        return m;
+      },
+      x, n);
+  if (!(m <= std::numeric_limits<T>::max())) return false;
+  *out = static_cast<double>(m);
   return true;
 }
 
