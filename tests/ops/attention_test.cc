@@ -288,6 +288,10 @@ TEST(FusedAttentionTest, GradientsMatchFiniteDifferences) {
     // Two query tiles and two key tiles (32 x 64), the last ones partial.
     ExpectGradients(c, Shape{2, 70, 8}, Shape{2, 70, 8}, Shape{2, 70, 5}, 40);
     ExpectGradients(c, Shape{1, 33, 3}, Shape{1, 65, 3}, Shape{1, 65, 2}, 30);
+    // The backward kernel takes one pass per slice when there are as many slices as threads
+    // (here on up to 16 threads), else a pass over key tiles and one over query tiles (the
+    // batch of 1 above, on more than one thread).
+    ExpectGradients(c, Shape{4, 4, 40, 4}, Shape{4, 4, 70, 4}, Shape{4, 4, 70, 3}, 12);
   }
 }
 
