@@ -49,10 +49,16 @@ def build(mask_scores, t=T, axis=-1, dims=(B, H)):
     return [o] + grads, feeds_for(q, k, v, w, t)
 
 
-def run(fetches, feeds, fused):
+def run(fetches, feeds, fused, graph=None):
+    """The fetched values and the attention rules that fired; `graph` (a dict) gets the bound
+    graph's ops (op name -> count) and the memory plan's bytes."""
     with tf.Session(rule_sets=None if fused else UNFUSED_SETS) as sess:
         out = sess.run(fetches, feeds)
         fired = sorted({r.split(" @ ")[0] for r in sess.rewrites() if r.startswith("attention")})
+        if graph is not None:
+            ops = [n["op"] for n in sess.last_graph().to_dict()["nodes"] if n["op"] != "null"]
+            graph["ops"] = {op: ops.count(op) for op in set(ops)}
+            graph["bytes"] = sess.stats()["bytes_allocated"]
     return out, fired
 
 
@@ -66,11 +72,16 @@ def expect_equal(fused, unfused):
 def test_attention_block_and_gradients_are_fused(form):
     mask_scores, stem = FORMS[form]
     fetches, feeds = build(mask_scores)
-    unfused, none = run(fetches, feeds, fused=False)
-    fused, fired = run(fetches, feeds, fused=True)
+    plain, merged = {}, {}
+    unfused, none = run(fetches, feeds, fused=False, graph=plain)
+    fused, fired = run(fetches, feeds, fused=True, graph=merged)
     assert none == []
     assert fired == sorted([stem, stem + "_dk", stem + "_dq", stem + "_dv"])
     expect_equal(fused, unfused)
+    # The bound graph is the three attention ops alone (the replacements' fused_attention and
+    # fused_attention_grad merged into one each): no [B, H, T, T] scores or probabilities.
+    assert merged["ops"] == {"fused_attention": 1, "fused_attention_grad": 1, "_fused_attention_dv": 1}
+    assert "softmax" in plain["ops"] and merged["bytes"] < plain["bytes"] / 4
 
 
 def test_forward_alone_is_fused():
