@@ -30,7 +30,7 @@ FORMS = {
 }
 
 
-def feeds_for(q, k, v, w, t=T, seed=0):
+def feeds_for(q, k, v, w, seed=0):
     rng = np.random.RandomState(seed)
     return {x: rng.randn(*x.shape.as_list()).astype(np.float32) for x in (q, k, v, w)}
 
@@ -46,7 +46,7 @@ def build(mask_scores, t=T, axis=-1, dims=(B, H)):
     s = tf.matmul(q, k, transpose_b=True) * (1.0 / np.sqrt(D))
     o = tf.matmul(tf.nn.softmax(mask_scores(s, t), axis=axis), v)
     grads = tf.gradients(tf.reduce_sum(o * w), [q, k, v])
-    return [o] + grads, feeds_for(q, k, v, w, t)
+    return [o] + grads, feeds_for(q, k, v, w)
 
 
 def run(fetches, feeds, fused, graph=None):
