@@ -27,6 +27,9 @@ void ExpectAttentionSame(const Attrs& attrs, const NDArray& q, const NDArray& k,
   NDArray w = RandomArray(fwd[0].shape(), q.dtype(), 9);
   ExpectSameOnDevice("fused_attention_grad", attrs, {w, q, k, v, fwd[0], fwd[1]}, tol, tol);
   ExpectSameOnDevice("_fused_attention_dv", attrs, {w, q, k}, tol, tol);
+  Attrs without = attrs;
+  without["with_dv"] = "false";
+  ExpectSameOnDevice("fused_attention_grad", without, {w, q, k, v, fwd[0], fwd[1]}, tol, tol);
 }
 
 TEST(OpenCLAttentionTest, ForwardAndGradientsMatchTheCpu) {

@@ -340,6 +340,29 @@ TEST(FusedAttentionTest, Float32GradientsMatchFloat64) {
   }
 }
 
+// with_dv=false (the rules' replacement, whose dv _fused_attention_dv gives): the same dq and dk, dv 0,
+// on the tiled path (slice 0) and the dense one (slice 1 holds a NaN).
+TEST(FusedAttentionTest, GradWithoutDvGivesTheSameDqAndDk) {
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(StrCat("causal ", causal));
+    Case c;
+    c.causal = causal;
+    std::vector<NDArray> in{RandomArray(Shape{2, 70, 8}, DType::kFloat32, 50, -2, 2),
+                            RandomArray(Shape{2, 70, 8}, DType::kFloat32, 51, -2, 2),
+                            RandomArray(Shape{2, 70, 4}, DType::kFloat32, 52)};
+    in[0].data<float>()[70 * 8 + 9] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<NDArray> fwd = RunOp("fused_attention", c.ToAttrs(), in);
+    NDArray w = RandomArray(fwd[0].shape(), DType::kFloat32, 53);
+    Attrs without = c.ToAttrs();
+    without["with_dv"] = "false";
+    std::vector<NDArray> all = RunOp("fused_attention_grad", c.ToAttrs(), {w, in[0], in[1], in[2], fwd[0], fwd[1]});
+    std::vector<NDArray> some = RunOp("fused_attention_grad", without, {w, in[0], in[1], in[2], fwd[0], fwd[1]});
+    ExpectNear(some[0], all[0], 0, 0);
+    ExpectNear(some[1], all[1], 0, 0);
+    for (double x : Values(some[2])) ASSERT_EQ(x, 0.0);
+  }
+}
+
 // FGradient builds fused_attention_grad over o's gradient; lse's must be zero.
 TEST(FusedAttentionTest, FGradientBuildsTheGradOp) {
   NodeEntry q = Var("q"), k = Var("k"), v = Var("v"), w = Var("w");

@@ -49,6 +49,7 @@ struct AttentionParam : public dmlc::Parameter<AttentionParam> {
   bool causal;
   double mask_value;
   int mask_form;
+  bool with_dv;
   DMLC_DECLARE_PARAMETER(AttentionParam) {
     DMLC_DECLARE_FIELD(scale).set_default(1.0).describe("Factor of the scores q k^T.");
     DMLC_DECLARE_FIELD(causal).set_default(false).describe(
@@ -62,6 +63,9 @@ struct AttentionParam : public dmlc::Parameter<AttentionParam> {
         .describe(
             "How a masked score is formed from the raw score s (special values only): select: mask_value; "
             "add: s + mask_value; multiply: s * 0 + mask_value.");
+    DMLC_DECLARE_FIELD(with_dv).set_default(true).describe(
+        "fused_attention_grad: compute dv (false: dv is 0; the attention rules' replacement, whose v gradient "
+        "_fused_attention_dv computes).");
   }
 };
 DMLC_REGISTER_PARAMETER(AttentionParam);
@@ -172,6 +176,8 @@ struct Problem {
   bool causal;
   double mask_value;
   int mask_form;
+  /*! \brief fused_attention_grad: whether dv is wanted (else its product is skipped and dv is 0). */
+  bool with_dv;
   /*! \brief Causal: row i attends keys j < i + 1 + offset (offset = S - T). */
   int64_t offset;
   /*! \brief The keys row i attends: [0, Limit(i)). */
@@ -191,6 +197,7 @@ Problem MakeProblem(const NodeAttrs& attrs, const Shape& q, const Shape& v) {
   g.causal = p.causal;
   g.mask_value = p.mask_value;
   g.mask_form = p.mask_form;
+  g.with_dv = p.with_dv;
   g.offset = g.s - g.t;
   return g;
 }
@@ -661,7 +668,9 @@ void TiledBackwardKeys(const Problem& g, int64_t b, int64_t j0, const T* dout, c
     const int64_t rows = std::min(kTileQ, g.t - i0);
     TileGrads(g, b, i0, rows, j0, n, q, dout, lse, delta, v != nullptr, w);
     // dv += P^T dO, dk += dS^T q (scaled below): the tile's key rows as the micro-kernel's rows.
-    MicroGemm(n, rows, w->sc.data(), int64_t{1}, kTileK, dout + (b * g.t + i0) * g.e, g.e, dv_acc, g.e, g.e);
+    if (g.with_dv || v == nullptr) {
+      MicroGemm(n, rows, w->sc.data(), int64_t{1}, kTileK, dout + (b * g.t + i0) * g.e, g.e, dv_acc, g.e, g.e);
+    }
     if (v != nullptr) {
       MicroGemm(n, rows, w->dp.data(), int64_t{1}, kTileK, q + (b * g.t + i0) * g.d, g.d, dk_acc, g.d, g.d);
     }
@@ -718,7 +727,9 @@ void TiledBackwardSlice(const Problem& g, int64_t b, const T* dout, const T* q, 
     for (int64_t i0 = first; i0 < g.t; i0 += kTileQ) {
       const int64_t rows = std::min(kTileQ, g.t - i0);
       TileGrads(g, b, i0, rows, j0, n, q, dout, lse, delta, true, w);
-      MicroGemm(n, rows, w->sc.data(), int64_t{1}, kTileK, dout + (b * g.t + i0) * g.e, g.e, dv_acc, g.e, g.e);
+      if (g.with_dv) {
+        MicroGemm(n, rows, w->sc.data(), int64_t{1}, kTileK, dout + (b * g.t + i0) * g.e, g.e, dv_acc, g.e, g.e);
+      }
       MicroGemm(n, rows, w->dp.data(), int64_t{1}, kTileK, q + (b * g.t + i0) * g.d, g.d, dk_acc, g.d, g.d);
       MicroGemm(rows, n, w->dp.data(), kTileK, int64_t{1}, kb + j0 * g.d, g.d, dqb + i0 * g.d, g.d, g.d);
     }
@@ -877,6 +888,7 @@ void BackwardCompute(const OpContext&, const NodeAttrs& attrs, const std::vector
   IR_FLOAT_SWITCH(in[0].dtype(), T, {
     BackwardKernel<T>(g, in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), in[3].data<T>(), in[4].data<T>(),
                       in[5].data<T>(), out[0].data<T>(), out[1].data<T>(), out[2].data<T>());
+    if (!g.with_dv) std::fill(out[2].data<T>(), out[2].data<T>() + out[2].Size(), T(0));  // dense slices computed it
   });
 }
 
@@ -1144,6 +1156,7 @@ void BackwardDevice(DeviceKernelContext& dev, const NodeAttrs& attrs, const std:
     ProblemArgs(g, dtype, &args);
     dev.Launch(kAttentionSource, dtype, "attention_backward", args, DeviceLaunch::Threads(total));
   }
+  if (!g.with_dv) dev.Fill(out[2], 0);
 }
 
 /*! \brief _fused_attention_dv on a device: the rows' statistics (attention_stats), then attention_dv. */

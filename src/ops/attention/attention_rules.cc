@@ -14,9 +14,9 @@
  * each with four rules: o (the forward matmul), and dq, dk, dv (the matmuls of the gradient:
  * dv = p^T do, dq = dS k, dk = dS^T q with dS the softmax gradient through the mask and scale).
  * dv's pattern reads no v, so its replacement is _fused_attention_dv(do, q, k), which needs none.
- * Each replacement builds the same fused_attention(q, k, v) and fused_attention_grad nodes,
- * which Simplify merges, so a training graph computes the attention once forward and once
- * backward, and the T x S probabilities are no longer kept between the two.
+ * Each replacement builds the same fused_attention(q, k, v) and fused_attention_grad nodes
+ * (with_dv=false: no rule takes its dv), which Simplify merges, so a training graph computes the attention once forward
+ * and once backward, and the T x S probabilities are no longer kept between the two.
  *
  * Tag rounding: the fused kernel equals the pattern up to rounding (sums in another order, exp
  * of a tile's scores, q * scale before the dot product instead of after) wherever the pattern's
@@ -85,7 +85,9 @@ std::string AttentionRules() {
         "multiply(" + p + ", subtract(" + dp + ", sum{axis=?b, keepdims=true}(multiply(" + dp + ", " + p + "))))";
     const std::string grad = "multiply_scalar{scalar=?c}(" + Replace(f.grad, "D", d) + ")";
     const std::string fa = std::string("fused_attention{") + f.attrs + "}(q, k, v)";
-    const std::string fg = std::string("fused_attention_grad{") + f.attrs + "}(g, q, k, v, " + fa + ".0, " + fa + ".1)";
+    // The rules take dq and dk from it, never dv (the dv rule's _fused_attention_dv gives that).
+    const std::string fg =
+        std::string("fused_attention_grad{") + f.attrs + ", with_dv=false}(g, q, k, v, " + fa + ".0, " + fa + ".1)";
     const std::string fwd_guards = std::string("attention_operands(q, k, v), last_axis(?a, q)") + f.guards;
     const std::string bwd_guards = fwd_guards + ", attention_grad_of(q, k, v, g), last_axis(?b, q)";
     const std::string dv_guards = std::string("last_axis(?a, q)") + f.guards + ", attention_dv_of(q, k, g)";
