@@ -24,7 +24,8 @@ class LanguageModel(object):
     """A byte-level LM's training graph: `tokens` [batch, seq_len + 1] (inputs are the first seq_len
     bytes, targets the last seq_len), `loss` (mean cross-entropy in nats), `bpc` (loss in bits),
     `train_op` (Adam at the fed `learning_rate`, gradients clipped to global norm `clip`) and
-    `keep_prob` (dropout's keep probability: 1.0 unless fed, so evaluation runs without dropout).
+    `keep_prob` (dropout's keep probability: 1.0 unless fed, so evaluation runs without dropout; None
+    when `dropout` is 0: then the graph has no dropout).
     A second graph over the same variables, `sample_tokens` [1, seq_len] -> `sample_logits`, feeds
     sample()."""
 
@@ -33,11 +34,12 @@ class LanguageModel(object):
         module = ARCHITECTURES[architecture]
         seq_len = config["seq_len"]
         self.tokens = tf.placeholder(tf.int32, [None, seq_len + 1], name="tokens")
-        self.keep_prob = tf.placeholder_with_default(1.0, [], name="keep_prob")
+        # dropout 0: no dropout in the graph at all (keep_prob None), else a keep probability fed while training
+        self.keep_prob = tf.placeholder_with_default(1.0, [], name="keep_prob") if dropout > 0 else None
         self.train_keep_prob = 1.0 - dropout
         self.learning_rate = tf.placeholder(tf.float32, [], name="learning_rate")
         inputs, targets = self.tokens[:, :-1], self.tokens[:, 1:]
-        self.logits = self._logits(module, inputs, self.keep_prob, None)
+        self.logits = self._logits(module, inputs, 1.0 if self.keep_prob is None else self.keep_prob, None)
         per_byte = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.reshape(targets, [-1]),
                                                                   logits=tf.reshape(self.logits, [-1, 256]))
         self.loss = tf.reduce_mean(per_byte)
@@ -54,8 +56,10 @@ class LanguageModel(object):
 
     def train_step(self, sess, batch, learning_rate):
         """One Adam step on `batch` [n, seq_len + 1]; returns the batch's loss (nats, before the step)."""
-        loss, _ = sess.run([self.loss, self.train_op], {self.tokens: batch, self.learning_rate: learning_rate,
-                                                        self.keep_prob: self.train_keep_prob})
+        feed = {self.tokens: batch, self.learning_rate: learning_rate}
+        if self.keep_prob is not None:
+            feed[self.keep_prob] = self.train_keep_prob
+        loss, _ = sess.run([self.loss, self.train_op], feed)
         return float(loss)
 
     def evaluate(self, sess, windows, batch_size):
