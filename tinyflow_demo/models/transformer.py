@@ -24,8 +24,10 @@ CONFIGS = {
 
 
 def gelu(x):
-    """GELU, the tanh approximation (BERT's, GPT-2's)."""
-    return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * tf.pow(x, 3))))
+    """GELU, the tanh approximation (BERT's, GPT-2's). The cube as x * x * x: tf.pow(x, 3) fuses into a
+    generated kernel calling pow() per element (and its gradient another pow for x^2), which made the
+    fused FFN epilogue 12 ms of a 97 ms small-preset step on this machine."""
+    return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
 
 
 def layer_norm(x, scope):
