@@ -242,20 +242,26 @@ def lm_child(args):
 
 
 def lm_row(architecture, args):
-    """fused, unfused and PyTorch, each in its own process (see lm_child), one after the other."""
+    """fused, unfused and PyTorch, each in its own process (see lm_child), one after the other, --lm-rounds times."""
     import subprocess
     import tempfile
     config = lm_config(architecture, args)
     row = {"config": config}
     with tempfile.TemporaryDirectory() as tmp:
-        for framework in FRAMEWORKS:
-            cmd = [sys.executable, os.path.abspath(__file__), "--lm-child", "%s:%s" % (architecture, framework),
-                   "--lm-init", os.path.join(tmp, "initial.npz"), "--lm-config", json.dumps(config),
-                   "--lm-batch", str(args.lm_batch), "--threads", str(args.threads), "--reps", str(args.reps),
-                   "--rep-seconds", str(args.rep_seconds), "--warmup-seconds", str(args.warmup_seconds)]
-            cmd += ["--build", args.build] if args.build else []
-            out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout.decode()
-            row[framework] = json.loads(out.strip().splitlines()[-1])
+        for _ in range(args.lm_rounds):  # rounds of fused, unfused, torch: load drift hits all three
+            for framework in FRAMEWORKS:
+                cmd = [sys.executable, os.path.abspath(__file__), "--lm-child", "%s:%s" % (architecture, framework),
+                       "--lm-init", os.path.join(tmp, "initial.npz"), "--lm-config", json.dumps(config),
+                       "--lm-batch", str(args.lm_batch), "--threads", str(args.threads), "--reps", str(args.reps),
+                       "--rep-seconds", str(args.rep_seconds), "--warmup-seconds", str(args.warmup_seconds)]
+                cmd += ["--build", args.build] if args.build else []
+                out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout.decode()
+                result = json.loads(out.strip().splitlines()[-1])
+                if framework in row:  # a later round: its rates join the median, its peak RSS the maximum
+                    result["rates"] = row[framework]["rates"] + result["rates"]
+                    result["steps_per_s"] = statistics.median(result["rates"])
+                    result["peak_rss_kib"] = max(result["peak_rss_kib"], row[framework]["peak_rss_kib"])
+                row[framework] = result
     return row
 
 
@@ -304,6 +310,8 @@ def parse_args():
     p.add_argument("--preset", default="small", help="the language models' preset (tiny, small, dali)")
     p.add_argument("--seq-len", type=int, default=None, help="override the language models' sequence length")
     p.add_argument("--lm-batch", type=int, default=16, help="the language models' batch (windows)")
+    p.add_argument("--lm-rounds", type=int, default=2,
+                   help="rounds of the language models' three processes (their rates' median)")
     p.add_argument("--lm-child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--lm-init", default=None, help=argparse.SUPPRESS)
     p.add_argument("--lm-config", default=None, help=argparse.SUPPRESS)
