@@ -119,7 +119,8 @@ class Progress(object):
         width = 24
         filled = int(width * step / self.total)
         line = "epoch %d/%d [%s%s] %d/%d  %.1f steps/s  loss %.4f  %s %.3f" % (
-            self.epoch, self.epochs, "=" * filled, "." * (width - filled), step, self.total, rate, loss, self.metric, acc)
+            self.epoch, self.epochs, "=" * filled, "." * (width - filled), step, self.total, rate, loss, self.metric,
+            acc)
         if self.tty:
             sys.stdout.write("\r" + line)
             if step == self.total:
