@@ -10,6 +10,12 @@ fused/unfused and fused/PyTorch -- the latter only against a fair PyTorch peer (
 
     /usr/bin/python3 bench/train_vs_pytorch.py [--models softmax,mlp,lenet,deep_mnist]
         [--optimizers sgd,adam] [--batch-sizes 64,256] [--reps 5] [--build DIR] [--json FILE]
+
+The byte-level language models of tinyflow_demo/models (--models transformer,mlstm) run Adam on
+--lm-batch windows of --preset's sequence length (no dropout, gradients clipped to norm 1), PyTorch's
+twin (bench/lm_torch_peer.py) starting from tinyflow's initial weights (the first losses must agree);
+each framework runs in its own process (tinyflow and Debian's torch abort in one: both register a
+tensor_shape.proto with libprotobuf), which also gives each its own peak RSS (VmHWM).
 """
 import argparse
 import json
@@ -24,6 +30,7 @@ import numpy as np
 import bench_util as bu
 
 MODELS = ["softmax", "mlp", "lenet", "deep_mnist"]
+LM_MODELS = ["transformer", "mlstm"]
 FRAMEWORKS = ["fused", "unfused", "torch"]
 GOAL_VS_TORCH = 2.5  # issue 11, goal 6
 
@@ -144,6 +151,133 @@ def bench_row(tf, demo, model, optimizer, batch_size, args):
             sess.close()
 
 
+def lm_text(length, seed=0):
+    """Deterministic English-like bytes (the bench's timing does not depend on the text's content)."""
+    words = b"the of and to in is was that for it with as his on be at by this had not are but from".split()
+    rng = np.random.RandomState(seed)
+    return np.frombuffer(b" ".join(words[i] for i in rng.randint(0, len(words), length // 3)), np.uint8)[:length]
+
+
+def lm_tinyflow(tf, architecture, config, fusion):
+    """(lm.LanguageModel without dropout, its initialized session) in a new default graph."""
+    from models import lm
+    tf.reset_default_graph()
+    tf.set_random_seed(0)
+    model = lm.LanguageModel(architecture, config, clip=1.0, dropout=0.0)
+    sess = tf.Session(fusion=fusion, seed=0)
+    sess.run(tf.global_variables_initializer())
+    return model, sess
+
+
+def lm_batch(config, batch_size):
+    sys.path.insert(0, os.path.join(bu.REPO, "tinyflow_demo"))
+    from models import text  # (numpy only: no tinyflow)
+    return text.random_windows(lm_text(200000), batch_size, config["seq_len"] + 1, np.random.RandomState(1))
+
+
+def lm_config(architecture, args):
+    """The preset's config; read from the module's source, since importing tinyflow_demo/models' modules
+    imports tinyflow, and tinyflow (libir_tensorflow's protobuf files) and torch abort in one process."""
+    import ast
+    source = open(os.path.join(bu.REPO, "tinyflow_demo", "models", architecture + ".py")).read()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "CONFIGS":
+            configs = eval(compile(ast.Expression(node.value), "CONFIGS", "eval"), {"__builtins__": {}, "dict": dict})
+            config = dict(configs[args.preset])
+            if args.seq_len:
+                config["seq_len"] = args.seq_len
+            return config
+    raise ValueError("no CONFIGS in models/%s.py" % architecture)
+
+
+def peak_rss_kib():
+    """This process' peak RSS: VmHWM (ru_maxrss would count the parent's: Linux keeps it across fork and exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def lm_child(args):
+    """In a fresh process, one framework's language-model step: warm-up, --reps timed repetitions, kernels
+    per step, the first loss, peak RSS (VmHWM); a JSON line on stdout. The fused run writes the
+    initial weights to --lm-init, which the unfused and PyTorch runs read (the same start for all)."""
+    architecture, framework = args.lm_child.split(":")
+    config = json.loads(args.lm_config)
+    xs = lm_batch(config, args.lm_batch)
+    lr = 1e-3
+    if framework == "torch":
+        import torch
+        import lm_torch_peer
+        torch.set_num_threads(args.threads)
+        with np.load(args.lm_init) as f:
+            initial = {k.replace("|", "/"): f[k] for k in f.files}
+        base = peak_rss_kib()
+        trainer = lm_torch_peer.Trainer(architecture, config, initial, lr)
+        first = float(trainer.loss(xs))
+        runner = Runner(lambda: trainer.step(xs))
+    else:
+        tf, _ = load_tinyflow(args.build)
+        base = peak_rss_kib()
+        model, sess = lm_tinyflow(tf, architecture, config, framework == "fused")
+        variables = {v.name.split(":")[0]: v for v in tf.trainable_variables()}
+        if framework == "fused":
+            values = sess.run(list(variables.values()))
+            np.savez(args.lm_init, **{k.replace("/", "|"): v for k, v in zip(variables, values)})
+        else:
+            with np.load(args.lm_init) as f:
+                for k in f.files:
+                    variables[k.replace("|", "/")].load(f[k], sess)
+        first = float(sess.run(model.loss, {model.tokens: xs}))
+        runner = Runner(lambda: sess.run(model.train_op, {model.tokens: xs, model.learning_rate: lr}),
+                        lambda: sess.stats()["kernels_launched"])
+    runner.warm_up(args.warmup_seconds, args.rep_seconds)
+    for _ in range(args.reps):
+        runner.rep()
+    result = runner.result()
+    result.update(first_loss=first, peak_rss_kib=peak_rss_kib(),
+                  base_rss_kib=base)
+    print(json.dumps(result))
+
+
+def lm_row(architecture, args):
+    """fused, unfused and PyTorch, each in its own process (see lm_child), one after the other, --lm-rounds times."""
+    import subprocess
+    import tempfile
+    config = lm_config(architecture, args)
+    row = {"config": config}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.lm_rounds):  # rounds of fused, unfused, torch: load drift hits all three
+            for framework in FRAMEWORKS:
+                cmd = [sys.executable, os.path.abspath(__file__), "--lm-child", "%s:%s" % (architecture, framework),
+                       "--lm-init", os.path.join(tmp, "initial.npz"), "--lm-config", json.dumps(config),
+                       "--lm-batch", str(args.lm_batch), "--threads", str(args.threads), "--reps", str(args.reps),
+                       "--rep-seconds", str(args.rep_seconds), "--warmup-seconds", str(args.warmup_seconds)]
+                cmd += ["--build", args.build] if args.build else []
+                out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout.decode()
+                result = json.loads(out.strip().splitlines()[-1])
+                if framework in row:  # a later round: its rates join the median, its peak RSS the maximum
+                    result["rates"] = row[framework]["rates"] + result["rates"]
+                    result["steps_per_s"] = statistics.median(result["rates"])
+                    result["peak_rss_kib"] = max(result["peak_rss_kib"], row[framework]["peak_rss_kib"])
+                row[framework] = result
+    return row
+
+
+def print_lm_table(rows, args, peer):
+    print("\nlanguage models, preset %s, batch %d, Adam: steps/s (median), kernels per step, peak RSS MiB "
+          "(each framework's own process), first loss" % (args.preset, args.lm_batch))
+    print("%-11s %8s %8s %8s %11s %20s %8s %9s  %s" % ("model", "fused", "unfused", "torch", "kernels f/u",
+                                                      "peak RSS f/u/t", "f/unf", "f/torch", "first loss f/u/t"))
+    for model, r in rows:
+        f, u, t = (r[k]["steps_per_s"] for k in FRAMEWORKS)
+        rss = "/".join("%.0f" % (r[k].get("peak_rss_kib", float("nan")) / 1024.0) for k in FRAMEWORKS)
+        print("%-11s %8.2f %8.2f %8.2f %5d/%-5d %20s %8.2f %9s  %s" % (
+            model, f, u, t, r["fused"]["kernels"], r["unfused"]["kernels"], rss, f / u,
+            bu.fmt_ratio(bu.ratio(f, t, peer)), "/".join("%.5f" % r[k]["first_loss"] for k in FRAMEWORKS)))
+
+
 def print_table(batch_size, rows, peer):
     print("\ntraining step, batch %d: steps/s (median), kernels per step, minor page faults per step" % batch_size)
     print("%-11s %-5s %9s %9s %9s %8s %10s %8s %9s" % ("model", "opt", "fused", "unfused", "torch", "kernels",
@@ -173,11 +307,19 @@ def parse_args():
     p.add_argument("--warmup-seconds", type=float, default=0.3)
     p.add_argument("--build", default=None, help="build directory whose lib/libir.so to use (default: build/)")
     p.add_argument("--json", default=None, help="also write every figure and the peer's description here")
+    p.add_argument("--preset", default="small", help="the language models' preset (tiny, small, dali)")
+    p.add_argument("--seq-len", type=int, default=None, help="override the language models' sequence length")
+    p.add_argument("--lm-batch", type=int, default=16, help="the language models' batch (windows)")
+    p.add_argument("--lm-rounds", type=int, default=2,
+                   help="rounds of the language models' three processes (their rates' median)")
+    p.add_argument("--lm-child", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--lm-init", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--lm-config", default=None, help=argparse.SUPPRESS)
     bu.add_peer_args(p)
     args = p.parse_args()
     for model in args.models.split(","):
-        if model not in MODELS:
-            p.error("unknown model %s (known: %s)" % (model, ", ".join(MODELS)))
+        if model not in MODELS + LM_MODELS:
+            p.error("unknown model %s (known: %s)" % (model, ", ".join(MODELS + LM_MODELS)))
     for opt in args.optimizers.split(","):
         if opt not in ("sgd", "momentum", "adam"):
             p.error("unknown optimizer %s" % opt)
@@ -187,16 +329,30 @@ def parse_args():
 def main():
     args = parse_args()
     bu.fair_allocator_or_reexec()
-    tf, demo = load_tinyflow(args.build)
+    if args.lm_child:
+        return lm_child(args)
+    lm_models = [m for m in args.models.split(",") if m in LM_MODELS]
+    mnist_models = [m for m in args.models.split(",") if m in MODELS]
+    tf, demo = load_tinyflow(args.build) if mnist_models else (None, None)
     peer = bu.describe_peer(args.threads)
     bu.print_peer(peer)
-    print("tinyflow library %s; each figure the median of %d interleaved repetitions of ~%.1f s"
-          % (tf.LIB_PATH, args.reps, args.rep_seconds))
-    results = {"peer": peer, "library": tf.LIB_PATH, "reps": args.reps, "rep_seconds": args.rep_seconds,
+    library = tf.LIB_PATH if tf else os.environ.get("TINYFLOW_LIB", args.build or "build/")
+    print("tinyflow library %s; each figure the median of %d repetitions of ~%.1f s (interleaved for the MNIST "
+          "models; the language models' frameworks each in a fresh process)" % (library, args.reps, args.rep_seconds))
+    results = {"peer": peer, "library": library, "reps": args.reps, "rep_seconds": args.rep_seconds,
                "goal_fused_vs_torch": GOAL_VS_TORCH, "batches": {}}
-    for batch_size in [int(b) for b in args.batch_sizes.split(",")]:
+    if lm_models:
         rows = []
-        for model in args.models.split(","):
+        for model in lm_models:
+            sys.stderr.write("%s (%s, batch %d) ...\n" % (model, args.preset, args.lm_batch))
+            sys.stderr.flush()
+            rows.append((model, lm_row(model, args)))
+        print_lm_table(rows, args, peer)
+        sys.stdout.flush()
+        results["language_models"] = [dict(model=m, preset=args.preset, batch=args.lm_batch, **r) for m, r in rows]
+    for batch_size in [int(b) for b in args.batch_sizes.split(",")] if mnist_models else []:
+        rows = []
+        for model in mnist_models:
             for optimizer in args.optimizers.split(","):
                 sys.stderr.write("batch %d, %s, %s ...\n" % (batch_size, model, optimizer))
                 sys.stderr.flush()

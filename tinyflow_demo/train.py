@@ -4,6 +4,7 @@
     PYTHONPATH=tinyflow_demo /usr/bin/python3 tinyflow_demo/train.py            # LeNet + Adam
     ... train.py --model softmax --optimizer sgd --lr 0.5 --epochs 5
     ... train.py --no-fusion --fmax 4 --target opencl --data-dir ~/mnist --out runs/x
+    ... train.py --model transformer|mlstm ...    # byte-level language models on text: train_lm.py
 
 Writes metrics.json and curves.png into --out (default .cache/runs/<model>-<timestamp>).
 
@@ -86,6 +87,7 @@ def deep_mnist_model(images, keep_prob=0.5):
 
 
 MODELS = {"softmax": softmax_model, "mlp": mlp_model, "lenet": lenet_model, "deep_mnist": deep_mnist_model}
+LANGUAGE_MODELS = ("transformer", "mlstm")  # trained by train_lm.py on text (--model transformer|mlstm)
 
 
 def make_optimizer(name, lr):
@@ -101,8 +103,8 @@ def make_optimizer(name, lr):
 class Progress(object):
     """A \\r-updated line on a terminal; otherwise a line every `every` seconds."""
 
-    def __init__(self, total, epoch, epochs, every=10.0):
-        self.total, self.epoch, self.epochs, self.every = total, epoch, epochs, every
+    def __init__(self, total, epoch, epochs, every=10.0, metric="acc"):
+        self.total, self.epoch, self.epochs, self.every, self.metric = total, epoch, epochs, every, metric
         self.tty = sys.stdout.isatty()
         self.start = self.last = time.time()
 
@@ -116,8 +118,9 @@ class Progress(object):
         rate = step / max(now - self.start, 1e-9)
         width = 24
         filled = int(width * step / self.total)
-        line = "epoch %d/%d [%s%s] %d/%d  %.1f steps/s  loss %.4f  acc %.3f" % (
-            self.epoch, self.epochs, "=" * filled, "." * (width - filled), step, self.total, rate, loss, acc)
+        line = "epoch %d/%d [%s%s] %d/%d  %.1f steps/s  loss %.4f  %s %.3f" % (
+            self.epoch, self.epochs, "=" * filled, "." * (width - filled), step, self.total, rate, loss, self.metric,
+            acc)
         if self.tty:
             sys.stdout.write("\r" + line)
             if step == self.total:
@@ -195,7 +198,8 @@ def plot(metrics, path):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", choices=sorted(MODELS), default="lenet")
+    p.add_argument("--model", choices=sorted(MODELS) + list(LANGUAGE_MODELS), default="lenet",
+                   help="an MNIST model, or a byte-level language model (see train_lm.py --help)")
     p.add_argument("--optimizer", choices=["sgd", "momentum", "adam"], default="adam")
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--batch-size", type=int, default=64)
@@ -213,6 +217,12 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    model = argparse.ArgumentParser(add_help=False)
+    model.add_argument("--model")
+    if model.parse_known_args(argv)[0].model in LANGUAGE_MODELS:
+        import train_lm  # the byte-level language models: their own options (train_lm.py --help)
+        return train_lm.main(argv)
     args = parse_args(argv)
     lr = args.lr if args.lr is not None else (DEFAULT_LR_SOFTMAX if args.model == "softmax" else DEFAULT_LR)[args.optimizer]
     hvd = None
