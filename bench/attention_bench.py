@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Attention forward + backward against the sequence length: fused (the fused_attention op the
-rules of src/ops/attention/attention_rules.cc choose) vs the unfused graph a TF1 program writes
+rules of src/passes/rewrite_attention_rules.cc choose) vs the unfused graph a TF1 program writes
 (softmax(q k^T * scale + causal mask) v as matmul, multiply, tf.where, softmax, matmul).
 
 For each T (S = T): the median time of a step computing o and dq, dk, dv (tf.gradients of

@@ -1,7 +1,7 @@
 /*!
  * \file rewrite_attention_guards.cc
- * \brief The guards and attribute functions of the attention rules (src/ops/attention/
- * attention_rules.cc): that q, k, v have the shapes fused attention takes, that a constant is
+ * \brief The guards and attribute functions of the attention rules
+ * (rewrite_attention_rules.cc): that q, k, v have the shapes fused attention takes, that a constant is
  * TensorFlow's causal mask (matrix_band_part(ones([T, S]), -1, 0) with the lower triangle moved
  * by S - T) or an additive fill that is 0 on it and one value off it, and which value that is.
  *

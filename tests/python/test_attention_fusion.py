@@ -1,6 +1,6 @@
 """Attention as a TF1 program writes it (tf.matmul(q, k, transpose_b=True) * scale, a causal mask
 from tf.matrix_band_part by multiply/add or tf.where, tf.nn.softmax, tf.matmul) and its
-tf.gradients: the rule set "attention" (src/ops/attention/attention_rules.cc) turns the block into
+tf.gradients: the rule set "attention" (src/passes/rewrite_attention_rules.cc) turns the block into
 fused_attention, fused_attention_grad and _fused_attention_dv. Every rule of the set fires in one of
 these programs, and each fused run equals the same program with the rule set left out within 1e-5;
 programs that only look like attention (softmax over another axis, a mask that is not causal, a

@@ -1,8 +1,8 @@
 /*!
- * \file attention_rules.cc
+ * \file rewrite_attention_rules.cc
  * \brief The rule set "attention": softmax(q k^T * scale [+ causal mask]) v as a TF1 program
  * writes it, and the gradient tf.gradients builds for it, become fused_attention and
- * fused_attention_grad (attention.cc), so unchanged programs get the fused kernel.
+ * fused_attention_grad (src/ops/attention/attention.cc), so unchanged programs get the fused kernel.
  *
  * The pattern, per form of the mask (s = tf.matmul(q, k, transpose_b=True) * scale, a
  * multiply_scalar; mask = tf.matrix_band_part(tf.ones([T, S]), -1, 0), a constant after folding;
@@ -21,7 +21,7 @@
  * Tag rounding: the fused kernel equals the pattern up to rounding (sums in another order, exp
  * of a tile's scores, q * scale before the dot product instead of after) wherever the pattern's
  * masked exp is exactly 0 in float32, which it is for a fill of -1e9 and scores below ~1e8 in
- * magnitude: the tiled kernel runs only where it proves that (attention.cc), and special values
+ * magnitude: the tiled kernel runs only where it proves that (src/ops/attention/attention_cpu.cc), and special values
  * (NaN, Inf in q, k, v or do) take the dense path, which computes the pattern's formulas over all
  * keys, masked ones included, so they propagate as in the unfused graph. On by default.
  *
@@ -34,7 +34,7 @@
 #include "ir/rewrite.h"
 
 namespace ir {
-namespace op {
+namespace rewrite {
 namespace {
 
 /*! \brief One form of the mask: the scores' pattern around S, the gradient's around D, attributes and guards. */
@@ -102,10 +102,10 @@ std::string AttentionRules() {
 }
 
 int registered_attention_rules __attribute__((unused)) = [] {
-  rewrite::RegisterRuleText("attention", AttentionRules(), "src/ops/attention/attention_rules.cc");
+  RegisterRuleText("attention", AttentionRules(), "src/passes/rewrite_attention_rules.cc");
   return 0;
 }();
 
 }  // namespace
-}  // namespace op
+}  // namespace rewrite
 }  // namespace ir
