@@ -24,6 +24,7 @@
 #include "ir/op_attr_types.h"
 #include "ir/pass.h"
 #include "ir/rewrite.h"
+#include "passes/merge_subsumed.h"
 
 namespace ir {
 namespace rewrite {
@@ -539,6 +540,12 @@ std::vector<std::string> StringsAttr(const Graph& g, const std::string& key) {
 
 Graph SimplifyPass(Graph src) {
   SimplifyResult result = SimplifyEntries(src, SimplifyOptionsFromGraph(src));
+  // Last, the nodes another node computes too (ir/subsume.h), once rewrites have made them siblings.
+  std::vector<std::string> merges;
+  result.outputs = MergeSubsumed(result.outputs, &merges);
+  for (const std::string& m : merges) result.fired.push_back("subsumed @ " + m);  // the session's rewrites list
+  auto merged = StringsAttr(src, "simplify.merged");
+  merged.insert(merged.end(), merges.begin(), merges.end());
   auto fired = StringsAttr(src, "simplify.fired");
   fired.insert(fired.end(), result.fired.begin(), result.fired.end());
   auto explained = StringsAttr(src, "simplify.explained");
@@ -548,6 +555,7 @@ Graph SimplifyPass(Graph src) {
   CarryInputAttrs(src, &out);
   out.SetAttr("simplify.fired", fired);
   out.SetAttr("simplify.explained", explained);
+  out.SetAttr("simplify.merged", merged);
   return Infer(std::move(out));
 }
 
@@ -563,10 +571,12 @@ SimplifyResult SimplifyEntries(const Graph& graph, const SimplifyOptions& option
 IR_REGISTER_PASS(Simplify)
     .describe(
         "Merges equal subexpressions and applies the rewrite rules (exact, rounding and stabilizing by default, "
-        "nsz and fast_math on request) to a fixed point; records each rewrite in simplify.fired.")
+        "nsz and fast_math on request) to a fixed point; records each rewrite in simplify.fired. Last, a node "
+        "another node computes too (FSubsumedBy, ir/subsume.h) becomes that node's output (simplify.merged).")
     .set_body(rewrite::SimplifyPass)
     .set_change_graph(true)
     .provide_graph_attr("simplify.fired")
+    .provide_graph_attr("simplify.merged")
     .provide_graph_attr("shape")
     .provide_graph_attr("dtype");
 

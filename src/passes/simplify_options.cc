@@ -57,5 +57,10 @@ IR_REGISTER_GRAPH_ATTR("simplify.fired")
 IR_REGISTER_GRAPH_ATTR("simplify.explained")
     .describe("Why the rules named in simplify.explain did not fire: \"rule @ node: reason\".")
     .set_type<std::vector<std::string>>();
+IR_REGISTER_GRAPH_ATTR("simplify.merged")
+    .describe(
+        "Nodes Simplify's last step made an output of a sibling (FSubsumedBy, ir/subsume.h): \"node into "
+        "sibling\"; simplify.fired lists them too, as \"subsumed @ node into sibling\".")
+    .set_type<std::vector<std::string>>();
 
 }  // namespace ir

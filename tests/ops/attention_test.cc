@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "ir/op.h"
 #include "ir/op_attr_types.h"
+#include "ir/pass.h"
 #include "ops/nn_test_util.h"
 #include "ops/op_harness.h"
 #include "test_util.h"
@@ -376,6 +378,62 @@ TEST(FusedAttentionTest, FGradientBuildsTheGradOp) {
   }
   EXPECT_EQ(grads[0].node->attrs.dict.at("causal"), "true");
   EXPECT_ERROR(Op::GetAttr<FGradient>("FGradient")[node->op()](node, {w, w}), "gradient through output 1 (lse)");
+}
+
+/*! \brief The nodes of `g` whose op is `op`. */
+std::vector<const Node*> NodesOf(const Graph& g, const std::string& op) {
+  std::vector<const Node*> found;
+  const IndexedGraph& idx = g.indexed_graph();
+  for (uint32_t nid = 0; nid < idx.num_nodes(); ++nid) {
+    if (!idx[nid].source->is_variable() && idx[nid].source->op()->name == op) found.push_back(idx[nid].source);
+  }
+  return found;
+}
+
+// Simplify's FSubsumedBy step: _fused_attention_dv(do, q, k) beside the rules' fused_attention_grad
+// (with_dv=false) over the same do, q, k and attributes becomes its dv (with_dv=true), values unchanged;
+// other attributes, other inputs, or a grad that depends on the dv node stay apart.
+TEST(FusedAttentionTest, SimplifyMergesDvIntoTheGrad) {
+  Case c;
+  c.causal = true;
+  std::map<std::string, NDArray> feeds{{"q", RandomArray(Shape{2, 40, 8}, DType::kFloat32, 60, -2, 2)},
+                                       {"k", RandomArray(Shape{2, 40, 8}, DType::kFloat32, 61, -2, 2)},
+                                       {"v", RandomArray(Shape{2, 40, 4}, DType::kFloat32, 62)},
+                                       {"g", RandomArray(Shape{2, 40, 4}, DType::kFloat32, 63)}};
+  NodeEntry q = Var("q"), k = Var("k"), v = Var("v"), g = Var("g");
+  Attrs without = c.ToAttrs();
+  without["with_dv"] = "false";
+  auto build = [&](const Attrs& dv_attrs, NodeEntry dv_q, bool grad_reads_dv) {
+    NodeEntry o = Apply("fused_attention", "att", {q, k, v}, c.ToAttrs());
+    NodeEntry lse{o.node, 1};
+    NodeEntry dv = Apply("_fused_attention_dv", "dv", {g, dv_q, k}, dv_attrs);
+    // A grad that reads dv (through v) must not take dv's place: that would be a cycle.
+    NodeEntry v_in = grad_reads_dv ? Apply("add", "v_plus_dv", {v, dv}) : v;
+    NodePtr grad = Node::Create(Op::Get("fused_attention_grad"), "grad", without, {g, q, k, v_in, o, lse});
+    return std::vector<NodeEntry>{NodeEntry{grad, 0}, NodeEntry{grad, 1}, dv};
+  };
+  // Merged: two attention kernels (forward, backward with dv), the same values as unmerged.
+  std::vector<NodeEntry> outs = build(c.ToAttrs(), q, false);
+  Graph plain = InferFromFeeds(outs, feeds);
+  Graph merged = ApplyPass(plain, "Simplify");
+  EXPECT_TRUE(NodesOf(merged, "_fused_attention_dv").empty());
+  std::vector<const Node*> grads = NodesOf(merged, "fused_attention_grad");
+  ASSERT_EQ(grads.size(), 1u);
+  EXPECT_EQ(grads[0]->attrs.dict.at("with_dv"), "true");
+  EXPECT_EQ(merged.GetAttr<std::vector<std::string>>("simplify.merged"), std::vector<std::string>{"dv into grad"});
+  std::vector<NDArray> want = EvalGraphWithKernels(plain, feeds), got = EvalGraphWithKernels(merged, feeds);
+  ASSERT_EQ(got.size(), 3u);
+  for (int i = 0; i < 3; ++i) ExpectNear(got[i], Values(want[i]), 1e-6, 1e-5);
+  // Not merged: another scale, another q, a grad reading dv.
+  Attrs other_scale = c.ToAttrs();
+  other_scale["scale"] = "0.25";
+  NodeEntry q2 = Apply("negative", "q2", {q});
+  for (const auto& outputs :
+       {build(other_scale, q, false), build(c.ToAttrs(), q2, false), build(c.ToAttrs(), q, true)}) {
+    Graph kept = ApplyPass(InferFromFeeds(outputs, feeds), "Simplify");
+    EXPECT_EQ(NodesOf(kept, "_fused_attention_dv").size(), 1u);
+    EXPECT_TRUE(kept.GetAttr<std::vector<std::string>>("simplify.merged").empty());
+  }
 }
 
 /*! \brief Elementwise: both NaN, or equal (infinities), or within tol. */

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/subsume.h"
 #include "ops/attention/attention.h"
 
 namespace ir {
@@ -164,6 +165,29 @@ std::vector<NodeEntry> ForwardGradient(const NodePtr& n, const std::vector<NodeE
   return {NodeEntry{grad.node, 0}, NodeEntry{grad.node, 1}, NodeEntry{grad.node, 2}};
 }
 
+/*!
+ * \brief _fused_attention_dv(do, q, k) is fused_attention_grad(do, q, k, v, o, lse).2 with the same
+ * scale and mask: the attention rules build both, and the backward then computes dv in the pass over
+ * the key tiles that gives dq and dk (with_dv=true) instead of recomputing the probabilities again.
+ */
+bool DvSubsumedBy(const Node& self, const Node& sibling, NodeAttrs* widened, uint32_t* output) {
+  static const Op* grad_op = Op::Get("fused_attention_grad");
+  if (sibling.op() != grad_op || sibling.inputs.size() != 6 || self.inputs.size() != 3) return false;
+  for (size_t i = 0; i < 3; ++i) {
+    if (self.inputs[i] != sibling.inputs[i]) return false;
+  }
+  const AttentionParam& a = dmlc::get<AttentionParam>(self.attrs.parsed);
+  const AttentionParam& b = dmlc::get<AttentionParam>(sibling.attrs.parsed);
+  if (a.scale != b.scale || a.causal != b.causal || a.mask_form != b.mask_form || a.mask_value != b.mask_value) {
+    return false;
+  }
+  *widened = sibling.attrs;
+  widened->dict["with_dv"] = "true";
+  ParseAttention(widened);
+  *output = 2;
+  return true;
+}
+
 }  // namespace
 
 Problem MakeProblem(const NodeAttrs& attrs, const Shape& q, const Shape& v) {
@@ -238,6 +262,7 @@ IR_REGISTER_OP(_fused_attention_dv)
     .set_attr<FInferType>("FInferType", AttentionType)
     .set_attr<FCompute>("FCompute", DvCompute)
     .set_attr<FDeviceKernel>("FDeviceKernel", DvDevice)
+    .set_attr<FSubsumedBy>("FSubsumedBy", DvSubsumedBy)
     .set_attr<TOpPattern>("TOpPattern", kOpaque);
 
 }  // namespace attention
