@@ -20,6 +20,9 @@
 namespace ir {
 namespace op {
 namespace attention {
+// Internal linkage, as in one file: attention_cpu.cc is the only includer, and the kernels' helpers
+// (called once, most of them) are inlined as static functions are.
+namespace {
 
 constexpr int64_t kTileQ = 32;
 constexpr int64_t kTileK = 64;
@@ -249,14 +252,89 @@ typedef float Floats16 __attribute__((vector_size(64)));
     std::memcpy((p) + 48, &v##3, sizeof(Floats16)); \
   } while (0)
 
+/*! \brief 8 floats as one vector (one AVX register). */
+typedef float Floats8 __attribute__((vector_size(32)));
+
+/*!
+ * \brief MicroGemm's float product where vectors are 8 floats wide (AVX2, and the baseline): four
+ * rows of 16 columns at a time in 8 accumulators, which with the two b vectors and a broadcast fit
+ * AVX's 16 registers (the 4 x 64 block of the AVX-512 kernel needs 32 of them: it spilled, and was
+ * 8x slower than this on an AVX2 machine). The same sums in the same order as the wide kernel.
+ */
+inline void MicroGemmNarrow(int64_t rows, int64_t depth, const float* a, int64_t ars, int64_t aks, const float* b,
+                            int64_t ldb, float* c, int64_t ldc, int64_t width) {
+  simd::Dispatch(
+      [](int64_t rows, int64_t depth, const float* a, int64_t ars, int64_t aks, const float* b, int64_t ldb, float* c,
+         int64_t ldc, int64_t width) IR_SIMD_BODY {
+        constexpr int64_t kW = 16;
+        for (int64_t j0 = 0; j0 < width; j0 += kW) {
+          const int64_t w = std::min(kW, width - j0);
+          int64_t r = 0;
+          if (w == kW) {
+            for (; r + 4 <= rows; r += 4) {
+              float* cr = c + r * ldc + j0;
+              Floats8 c00, c01, c10, c11, c20, c21, c30, c31;
+              std::memcpy(&c00, cr, sizeof(Floats8));
+              std::memcpy(&c01, cr + 8, sizeof(Floats8));
+              std::memcpy(&c10, cr + ldc, sizeof(Floats8));
+              std::memcpy(&c11, cr + ldc + 8, sizeof(Floats8));
+              std::memcpy(&c20, cr + 2 * ldc, sizeof(Floats8));
+              std::memcpy(&c21, cr + 2 * ldc + 8, sizeof(Floats8));
+              std::memcpy(&c30, cr + 3 * ldc, sizeof(Floats8));
+              std::memcpy(&c31, cr + 3 * ldc + 8, sizeof(Floats8));
+              const float* ar = a + r * ars;
+              for (int64_t k = 0; k < depth; ++k) {
+                const float* br = b + k * ldb + j0;
+                Floats8 b0, b1;
+                std::memcpy(&b0, br, sizeof(b0));
+                std::memcpy(&b1, br + 8, sizeof(b1));
+                const float a0 = ar[k * aks], a1 = ar[ars + k * aks], a2 = ar[2 * ars + k * aks],
+                            a3 = ar[3 * ars + k * aks];
+                c00 += b0 * a0;
+                c01 += b1 * a0;
+                c10 += b0 * a1;
+                c11 += b1 * a1;
+                c20 += b0 * a2;
+                c21 += b1 * a2;
+                c30 += b0 * a3;
+                c31 += b1 * a3;
+              }
+              std::memcpy(cr, &c00, sizeof(Floats8));
+              std::memcpy(cr + 8, &c01, sizeof(Floats8));
+              std::memcpy(cr + ldc, &c10, sizeof(Floats8));
+              std::memcpy(cr + ldc + 8, &c11, sizeof(Floats8));
+              std::memcpy(cr + 2 * ldc, &c20, sizeof(Floats8));
+              std::memcpy(cr + 2 * ldc + 8, &c21, sizeof(Floats8));
+              std::memcpy(cr + 3 * ldc, &c30, sizeof(Floats8));
+              std::memcpy(cr + 3 * ldc + 8, &c31, sizeof(Floats8));
+            }
+          }
+          for (; r < rows; ++r) {
+            float* cr = c + r * ldc + j0;
+            for (int64_t k = 0; k < depth; ++k) {
+              const float ak = a[r * ars + k * aks];
+              const float* br = b + k * ldb + j0;
+#pragma omp simd
+              for (int64_t j = 0; j < w; ++j) cr[j] += ak * br[j];
+            }
+          }
+        }
+      },
+      rows, depth, a, ars, aks, b, ldb, c, ldc, width);
+}
+
 /*!
  * \brief c[r * ldc + j] += sum_k a[r * ars + k * aks] * b[k * ldb + j] for r < rows, j < width: the
  * micro-kernel of every product of the tiled kernels. Four rows of 64 columns at a time are kept
- * in vector registers (AVX-512: 16 of them), each b row loaded once for the four.
+ * in vector registers (AVX-512: 16 of them), each b row loaded once for the four; float on a CPU
+ * without AVX-512 (or capped below it, IR_MAX_CPU_ISA) takes MicroGemmNarrow's 4 x 16 blocks.
  */
 template <typename T>
 void MicroGemm(int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c,
                int64_t ldc, int64_t width) {
+  if constexpr (std::is_same<T, float>::value) {
+    if (MaxCpuIsa() != CpuIsa::kAvx512) return MicroGemmNarrow(rows, depth, a, ars, aks, b, ldb, c, ldc, width);
+  }
   simd::Dispatch(
       [](int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks, const T* b, int64_t ldb, T* c, int64_t ldc,
          int64_t width) IR_SIMD_BODY {
@@ -354,6 +432,7 @@ void MicroGemm(int64_t rows, int64_t depth, const T* a, int64_t ars, int64_t aks
       rows, depth, a, ars, aks, b, ldb, c, ldc, width);
 }
 
+}  // namespace
 }  // namespace attention
 }  // namespace op
 }  // namespace ir
