@@ -133,7 +133,8 @@ def run_config(step_builder, fusion, fmax, steps):
                 losses.append(float(out[0]))
         stats = sess.stats()
         row = {"kernels": stats["kernels_launched"], "plan_bytes": stats["bytes_allocated"],
-               "lower_bound_bytes": stats["memory_lower_bound_bytes"], "first_ms": times[0],
+               "lower_bound_bytes": stats["memory_lower_bound_bytes"],
+               "no_reuse_bytes": stats["bytes_without_reuse"], "first_ms": times[0],
                "ms_per_step": float(np.median(times[1:])) if steps else None, "losses": losses}
         row.update(fusion_report(sess.last_graph()))
     return row
