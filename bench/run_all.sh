@@ -18,6 +18,8 @@ echo "== lazy arrays: recording cost, training steps (cold, cache hit, 1,000 ste
 "$build/bin/ir-lazy-bench" --json "$out/lazy.json" | tee "$out/lazy.txt"
 echo "== F_max sweep on LeNet training and the Adam update; cold/warm bind =="
 TINYFLOW_LIB="$build/lib/libir.so" $py bench/lenet_fmax_bench.py --json "$out/lenet_fmax.json"
+echo "== F_max sweep on the Transformer (small preset) training step; cold/warm/cached optimization =="
+TINYFLOW_LIB="$build/lib/libir.so" $py bench/fmax_sweep.py --model transformer --preset small --json "$out/fmax_transformer.json"
 echo "== rewrite rules: op nodes and step times, rules off vs on =="
 $py bench/rules_bench.py --build "$build" | tee "$out/rules_bench.txt"
 if $py -c "import torch" 2>/dev/null; then
