@@ -5,7 +5,7 @@
  * uses read that output of S widened instead, so one kernel computes both.
  *
  * Safe when S does not depend on N (else N's users would come before S: a cycle), N waits on
- * nothing (a control dependency would be lost) and neither is stateful or mutates an input. The
+ * nothing (a control dependency would be lost) and neither OpActs (stateful, mutating, raising). The
  * graph's op nodes are copied (the caller's nodes may be shared with other graphs); variables are
  * kept, so the graph's inputs stay the same nodes.
  */
@@ -23,14 +23,8 @@ namespace ir {
 namespace rewrite {
 namespace {
 
-/*! \brief A node that neither mutates an input nor is stateful (only those may merge). */
-bool Pure(const Node& node) {
-  static const auto* mutates = Op::FindAttr<FMutateInputs>("FMutateInputs");
-  static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
-  if (node.is_variable()) return false;
-  if (mutates != nullptr && mutates->count(node.op())) return false;
-  return stateful == nullptr || !stateful->get(node.op(), false);
-}
+/*! \brief An op node that only computes its outputs (OpActs: the nodes Simplify may touch). */
+bool Pure(const Node& node) { return !node.is_variable() && !OpActs(node); }
 
 /*! \brief Whether node `to` is reachable from `from` along inputs and control dependencies (from == to counts). */
 bool DependsOn(const IndexedGraph& idx, uint32_t from, uint32_t to) {
@@ -66,6 +60,12 @@ std::vector<NodeEntry> MergeSubsumed(const std::vector<NodeEntry>& outputs, std:
   if (subsumed_by == nullptr) return outputs;
   Graph graph(outputs);
   const IndexedGraph& idx = graph.indexed_graph();
+  // Simplify runs this on every graph: most have no node to merge, and need no readers map.
+  bool any = false;
+  for (uint32_t nid = 0; nid < idx.num_nodes() && !any; ++nid) {
+    any = !idx[nid].source->is_variable() && subsumed_by->count(idx[nid].source->op());
+  }
+  if (!any) return outputs;
   // Readers of each entry, to find siblings: the op nodes reading a node's first input.
   std::unordered_map<uint64_t, std::vector<uint32_t>> readers;
   auto key = [](const IndexedGraph::Entry& e) { return (uint64_t{e.node_id} << 32) | e.index; };

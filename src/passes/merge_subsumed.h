@@ -15,6 +15,13 @@ namespace ir {
 namespace rewrite {
 
 /*!
+ * \brief Whether `n`'s op does more than compute its outputs: stateful, mutating an input, or raising
+ * for some values (a check, TF's Assert). Simplify neither merges nor rewrites such nodes, nor
+ * MergeSubsumed (simplify.cc).
+ */
+bool OpActs(const Node& n);
+
+/*!
  * \brief The graph of `outputs` with every subsumed node replaced (ir/subsume.h): its op nodes
  * copied (variables kept), `outputs` unchanged when nothing merges. Each merge is recorded in
  * `merged` as "<node> into <sibling>".

@@ -28,6 +28,15 @@
 
 namespace ir {
 namespace rewrite {
+
+bool OpActs(const Node& n) {
+  static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
+  static const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
+  static const auto* raises = Op::FindAttr<TMayRaise>("TMayRaise");
+  return (stateful != nullptr && stateful->get(n.op(), false)) || (mutate != nullptr && mutate->count(n.op())) ||
+         (raises != nullptr && raises->get(n.op(), false));
+}
+
 namespace {
 
 constexpr int kMaxRounds = 16;
@@ -249,15 +258,6 @@ class Simplifier {
    */
   /*! \brief Stateful, mutating, raising for some values (a check, TF's Assert), or with bodies. */
   static bool HasOwnEffect(const Node& n) { return !n.is_variable() && (OpActs(n) || !n.attrs.subgraphs.empty()); }
-
-  /*! \brief Whether `n`'s op does more than compute its outputs (stateful, mutating, may raise). */
-  static bool OpActs(const Node& n) {
-    static const auto* stateful = Op::FindAttr<TIsStateful>("TIsStateful");
-    static const auto* mutate = Op::FindAttr<FMutateInputs>("FMutateInputs");
-    static const auto* raises = Op::FindAttr<TMayRaise>("TMayRaise");
-    return (stateful != nullptr && stateful->get(n.op(), false)) || (mutate != nullptr && mutate->count(n.op())) ||
-           (raises != nullptr && raises->get(n.op(), false));
-  }
 
   void MarkEffects(const IndexedGraph& idx) {
     effects_.assign(idx.num_nodes(), false);
