@@ -258,7 +258,8 @@ class Rewriter {
       if (rules != by_root_->end()) {
         for (const IndexedRule& ir : rules->second) {
           Bindings b;
-          if (Match(ir.rule->pattern, id, *terms_, &b)) out.emplace_back(Instantiate(ir.rule->replacement, b, terms_), &ir);
+          if (Match(ir.rule->pattern, id, *terms_, &b))
+            out.emplace_back(Instantiate(ir.rule->replacement, b, terms_), &ir);
         }
       }
       for (size_t i = 0; i < node.args.size(); ++i) {
