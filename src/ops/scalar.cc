@@ -7,6 +7,8 @@
  * registers what the scalar form adds. The scalar is converted to x's dtype, and must be
  * representable in it exactly when x is an integer or bool tensor.
  */
+#include <cstdlib>
+
 #include "ops/binary_functors.h"
 #include "ops/simd.h"
 
@@ -28,7 +30,21 @@ using binary::GradBuilder;
 using binary::GradInputs;
 using binary::Term;
 
-double ScalarOf(const NodeAttrs& attrs) { return dmlc::get<ScalarParam>(attrs.parsed).scalar; }
+/*!
+ * \brief The scalar, correctly rounded from the attribute's text: dmlc's parser is not (it reads
+ * "0.17677669529663687", 1/sqrt(32), one ulp high), and a gradient that wrote that value back as text
+ * would no longer equal the forward's scalar, so rules binding both to one attribute (fused
+ * attention's scale) would not match.
+ */
+double ScalarOf(const NodeAttrs& attrs) {
+  auto text = attrs.dict.find("scalar");
+  if (text != attrs.dict.end()) {
+    char* end = nullptr;
+    double value = std::strtod(text->second.c_str(), &end);
+    if (end != text->second.c_str() && *end == '\0') return value;
+  }
+  return dmlc::get<ScalarParam>(attrs.parsed).scalar;
+}
 
 /*! \brief Throws naming the node when `scalar` would change on conversion to `dtype`. */
 void CheckScalarFits(const NodeAttrs& attrs, DType dtype) {

@@ -36,15 +36,15 @@ def feeds_for(q, k, v, w, seed=0):
     return {x: rng.randn(*x.shape.as_list()).astype(np.float32) for x in (q, k, v, w)}
 
 
-def build(mask_scores, t=T, axis=-1, dims=(B, H)):
-    """o = softmax(mask(q k^T / sqrt(D)), axis) v and tf.gradients of sum(o * w) wrt q, k, v."""
+def build(mask_scores, t=T, axis=-1, dims=(B, H), depth=D):
+    """o = softmax(mask(q k^T / sqrt(depth)), axis) v and tf.gradients of sum(o * w) wrt q, k, v."""
     tf.reset_default_graph()
-    shape = list(dims) + [t, D]
+    shape = list(dims) + [t, depth]
     q = tf.placeholder(tf.float32, shape, name="q")
     k = tf.placeholder(tf.float32, shape, name="k")
     v = tf.placeholder(tf.float32, shape, name="v")
     w = tf.placeholder(tf.float32, shape, name="w")
-    s = tf.matmul(q, k, transpose_b=True) * (1.0 / np.sqrt(D))
+    s = tf.matmul(q, k, transpose_b=True) * (1.0 / np.sqrt(depth))
     o = tf.matmul(tf.nn.softmax(mask_scores(s, t), axis=axis), v)
     grads = tf.gradients(tf.reduce_sum(o * w), [q, k, v])
     return [o] + grads, feeds_for(q, k, v, w)
@@ -84,6 +84,18 @@ def test_attention_block_and_gradients_are_fused(form):
     # [B, H, T, T] scores or probabilities.
     assert merged["ops"] == {"fused_attention": 1, "fused_attention_grad": 1}
     assert "softmax" in plain["ops"] and merged["bytes"] < plain["bytes"] / 4
+
+
+@pytest.mark.parametrize("depth", [24, 32, 40])
+def test_scales_with_long_decimals_fuse_the_gradient_too(depth):
+    """1/sqrt(32) = 0.17677669529663687 has 17 digits: the gradient's multiply_scalar must carry the
+    forward's scale exactly (it once came back one ulp off, from dmlc's parser, and dq/dk stayed unfused)."""
+    fetches, feeds = build(FORMS["multiply"][0], depth=depth)
+    unfused, _ = run(fetches, feeds, fused=False)
+    fused, fired = run(fetches, feeds, fused=True)
+    stem = FORMS["multiply"][1]
+    assert fired == sorted([stem, stem + "_dk", stem + "_dq", stem + "_dv"])
+    expect_equal(fused, unfused)
 
 
 def test_forward_alone_is_fused():
