@@ -115,13 +115,19 @@ class Terms {
     return id;
   }
 
-  int Intern(const Term& t) {
+  /*! \brief `t`'s root as a node, without its arguments. */
+  static Node Root(const Term& t) {
     Node n;
     n.kind = t.kind;
     n.name = t.name;
     n.literal = t.literal;
     n.output = t.output;
     n.attrs = t.attrs;
+    return n;
+  }
+
+  int Intern(const Term& t) {
+    Node n = Root(t);
     for (const Term& a : t.args) n.args.push_back(Intern(a));
     return Intern(std::move(n));
   }
@@ -221,12 +227,7 @@ int Instantiate(const Term& r, const Bindings& b, Terms* terms) {
     auto bound = b.vars.find(r.name);
     if (bound != b.vars.end()) return bound->second;
   }
-  Terms::Node n;
-  n.kind = r.kind;
-  n.name = r.name;
-  n.literal = r.literal;
-  n.output = r.output;
-  n.attrs = r.attrs;
+  Terms::Node n = Terms::Root(r);
   for (auto& kv : n.attrs) {
     auto bound = b.attrs.find(kv.second);
     if (bound != b.attrs.end()) kv.second = bound->second;
