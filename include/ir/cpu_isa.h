@@ -8,7 +8,7 @@
 
 namespace ir {
 
-/*! \brief Instruction-set levels, lowest first: x86-64's baseline (SSE2), AVX2, AVX-512 (F). */
+/*! \brief Instruction-set levels, lowest first: x86-64's baseline (SSE2), AVX2 with FMA, AVX-512 (F). */
 enum class CpuIsa : int { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
 
 /*!

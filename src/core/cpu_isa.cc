@@ -18,7 +18,8 @@ CpuIsa Detected() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return CpuIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2")) return CpuIsa::kAvx2;
+  // The AVX2 copies (src/ops/simd.h) are compiled with FMA.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
 #endif
   return CpuIsa::kBaseline;
 }

@@ -106,9 +106,13 @@ template <typename Body, typename... Args>
 __attribute__((target("avx512f"))) auto RunAvx512(const Body& body, Args&&... args) {
   return body(std::forward<Args>(args)...);
 }
-/*! \brief `body(args...)` compiled for AVX2. */
+/*!
+ * \brief `body(args...)` compiled for AVX2 with FMA (every AVX2 CPU has it; MaxCpuIsa checks): a * b + c
+ * contracts into one fused multiply-add as the AVX-512 copy's does, so both copies round alike and the
+ * products run at twice the rate (without it, GCC emitted vmulps + vaddps).
+ */
 template <typename Body, typename... Args>
-__attribute__((target("avx2"))) auto RunAvx2(const Body& body, Args&&... args) {
+__attribute__((target("avx2,fma"))) auto RunAvx2(const Body& body, Args&&... args) {
   return body(std::forward<Args>(args)...);
 }
 #endif
