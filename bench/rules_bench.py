@@ -100,7 +100,7 @@ def binary_graph_def(path):
         return length_delimited_field(data, 2)
     if path.endswith((".txt", ".pbtxt")):
         proto_dir = os.path.join(bu.REPO, "frontends", "tensorflow", "proto")
-        return subprocess.run(["protoc", "--encode=tensorflow.GraphDef", "-I", proto_dir, "graph.proto"],
+        return subprocess.run(["protoc", "--encode=ir.tfproto.GraphDef", "-I", proto_dir, "ir_tf_graph.proto"],
                               input=data, stdout=subprocess.PIPE, check=True).stdout
     return data
 

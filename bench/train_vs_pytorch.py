@@ -14,8 +14,9 @@ fused/unfused and fused/PyTorch -- the latter only against a fair PyTorch peer (
 The byte-level language models of tinyflow_demo/models (--models transformer,mlstm) run Adam on
 --lm-batch windows of --preset's sequence length (no dropout, gradients clipped to norm 1), PyTorch's
 twin (bench/lm_torch_peer.py) starting from tinyflow's initial weights (the first losses must agree);
-each framework runs in its own process (tinyflow and Debian's torch abort in one: both register a
-tensor_shape.proto with libprotobuf), which also gives each its own peak RSS (VmHWM).
+each framework runs in its own process, which gives each its own peak RSS (VmHWM). (Until the
+frontend's protos were renamed ir_tf_*.proto, package ir.tfproto, tinyflow and Debian's torch aborted
+in one process: torch loads OpenCV's dnn module, which registers its own tensor_shape.proto.)
 """
 import argparse
 import json

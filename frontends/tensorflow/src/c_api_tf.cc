@@ -13,8 +13,8 @@
 #include "ir_tf/checkpoint.h"
 #include "ir_tf/export.h"
 #include "ir_tf/summary.h"
+#include "ir_tf_types.pb.h"
 #include "tf_types.h"
-#include "types.pb.h"
 
 namespace ir {
 namespace capi {
@@ -73,15 +73,14 @@ BundleTensor ToBundleTensor(const std::string& name, const NDArray& array, int t
     t.bytes.assign(static_cast<const char*>(host.data()), host.nbytes());
     return t;
   }
-  IR_CHECK(
-      natural == tensorflow::DT_INT32 &&
-      (t.tf_dtype == tensorflow::DT_INT8 || t.tf_dtype == tensorflow::DT_INT16 || t.tf_dtype == tensorflow::DT_UINT8))
+  IR_CHECK(natural == tfproto::DT_INT32 &&
+           (t.tf_dtype == tfproto::DT_INT8 || t.tf_dtype == tfproto::DT_INT16 || t.tf_dtype == tfproto::DT_UINT8))
       << "tensor '" << name << "': a " << DTypeName(array.dtype()) << " array cannot be stored as "
       << TFTypeName(t.tf_dtype);
   std::vector<int32_t> values = host.ToVector<int32_t>();
-  if (t.tf_dtype == tensorflow::DT_INT8) t.bytes = Narrow<int8_t>(values, name, t.tf_dtype);
-  if (t.tf_dtype == tensorflow::DT_INT16) t.bytes = Narrow<int16_t>(values, name, t.tf_dtype);
-  if (t.tf_dtype == tensorflow::DT_UINT8) t.bytes = Narrow<uint8_t>(values, name, t.tf_dtype);
+  if (t.tf_dtype == tfproto::DT_INT8) t.bytes = Narrow<int8_t>(values, name, t.tf_dtype);
+  if (t.tf_dtype == tfproto::DT_INT16) t.bytes = Narrow<int16_t>(values, name, t.tf_dtype);
+  if (t.tf_dtype == tfproto::DT_UINT8) t.bytes = Narrow<uint8_t>(values, name, t.tf_dtype);
   return t;
 }
 

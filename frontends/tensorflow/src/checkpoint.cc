@@ -13,10 +13,10 @@
 #include <cstdio>
 
 #include "file_util.h"
+#include "ir_tf_tensor.pb.h"
+#include "ir_tf_tensor_bundle.pb.h"
 #include "proto_parse.h"
 #include "snappy.h"
-#include "tensor.pb.h"
-#include "tensor_bundle.pb.h"
 #include "tensor_decode.h"
 #include "tf_types.h"
 
@@ -155,7 +155,7 @@ void CheckEntrySize(const BundleTensorInfo& info) {
 }
 
 /*! \brief TensorFlow's CheckVersions for bundles: this reader is consumer version 1 (kTensorBundleVersion). */
-void CheckVersion(const tensorflow::VersionDef& version, const std::string& path) {
+void CheckVersion(const tfproto::VersionDef& version, const std::string& path) {
   constexpr int kConsumer = 1;
   IR_CHECK(version.producer() >= 0) << "'" << path << "': checkpoint producer version " << version.producer()
                                     << " below min producer 0";
@@ -213,16 +213,16 @@ CheckpointReader::CheckpointReader(const std::string& prefix) : prefix_(prefix) 
   std::map<std::string, std::string> table = ReadTable(ReadFile(path), path);
   auto header_it = table.find("");
   IR_CHECK(header_it != table.end()) << "'" << path << "' has no bundle header: not a checkpoint V2 index";
-  tensorflow::BundleHeaderProto header;
+  tfproto::BundleHeaderProto header;
   IR_CHECK(ParseBinary(header_it->second, &header)) << "'" << path << "': malformed bundle header";
-  IR_CHECK(header.endianness() == tensorflow::BundleHeaderProto::LITTLE)
+  IR_CHECK(header.endianness() == tfproto::BundleHeaderProto::LITTLE)
       << "'" << path << "': big-endian bundles are not supported";
   CheckVersion(header.version(), path);
   num_shards_ = header.num_shards();
   IR_CHECK(num_shards_ >= 1) << "'" << path << "': the header declares " << num_shards_ << " shards";
   for (const auto& kv : table) {
     if (kv.first.empty()) continue;
-    tensorflow::BundleEntryProto entry;
+    tfproto::BundleEntryProto entry;
     IR_CHECK(ParseBinary(kv.second, &entry)) << "'" << path << "': malformed entry for '" << kv.first << "'";
     BundleTensorInfo info;
     info.key = kv.first;
@@ -267,8 +267,8 @@ NDArray CheckpointReader::Read(const std::string& key) const {
   const BundleTensorInfo& info = tensors_.at(key);
   IR_CHECK(IsNumeric(key)) << "checkpoint tensor '" << key << "' has dtype " << TFTypeName(info.tf_dtype)
                            << ", which does not load as an array";
-  tensorflow::TensorProto proto;
-  proto.set_dtype(static_cast<tensorflow::DataType>(info.tf_dtype));
+  tfproto::TensorProto proto;
+  proto.set_dtype(static_cast<tfproto::DataType>(info.tf_dtype));
   for (int64_t d : info.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
   try {
     CheckEntrySize(info);
@@ -414,7 +414,7 @@ void WriteCheckpoint(const std::string& prefix, const std::vector<BundleTensor>&
         << "checkpoint '" << prefix << "': tensor '" << t.key << "' is given twice";
   }
   std::map<std::string, std::string> table;
-  tensorflow::BundleHeaderProto header;
+  tfproto::BundleHeaderProto header;
   header.set_num_shards(1);
   header.mutable_version()->set_producer(1);
   table[""] = header.SerializeAsString();
@@ -429,9 +429,9 @@ void WriteCheckpoint(const std::string& prefix, const std::vector<BundleTensor>&
     } catch (const Error& err) {
       throw Error(StrCat("checkpoint '", prefix, "': tensor '", t.key, "': ", err.what()));
     }
-    tensorflow::BundleEntryProto entry;
-    entry.set_dtype(static_cast<tensorflow::DataType>(t.tf_dtype));
-    tensorflow::TensorShapeProto* shape = entry.mutable_shape();  // present even for scalars, as TF writes it
+    tfproto::BundleEntryProto entry;
+    entry.set_dtype(static_cast<tfproto::DataType>(t.tf_dtype));
+    tfproto::TensorShapeProto* shape = entry.mutable_shape();  // present even for scalars, as TF writes it
     for (int64_t d : t.shape) shape->add_dim()->set_size(d);
     entry.set_offset(info.offset);
     entry.set_size(info.size);

@@ -4,7 +4,7 @@
  * that only forward values or order work (Identity, NoOp, TF1's Print...).
  */
 #include "converter.h"
-#include "tensor.pb.h"
+#include "ir_tf_tensor.pb.h"
 #include "tensor_decode.h"
 #include "tf_types.h"
 
@@ -23,8 +23,8 @@ std::map<std::string, std::string> InputHints(const char* kind, const Shape& sha
 }
 
 Outputs ConvertConst(ImportContext& ctx) {
-  const tensorflow::AttrValue& value = ctx.Attr("value");
-  IR_CHECK(value.value_case() == tensorflow::AttrValue::kTensor) << "attribute 'value' is not a tensor";
+  const tfproto::AttrValue& value = ctx.Attr("value");
+  IR_CHECK(value.value_case() == tfproto::AttrValue::kTensor) << "attribute 'value' is not a tensor";
   if (ctx.HasAttr("dtype")) {
     IR_CHECK(ctx.Attr("dtype").type() == value.tensor().dtype())
         << "attribute 'dtype' is " << TFTypeName(ctx.Attr("dtype").type()) << " but the tensor holds "
@@ -57,7 +57,7 @@ DType FedType(const ImportContext& ctx) {
 /*! \brief A fed tensor becomes a placeholder of the fed shape (which must fit the declared one). */
 Outputs ConvertFed(ImportContext& ctx) {
   Shape shape = ctx.FedShape();
-  if (ctx.HasAttr("shape") && ctx.Attr("shape").value_case() == tensorflow::AttrValue::kShape) {
+  if (ctx.HasAttr("shape") && ctx.Attr("shape").value_case() == tfproto::AttrValue::kShape) {
     Shape declared = PlaceholderShape(ctx), merged;
     IR_CHECK(Shape::Merge(declared, shape, &merged))
         << "fed shape " << shape << " does not match the placeholder's shape " << declared;

@@ -58,9 +58,9 @@ std::shared_ptr<const Subgraph> ImportBody(ImportContext& ctx, int k, size_t off
   spec.max_const_bytes = ctx.max_const_bytes();
   for (size_t i = 0; i < def.params.size(); ++i) {
     int tf_type = ToTFType(ctx.InputType(offset + i));
-    for (tensorflow::NodeDef& n : def.nodes) {
+    for (tfproto::NodeDef& n : def.nodes) {
       if (n.name() == def.params[i] && tf_type != 0) {
-        (*n.mutable_attr())["dtype"].set_type(static_cast<tensorflow::DataType>(tf_type));
+        (*n.mutable_attr())["dtype"].set_type(static_cast<tfproto::DataType>(tf_type));
       }
     }
     Shape shape = i >= shaped_from ? ctx.InputShape(offset + i) : Shape();

@@ -80,15 +80,15 @@ std::string ParamName(const std::string& prefix, size_t i) { return StrCat(prefi
  * \brief The nodes a body import starts from: one `__param__` per argument and a call of `fn`
  * on them named `prefix`, with the call inlined (body nodes `prefix/n`, results IdentityN `prefix`).
  */
-std::vector<tensorflow::NodeDef> BodyNodes(const FunctionScope& scope, const std::string& prefix,
-                                           const tensorflow::NameAttrList& fn, const ArgSpec& args) {
-  std::vector<tensorflow::NodeDef> nodes;
-  tensorflow::NodeDef call;
+std::vector<tfproto::NodeDef> BodyNodes(const FunctionScope& scope, const std::string& prefix,
+                                        const tfproto::NameAttrList& fn, const ArgSpec& args) {
+  std::vector<tfproto::NodeDef> nodes;
+  tfproto::NodeDef call;
   call.set_name(prefix);
   call.set_op("PartitionedCall");
   *(*call.mutable_attr())["f"].mutable_func() = fn;
   for (size_t i = 0; i < args.shapes.size(); ++i) {
-    tensorflow::NodeDef param;
+    tfproto::NodeDef param;
     param.set_name(ParamName(prefix, i));
     param.set_op(kParamOp);
     for (const auto& kv : ParamHints(args.shapes[i], args.dtypes[i]))
@@ -133,7 +133,7 @@ void CheckNoArgumentWrites(const Subgraph& body, const std::string& what) {
  * attribute it came from), with params shaped and typed as `args`.
  * \param num_results set to the function's number of results.
  */
-BodyPtr ImportBody(ImportContext& ctx, const std::string& role, const tensorflow::NameAttrList& fn, const ArgSpec& args,
+BodyPtr ImportBody(ImportContext& ctx, const std::string& role, const tfproto::NameAttrList& fn, const ArgSpec& args,
                    size_t* num_results) {
   const std::shared_ptr<FunctionScope>& scope = ctx.spec().functions;
   IR_CHECK(scope != nullptr) << "no function library to take '" << role << "' from";
@@ -141,14 +141,14 @@ BodyPtr ImportBody(ImportContext& ctx, const std::string& role, const tensorflow
   auto found = scope->functions.find(fn.name());
   IR_CHECK(found != scope->functions.end())
       << "attribute '" << role << "' names function '" << fn.name() << "', which the graph's library does not define";
-  const tensorflow::OpDef& sig = found->second->signature();
+  const tfproto::OpDef& sig = found->second->signature();
   std::string what = StrCat(role, " function '", fn.name(), "'");
   IR_CHECK(static_cast<size_t>(sig.input_arg_size()) == args.shapes.size())
       << what << " takes " << sig.input_arg_size() << " argument(s), but the node passes " << args.shapes.size();
   IR_CHECK(sig.output_arg_size() > 0) << what << " returns nothing";
   BodyFrame frame(scope.get(), fn.name());
   std::string prefix = StrCat(ctx.name(), "/", role);
-  std::vector<tensorflow::NodeDef> nodes = BodyNodes(*scope, prefix, fn, args);
+  std::vector<tfproto::NodeDef> nodes = BodyNodes(*scope, prefix, fn, args);
   scope->nodes += nodes.size();
   IR_CHECK(scope->nodes <= kMaxBodyNodes)
       << "control-flow bodies have more than " << kMaxBodyNodes << " nodes in all (at " << what << ")";
@@ -170,17 +170,17 @@ BodyPtr ImportBody(ImportContext& ctx, const std::string& role, const tensorflow
   return body;
 }
 
-const tensorflow::NameAttrList& FunctionAttr(const ImportContext& ctx, const std::string& key) {
-  const tensorflow::AttrValue& value = ctx.Attr(key);
-  IR_CHECK(value.value_case() == tensorflow::AttrValue::kFunc) << "attribute '" << key << "' is not a function";
+const tfproto::NameAttrList& FunctionAttr(const ImportContext& ctx, const std::string& key) {
+  const tfproto::AttrValue& value = ctx.Attr(key);
+  IR_CHECK(value.value_case() == tfproto::AttrValue::kFunc) << "attribute '" << key << "' is not a function";
   return value.func();
 }
 
 /*! \brief Throws unless the type-list attribute `key`, when present, has `count` entries. */
 void ExpectTypeList(const ImportContext& ctx, const std::string& key, size_t count) {
   if (!ctx.HasAttr(key)) return;
-  const tensorflow::AttrValue& value = ctx.Attr(key);
-  IR_CHECK(value.value_case() == tensorflow::AttrValue::kList) << "attribute '" << key << "' is not a list";
+  const tfproto::AttrValue& value = ctx.Attr(key);
+  IR_CHECK(value.value_case() == tfproto::AttrValue::kList) << "attribute '" << key << "' is not a list";
   IR_CHECK(static_cast<size_t>(value.list().type_size()) == count)
       << "attribute '" << key << "' lists " << value.list().type_size() << " type(s) for " << count << " value(s)";
 }
@@ -227,8 +227,8 @@ BodyPtr WithIndexParam(const BodyPtr& body, const std::string& name) {
 Outputs ConvertCase(ImportContext& ctx) {
   IR_CHECK(ctx.num_inputs() >= 1) << "needs a branch_index input";
   ExpectTypeList(ctx, "Tin", ctx.num_inputs() - 1);
-  const tensorflow::AttrValue& list = ctx.Attr("branches");
-  IR_CHECK(list.value_case() == tensorflow::AttrValue::kList && list.list().func_size() > 0)
+  const tfproto::AttrValue& list = ctx.Attr("branches");
+  IR_CHECK(list.value_case() == tfproto::AttrValue::kList && list.list().func_size() > 0)
       << "attribute 'branches' must list at least one function";
   ArgSpec args = ArgsOf(ctx, 1);
   int n = list.list().func_size();
@@ -272,8 +272,8 @@ std::string InvariantsText(const std::vector<Shape>& shapes) {
 }
 
 /*! \brief Whether loop variable `i` has TF type `type` (T attribute). */
-bool LoopVarIs(const ImportContext& ctx, size_t i, tensorflow::DataType type) {
-  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return false;
+bool LoopVarIs(const ImportContext& ctx, size_t i, tfproto::DataType type) {
+  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tfproto::AttrValue::kList) return false;
   const auto& types = ctx.Attr("T").list().type();
   return static_cast<int>(i) < types.size() && types[static_cast<int>(i)] == type;
 }
@@ -288,9 +288,8 @@ bool LoopVarIs(const ImportContext& ctx, size_t i, tensorflow::DataType type) {
 std::vector<Shape> LoopShapes(const ImportContext& ctx, const std::vector<Shape>& entering,
                               std::map<std::string, std::string>* attrs) {
   bool declared = ctx.HasAttr("output_shapes");
-  const tensorflow::AttrValue* value = declared ? &ctx.Attr("output_shapes") : nullptr;
-  IR_CHECK(!declared || value->value_case() == tensorflow::AttrValue::kList)
-      << "attribute 'output_shapes' is not a list";
+  const tfproto::AttrValue* value = declared ? &ctx.Attr("output_shapes") : nullptr;
+  IR_CHECK(!declared || value->value_case() == tfproto::AttrValue::kList) << "attribute 'output_shapes' is not a list";
   declared = declared && value->list().shape_size() > 0;
   IR_CHECK(!declared || static_cast<size_t>(value->list().shape_size()) == entering.size())
       << "attribute 'output_shapes' lists " << value->list().shape_size() << " shape(s) for " << entering.size()
@@ -300,10 +299,10 @@ std::vector<Shape> LoopShapes(const ImportContext& ctx, const std::vector<Shape>
   std::vector<Shape> shapes;
   bool all_ranked = true, lists = false;
   for (size_t i = 0; i < entering.size(); ++i) {
-    if (LoopVarIs(ctx, i, tensorflow::DT_VARIANT)) {  // a TensorList: our tensor array
+    if (LoopVarIs(ctx, i, tfproto::DT_VARIANT)) {  // a TensorList: our tensor array
       shapes.push_back(ListLoopShape(entering[i], resizes));
       lists = true;
-    } else if (LoopVarIs(ctx, i, tensorflow::DT_RESOURCE)) {  // a variable's value, passed through
+    } else if (LoopVarIs(ctx, i, tfproto::DT_RESOURCE)) {  // a variable's value, passed through
       shapes.push_back(entering[i]);
     } else if (declared) {
       shapes.push_back(ToShape(value->list().shape(static_cast<int>(i))));
@@ -355,10 +354,10 @@ void RankEnteringLists(ImportContext& ctx, std::vector<NodeEntry>* inputs, ArgSp
  */
 std::vector<size_t> ResourceLoopVars(const ImportContext& ctx) {
   std::vector<size_t> resources;
-  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tensorflow::AttrValue::kList) return resources;
+  if (!ctx.HasAttr("T") || ctx.Attr("T").value_case() != tfproto::AttrValue::kList) return resources;
   const auto& types = ctx.Attr("T").list().type();
   for (int i = 0; i < types.size(); ++i) {
-    if (types[i] != tensorflow::DT_RESOURCE) continue;
+    if (types[i] != tfproto::DT_RESOURCE) continue;
     try {
       ctx.VariableInput(static_cast<size_t>(i));
     } catch (const Error& err) {

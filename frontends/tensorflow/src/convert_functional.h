@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "function_library.h"
-#include "graph.pb.h"
+#include "ir_tf_graph.pb.h"
 
 namespace ir {
 namespace tf {
@@ -23,14 +23,14 @@ namespace tf {
  * would otherwise grow exponentially).
  */
 struct FunctionScope {
-  explicit FunctionScope(tensorflow::FunctionDefLibrary lib)
+  explicit FunctionScope(tfproto::FunctionDefLibrary lib)
       : library(std::move(lib)), functions(LibraryFunctions(library)) {}
   FunctionScope(const FunctionScope&) = delete;
   FunctionScope& operator=(const FunctionScope&) = delete;
 
-  tensorflow::FunctionDefLibrary library;
+  tfproto::FunctionDefLibrary library;
   /*! \brief The library's functions by name (pointing into `library`). */
-  std::map<std::string, const tensorflow::FunctionDef*> functions;
+  std::map<std::string, const tfproto::FunctionDef*> functions;
   /*! \brief Functions whose bodies are being imported, outermost first. */
   std::vector<std::string> stack;
   /*! \brief Nodes of every body imported so far. */

@@ -312,7 +312,7 @@ Outputs ConvertSplit(ImportContext& ctx) {
 }
 
 /*! \brief Ops that change a list's size, so a loop over it must let its size vary. */
-bool ResizesLists(const tensorflow::NodeDef& node) {
+bool ResizesLists(const tfproto::NodeDef& node) {
   static const std::set<std::string> ops = {"TensorListPushBack", "TensorListPopBack", "TensorListResize",
                                             "TensorListPushBackBatch", "TensorListConcatLists"};
   if (ops.count(node.op())) return true;
@@ -359,7 +359,7 @@ bool MayResizeLists(const FunctionScope& scope, const std::string& fn) {
     todo.pop_back();
     auto found = scope.functions.find(name);
     if (!seen.insert(name).second || found == scope.functions.end()) continue;
-    for (const tensorflow::NodeDef& node : found->second->node_def()) {
+    for (const tfproto::NodeDef& node : found->second->node_def()) {
       if (ResizesLists(node)) return true;
       if (scope.functions.count(node.op())) todo.push_back(node.op());
       for (const auto& kv : node.attr()) {

@@ -23,7 +23,7 @@ Exporter::Exporter(const Graph& graph)
   for (uint32_t nid = 0; nid < idx_.num_nodes(); ++nid) names_.insert(idx_[nid].source->attrs.name);
 }
 
-tensorflow::GraphDef Exporter::Run(const std::map<std::string, Writer>& writers) {
+tfproto::GraphDef Exporter::Run(const std::map<std::string, Writer>& writers) {
   for (nid_ = 0; nid_ < idx_.num_nodes(); ++nid_) {
     const Node& n = node();
     if (n.is_variable()) {
@@ -56,9 +56,9 @@ std::string Exporter::In(size_t i) const {
   return e.index == 0 ? name : StrCat(name, ":", e.index);
 }
 
-tensorflow::NodeDef* Exporter::Emit(const std::string& op, const std::vector<std::string>& inputs,
-                                    const std::string& role) {
-  tensorflow::NodeDef* def = def_.add_node();
+tfproto::NodeDef* Exporter::Emit(const std::string& op, const std::vector<std::string>& inputs,
+                                 const std::string& role) {
+  tfproto::NodeDef* def = def_.add_node();
   def->set_name(role.empty() ? node().attrs.name : Fresh(node().attrs.name + "/" + role));
   def->set_op(op);
   for (const std::string& in : inputs) def->add_input(in);
@@ -67,10 +67,10 @@ tensorflow::NodeDef* Exporter::Emit(const std::string& op, const std::vector<std
 
 std::string Exporter::Const(const std::string& role, const NDArray& value) {
   NDArray host = value.CopyTo(Device::CPU());
-  tensorflow::NodeDef* def = Emit("Const", {}, role);
+  tfproto::NodeDef* def = Emit("Const", {}, role);
   SetType(def, "dtype", host.dtype());
-  tensorflow::TensorProto* tensor = (*def->mutable_attr())["value"].mutable_tensor();
-  tensor->set_dtype(static_cast<tensorflow::DataType>(TFTypeOf(host.dtype())));
+  tfproto::TensorProto* tensor = (*def->mutable_attr())["value"].mutable_tensor();
+  tensor->set_dtype(static_cast<tfproto::DataType>(TFTypeOf(host.dtype())));
   for (int64_t d : host.shape().dims()) tensor->mutable_tensor_shape()->add_dim()->set_size(d);
   tensor->set_tensor_content(std::string(static_cast<const char*>(host.data()), host.nbytes()));
   return def->name();
@@ -131,7 +131,7 @@ void Exporter::WriteVariable() {
   auto kind = dict.find("__kind__");
   auto shape = dict.find("__shape__");
   bool variable = kind != dict.end() && kind->second == "variable";
-  tensorflow::NodeDef* def = Emit(variable ? "VariableV2" : "Placeholder", {});
+  tfproto::NodeDef* def = Emit(variable ? "VariableV2" : "Placeholder", {});
   SetType(def, "dtype", OutType());
   SetShape(def, "shape", shape != dict.end() ? Shape::Parse(shape->second) : OutShape());
   if (variable) {
@@ -141,7 +141,7 @@ void Exporter::WriteVariable() {
 }
 
 std::string ExportGraphDef(const Graph& graph, bool as_text) {
-  tensorflow::GraphDef def = Exporter(graph).Run(Writers());
+  tfproto::GraphDef def = Exporter(graph).Run(Writers());
   std::string out;
   if (as_text) {
     IR_CHECK(google::protobuf::TextFormat::PrintToString(def, &out)) << "cannot print the GraphDef as text";

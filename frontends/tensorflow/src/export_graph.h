@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "graph.pb.h"
 #include "ir/constant.h"
 #include "ir/op.h"
 #include "ir/pass.h"
+#include "ir_tf_graph.pb.h"
 #include "tf_types.h"
 
 namespace ir {
@@ -38,24 +38,24 @@ inline std::vector<int64_t> Ints(const std::string& text) {
 
 inline bool Truthy(const std::string& text) { return text == "1" || text == "true" || text == "True"; }
 
-inline void SetType(tensorflow::NodeDef* def, const std::string& key, DType dtype) {
-  (*def->mutable_attr())[key].set_type(static_cast<tensorflow::DataType>(TFTypeOf(dtype)));
+inline void SetType(tfproto::NodeDef* def, const std::string& key, DType dtype) {
+  (*def->mutable_attr())[key].set_type(static_cast<tfproto::DataType>(TFTypeOf(dtype)));
 }
-inline void SetInt(tensorflow::NodeDef* def, const std::string& key, int64_t value) {
+inline void SetInt(tfproto::NodeDef* def, const std::string& key, int64_t value) {
   (*def->mutable_attr())[key].set_i(value);
 }
-inline void SetBool(tensorflow::NodeDef* def, const std::string& key, bool value) {
+inline void SetBool(tfproto::NodeDef* def, const std::string& key, bool value) {
   (*def->mutable_attr())[key].set_b(value);
 }
-inline void SetString(tensorflow::NodeDef* def, const std::string& key, const std::string& value) {
+inline void SetString(tfproto::NodeDef* def, const std::string& key, const std::string& value) {
   (*def->mutable_attr())[key].set_s(value);
 }
-inline void SetInts(tensorflow::NodeDef* def, const std::string& key, const std::vector<int64_t>& values) {
+inline void SetInts(tfproto::NodeDef* def, const std::string& key, const std::vector<int64_t>& values) {
   auto* list = (*def->mutable_attr())[key].mutable_list();
   for (int64_t v : values) list->add_i(v);
 }
-inline void SetShape(tensorflow::NodeDef* def, const std::string& key, const Shape& shape) {
-  tensorflow::TensorShapeProto* proto = (*def->mutable_attr())[key].mutable_shape();
+inline void SetShape(tfproto::NodeDef* def, const std::string& key, const Shape& shape) {
+  tfproto::TensorShapeProto* proto = (*def->mutable_attr())[key].mutable_shape();
   if (!shape.rank_known()) {
     proto->set_unknown_rank(true);
     return;
@@ -73,11 +73,11 @@ class Exporter {
   /*! \brief Infers the graph's shapes and dtypes (the attributes TensorFlow's nodes need). */
   explicit Exporter(const Graph& graph);
   /*! \brief The GraphDef of every node, in topological order, through `writers`. */
-  tensorflow::GraphDef Run(const std::map<std::string, Writer>& writers);
+  tfproto::GraphDef Run(const std::map<std::string, Writer>& writers);
 
   const Node& node() const { return *idx_[nid_].source; }
   /*! \brief The TensorFlow node written last. */
-  tensorflow::NodeDef* Last() { return def_.mutable_node(def_.node_size() - 1); }
+  tfproto::NodeDef* Last() { return def_.mutable_node(def_.node_size() - 1); }
   /*! \brief The node's attribute `key` (an error naming the node when it is not set). */
   const std::string& Attr(const std::string& key) const;
   std::string AttrOr(const std::string& key, const std::string& fallback) const;
@@ -91,8 +91,7 @@ class Exporter {
   Shape OutShape(uint32_t j = 0) const { return shapes_[idx_.entry_id(nid_, j)]; }
 
   /*! \brief A node of TensorFlow op `op` named as ours (role empty: the node's result) or "<node>/<role>". */
-  tensorflow::NodeDef* Emit(const std::string& op, const std::vector<std::string>& inputs,
-                            const std::string& role = "");
+  tfproto::NodeDef* Emit(const std::string& op, const std::vector<std::string>& inputs, const std::string& role = "");
   /*! \brief A Const node "<node>/<role>" holding `value`; returns its name. */
   std::string Const(const std::string& role, const NDArray& value);
   /*! \brief An int32 vector (or scalar) Const. */
@@ -113,7 +112,7 @@ class Exporter {
   ShapeVector shapes_;
   DTypeVector dtypes_;
   uint32_t nid_ = 0;
-  tensorflow::GraphDef def_;
+  tfproto::GraphDef def_;
   std::set<std::string> names_;
 };
 

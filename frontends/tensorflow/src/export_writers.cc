@@ -18,7 +18,7 @@ Writer Plain(const std::string& op, int typed = 0) {
   return [op, typed](Exporter& ex) {
     std::vector<std::string> inputs;
     for (size_t i = 0; i < ex.num_inputs(); ++i) inputs.push_back(ex.In(i));
-    tensorflow::NodeDef* def = ex.Emit(op, inputs);
+    tfproto::NodeDef* def = ex.Emit(op, inputs);
     if (typed >= 0) SetType(def, "T", ex.InType(static_cast<size_t>(typed)));
   };
 }
@@ -27,7 +27,7 @@ Writer Plain(const std::string& op, int typed = 0) {
 Writer WithScalar(const std::string& op, bool reversed, bool typed = true) {
   return [op, reversed, typed](Exporter& ex) {
     std::string c = ex.ScalarConst("scalar", std::stod(ex.Attr("scalar")), ex.InType(0));
-    tensorflow::NodeDef* def =
+    tfproto::NodeDef* def =
         ex.Emit(op, reversed ? std::vector<std::string>{c, ex.In(0)} : std::vector<std::string>{ex.In(0), c});
     if (typed) SetType(def, "T", ex.InType(0));
   };
@@ -45,7 +45,7 @@ Writer Divide(bool scalar, bool reversed) {
 Writer Reduce(const std::string& op) {
   return [op](Exporter& ex) {
     std::string axes = ex.IntsConst("reduction_indices", ex.Axes());
-    tensorflow::NodeDef* def = ex.Emit(op, {ex.In(0), axes});
+    tfproto::NodeDef* def = ex.Emit(op, {ex.In(0), axes});
     SetType(def, "T", ex.InType(0));
     SetType(def, "Tidx", DType::kInt32);
     SetBool(def, "keep_dims", Truthy(ex.AttrOr("keepdims", "0")));
@@ -57,7 +57,7 @@ Writer WithIntsInput(const std::string& op, const std::string& attr, const std::
                      const std::string& index_key, bool scalar = false) {
   return [=](Exporter& ex) {
     std::string c = ex.IntsConst(role, Ints(ex.Attr(attr)), scalar);
-    tensorflow::NodeDef* def = ex.Emit(op, {ex.In(0), c});
+    tfproto::NodeDef* def = ex.Emit(op, {ex.In(0), c});
     SetType(def, "T", ex.InType(0));
     SetType(def, index_key, DType::kInt32);
   };
@@ -69,7 +69,7 @@ Writer Filled(double value) {
     DType dtype = ex.OutType();
     std::string dims = ex.IntsConst("dims", Ints(ex.Attr("shape")));
     std::string v = ex.ScalarConst("value", std::isnan(value) ? std::stod(ex.Attr("value")) : value, dtype);
-    tensorflow::NodeDef* def = ex.Emit("Fill", {dims, v});
+    tfproto::NodeDef* def = ex.Emit("Fill", {dims, v});
     SetType(def, "T", dtype);
     SetType(def, "index_type", DType::kInt32);
   };
@@ -80,7 +80,7 @@ Writer Random(const std::string& op, const std::string& scale_key, const std::st
   return [=](Exporter& ex) {
     DType dtype = ex.OutType();
     std::string dims = ex.IntsConst("shape", Ints(ex.Attr("shape")));
-    tensorflow::NodeDef* draw = ex.Emit(op, {dims}, "standard");
+    tfproto::NodeDef* draw = ex.Emit(op, {dims}, "standard");
     SetType(draw, "dtype", dtype);
     SetType(draw, "T", DType::kInt32);
     SetInt(draw, "seed", 0);
@@ -88,9 +88,9 @@ Writer Random(const std::string& op, const std::string& scale_key, const std::st
     double shift = std::stod(ex.AttrOr(shift_key, "0"));
     double scale = std::stod(ex.AttrOr(scale_key, "1"));
     if (op == "RandomUniform") scale -= shift;  // scale_key is maxval: [min, max) = min + (max - min) u
-    tensorflow::NodeDef* scaled = ex.Emit("Mul", {draw->name(), ex.ScalarConst("scale", scale, dtype)}, "scaled");
+    tfproto::NodeDef* scaled = ex.Emit("Mul", {draw->name(), ex.ScalarConst("scale", scale, dtype)}, "scaled");
     SetType(scaled, "T", dtype);
-    tensorflow::NodeDef* out = ex.Emit("Add", {scaled->name(), ex.ScalarConst("shift", shift, dtype)});
+    tfproto::NodeDef* out = ex.Emit("Add", {scaled->name(), ex.ScalarConst("shift", shift, dtype)});
     SetType(out, "T", dtype);
   };
 }
@@ -105,7 +105,7 @@ void WriteMatmul(Exporter& ex) {
   bool a = Truthy(ex.AttrOr("transpose_a", "0")), b = Truthy(ex.AttrOr("transpose_b", "0"));
   bool plain = ex.InShape(0).rank_known() && ex.InShape(0).ndim() == 2 && ex.InShape(1).rank_known() &&
                ex.InShape(1).ndim() == 2;
-  tensorflow::NodeDef* def = ex.Emit(plain ? "MatMul" : "BatchMatMulV2", {ex.In(0), ex.In(1)});
+  tfproto::NodeDef* def = ex.Emit(plain ? "MatMul" : "BatchMatMulV2", {ex.In(0), ex.In(1)});
   SetType(def, "T", ex.InType(0));
   SetBool(def, plain ? "transpose_a" : "adj_x", a);
   SetBool(def, plain ? "transpose_b" : "adj_y", b);
@@ -120,7 +120,7 @@ void WriteSoftmax(Exporter& ex, const std::string& op) {
 }
 
 void WriteCast(Exporter& ex) {
-  tensorflow::NodeDef* def = ex.Emit("Cast", {ex.In(0)});
+  tfproto::NodeDef* def = ex.Emit("Cast", {ex.In(0)});
   SetType(def, "SrcT", ex.InType(0));
   SetType(def, "DstT", ex.OutType());
   SetBool(def, "Truncate", false);
@@ -130,7 +130,7 @@ void WriteConcat(Exporter& ex) {
   std::vector<std::string> inputs;
   for (size_t i = 0; i < ex.num_inputs(); ++i) inputs.push_back(ex.In(i));
   inputs.push_back(ex.IntsConst("axis", {std::stoll(ex.Attr("axis"))}, true));
-  tensorflow::NodeDef* def = ex.Emit("ConcatV2", inputs);
+  tfproto::NodeDef* def = ex.Emit("ConcatV2", inputs);
   SetInt(def, "N", static_cast<int64_t>(ex.num_inputs()));
   SetType(def, "T", ex.InType(0));
   SetType(def, "Tidx", DType::kInt32);
@@ -138,7 +138,7 @@ void WriteConcat(Exporter& ex) {
 
 void WriteArgReduce(Exporter& ex, const std::string& op) {
   IR_CHECK(!Truthy(ex.AttrOr("keepdims", "0"))) << NodeDesc(ex.node().attrs) << ": " << op << " keeps no dimension";
-  tensorflow::NodeDef* def = ex.Emit(op, {ex.In(0), ex.IntsConst("dimension", {std::stoll(ex.Attr("axis"))}, true)});
+  tfproto::NodeDef* def = ex.Emit(op, {ex.In(0), ex.IntsConst("dimension", {std::stoll(ex.Attr("axis"))}, true)});
   SetType(def, "T", ex.InType(0));
   SetType(def, "Tidx", DType::kInt32);
   SetType(def, "output_type", DType::kInt64);
@@ -147,7 +147,7 @@ void WriteArgReduce(Exporter& ex, const std::string& op) {
 /*! \brief assign / assign_add / assign_sub: the TF1 ref ops on the variable (input 0). */
 Writer Update(const std::string& op) {
   return [op](Exporter& ex) {
-    tensorflow::NodeDef* def = ex.Emit(op, {ex.In(0), ex.In(1)});
+    tfproto::NodeDef* def = ex.Emit(op, {ex.In(0), ex.In(1)});
     SetType(def, "T", ex.InType(1));
     SetBool(def, "use_locking", false);
     if (op == "Assign") SetBool(def, "validate_shape", true);
@@ -173,7 +173,7 @@ Writer Windowed(const std::string& op) {
     std::string padding = ex.AttrOr("padding", "VALID");
     IR_CHECK((padding == "SAME" || padding == "VALID") && Ints(ex.AttrOr("pads", "()")).empty())
         << NodeDesc(ex.node().attrs) << ": only SAME and VALID padding are written";
-    tensorflow::NodeDef* def = op == "Conv2D" ? ex.Emit(op, {ex.In(0), ex.In(1)}) : ex.Emit(op, {ex.In(0)});
+    tfproto::NodeDef* def = op == "Conv2D" ? ex.Emit(op, {ex.In(0), ex.In(1)}) : ex.Emit(op, {ex.In(0)});
     SetType(def, "T", ex.InType(0));
     SetInts(def, "strides", four(Ints(ex.AttrOr("strides", "(1,1)"))));
     if (op != "Conv2D") SetInts(def, "ksize", four(Ints(ex.Attr("ksize"))));
@@ -187,7 +187,7 @@ Writer Windowed(const std::string& op) {
 void WriteStridedSlice(Exporter& ex) {
   std::vector<int64_t> begin = Ints(ex.AttrOr("begin", "()")), strides = Ints(ex.AttrOr("strides", "()"));
   if (strides.empty()) strides.assign(begin.size(), 1);
-  tensorflow::NodeDef* def =
+  tfproto::NodeDef* def =
       ex.Emit("StridedSlice", {ex.In(0), ex.IntsConst("begin", begin),
                                ex.IntsConst("end", Ints(ex.AttrOr("end", "()"))), ex.IntsConst("strides", strides)});
   SetType(def, "T", ex.InType(0));
@@ -198,7 +198,7 @@ void WriteStridedSlice(Exporter& ex) {
 }
 
 void WriteSlice(Exporter& ex) {
-  tensorflow::NodeDef* def = ex.Emit(
+  tfproto::NodeDef* def = ex.Emit(
       "Slice", {ex.In(0), ex.IntsConst("begin", Ints(ex.Attr("begin"))), ex.IntsConst("size", Ints(ex.Attr("size")))});
   SetType(def, "T", ex.InType(0));
   SetType(def, "Index", DType::kInt32);
@@ -206,7 +206,7 @@ void WriteSlice(Exporter& ex) {
 
 void WriteGather(Exporter& ex) {
   std::string axis = ex.IntsConst("axis", {std::stoll(ex.AttrOr("axis", "0"))}, true);
-  tensorflow::NodeDef* def = ex.Emit("GatherV2", {ex.In(0), ex.In(1), axis});
+  tfproto::NodeDef* def = ex.Emit("GatherV2", {ex.In(0), ex.In(1), axis});
   SetType(def, "Tparams", ex.InType(0));
   SetType(def, "Tindices", ex.InType(1));
   SetType(def, "Taxis", DType::kInt32);
@@ -218,7 +218,7 @@ void WriteOneHot(Exporter& ex) {
   std::string depth = ex.IntsConst("depth", {std::stoll(ex.Attr("depth"))}, true);
   std::string on = ex.ScalarConst("on_value", std::stod(ex.AttrOr("on_value", "1")), dtype);
   std::string off = ex.ScalarConst("off_value", std::stod(ex.AttrOr("off_value", "0")), dtype);
-  tensorflow::NodeDef* def = ex.Emit("OneHot", {ex.In(0), depth, on, off});
+  tfproto::NodeDef* def = ex.Emit("OneHot", {ex.In(0), depth, on, off});
   SetType(def, "T", dtype);
   SetType(def, "TI", ex.InType(0));
   SetInt(def, "axis", std::stoll(ex.AttrOr("axis", "-1")));
@@ -231,7 +231,7 @@ void WritePad(Exporter& ex) {
   std::string paddings =
       ex.Const("paddings", NDArray::FromVector<int32_t>(Shape{static_cast<int64_t>(pads.size() / 2), 2}, narrow));
   std::string value = ex.ScalarConst("constant_values", std::stod(ex.AttrOr("constant_value", "0")), ex.InType(0));
-  tensorflow::NodeDef* def = ex.Emit("PadV2", {ex.In(0), paddings, value});
+  tfproto::NodeDef* def = ex.Emit("PadV2", {ex.In(0), paddings, value});
   SetType(def, "T", ex.InType(0));
   SetType(def, "Tpaddings", DType::kInt32);
 }
@@ -241,8 +241,8 @@ void WriteSplit(Exporter& ex) {
   std::vector<int64_t> sizes = Ints(ex.AttrOr("sizes", "()"));
   std::string axis = ex.IntsConst("axis", {std::stoll(ex.AttrOr("axis", "0"))}, true);
   int64_t pieces = sizes.empty() ? std::stoll(ex.AttrOr("num_outputs", "1")) : static_cast<int64_t>(sizes.size());
-  tensorflow::NodeDef* def = sizes.empty() ? ex.Emit("Split", {axis, ex.In(0)})
-                                           : ex.Emit("SplitV", {ex.In(0), ex.IntsConst("size_splits", sizes), axis});
+  tfproto::NodeDef* def = sizes.empty() ? ex.Emit("Split", {axis, ex.In(0)})
+                                        : ex.Emit("SplitV", {ex.In(0), ex.IntsConst("size_splits", sizes), axis});
   SetType(def, "T", ex.InType(0));
   SetInt(def, "num_split", pieces);
   if (!sizes.empty()) SetType(def, "Tlen", DType::kInt32);
@@ -316,7 +316,7 @@ const std::map<std::string, Writer>& Writers() {
     w["add_n"] = [](Exporter& ex) {
       std::vector<std::string> inputs;
       for (size_t i = 0; i < ex.num_inputs(); ++i) inputs.push_back(ex.In(i));
-      tensorflow::NodeDef* def = ex.Emit("AddN", inputs);
+      tfproto::NodeDef* def = ex.Emit("AddN", inputs);
       SetInt(def, "N", static_cast<int64_t>(inputs.size()));
       SetType(def, "T", ex.InType(0));
     };
@@ -330,13 +330,13 @@ const std::map<std::string, Writer>& Writers() {
     w["tile"] = WithIntsInput("Tile", "reps", "multiples", "Tmultiples");
     w["expand_dims"] = WithIntsInput("ExpandDims", "axis", "dim", "Tdim", true);
     w["squeeze"] = [](Exporter& ex) {
-      tensorflow::NodeDef* def = ex.Emit("Squeeze", {ex.In(0)});
+      tfproto::NodeDef* def = ex.Emit("Squeeze", {ex.In(0)});
       SetType(def, "T", ex.InType(0));
       SetInts(def, "squeeze_dims", Ints(ex.AttrOr("axis", "()")));
     };
     for (const char* op : {"shape", "size"}) {
       w[op] = [op](Exporter& ex) {
-        tensorflow::NodeDef* def = ex.Emit(std::string(op) == "shape" ? "Shape" : "Size", {ex.In(0)});
+        tfproto::NodeDef* def = ex.Emit(std::string(op) == "shape" ? "Shape" : "Size", {ex.In(0)});
         SetType(def, "T", ex.InType(0));
         SetType(def, "out_type", ex.OutType());
       };

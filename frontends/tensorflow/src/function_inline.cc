@@ -15,8 +15,8 @@ namespace ir {
 namespace tf {
 namespace {
 
-using tensorflow::FunctionDef;
-using tensorflow::NodeDef;
+using tfproto::FunctionDef;
+using tfproto::NodeDef;
 
 constexpr int kMaxDepth = 32;
 constexpr size_t kMaxNodes = 1 << 18;
@@ -47,7 +47,7 @@ bool IsCallOp(const std::string& op) { return op == "PartitionedCall" || op == "
 
 class Inliner {
  public:
-  explicit Inliner(const tensorflow::FunctionDefLibrary& library) : functions_(LibraryFunctions(library)) {}
+  explicit Inliner(const tfproto::FunctionDefLibrary& library) : functions_(LibraryFunctions(library)) {}
 
   template <typename Nodes>
   std::vector<NodeDef> Run(const Nodes& nodes) {
@@ -180,11 +180,11 @@ void Inliner::Inline(const NodeDef& call, const FunctionDef& fn, int depth) {
 
 }  // namespace
 
-std::vector<NodeDef> InlineFunctions(const tensorflow::GraphDef& graph) {
+std::vector<NodeDef> InlineFunctions(const tfproto::GraphDef& graph) {
   return Inliner(graph.library()).Run(graph.node());
 }
 
-std::vector<NodeDef> InlineFunctions(const std::vector<NodeDef>& nodes, const tensorflow::FunctionDefLibrary& library) {
+std::vector<NodeDef> InlineFunctions(const std::vector<NodeDef>& nodes, const tfproto::FunctionDefLibrary& library) {
   return Inliner(library).Run(nodes);
 }
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "graph.pb.h"
+#include "ir_tf_graph.pb.h"
 
 namespace ir {
 namespace tf {
@@ -25,10 +25,10 @@ namespace tf {
  * \throws ir::Error for unknown functions, argument count mismatches, bad references or
  *         recursion deeper than 32 calls, naming the call and the function.
  */
-std::vector<tensorflow::NodeDef> InlineFunctions(const tensorflow::GraphDef& graph);
+std::vector<tfproto::NodeDef> InlineFunctions(const tfproto::GraphDef& graph);
 /*! \brief The same for `nodes` calling functions of `library` (a function body being imported). */
-std::vector<tensorflow::NodeDef> InlineFunctions(const std::vector<tensorflow::NodeDef>& nodes,
-                                                 const tensorflow::FunctionDefLibrary& library);
+std::vector<tfproto::NodeDef> InlineFunctions(const std::vector<tfproto::NodeDef>& nodes,
+                                              const tfproto::FunctionDefLibrary& library);
 
 }  // namespace tf
 }  // namespace ir

@@ -33,20 +33,19 @@ std::string DeterministicBytes(const google::protobuf::Message& message) {
  * unset function attrs dropped, body nodes by name with their control inputs sorted and their
  * internal attributes dropped; argument attributes are not compared.
  */
-std::string CanonicalBytes(tensorflow::FunctionDef fn) {
+std::string CanonicalBytes(tfproto::FunctionDef fn) {
   auto* sig_attrs = fn.mutable_signature()->mutable_attr();
-  std::sort(
-      sig_attrs->begin(), sig_attrs->end(),
-      [](const tensorflow::OpDef::AttrDef& a, const tensorflow::OpDef::AttrDef& b) { return a.name() < b.name(); });
+  std::sort(sig_attrs->begin(), sig_attrs->end(),
+            [](const tfproto::OpDef::AttrDef& a, const tfproto::OpDef::AttrDef& b) { return a.name() < b.name(); });
   for (auto it = fn.mutable_attr()->begin(); it != fn.mutable_attr()->end();) {
-    it = it->second.value_case() == tensorflow::AttrValue::VALUE_NOT_SET ? fn.mutable_attr()->erase(it) : ++it;
+    it = it->second.value_case() == tfproto::AttrValue::VALUE_NOT_SET ? fn.mutable_attr()->erase(it) : ++it;
   }
   fn.clear_arg_attr();
   fn.clear_resource_arg_unique_id();
   auto* nodes = fn.mutable_node_def();
   std::sort(nodes->begin(), nodes->end(),
-            [](const tensorflow::NodeDef& a, const tensorflow::NodeDef& b) { return a.name() < b.name(); });
-  for (tensorflow::NodeDef& node : *nodes) {
+            [](const tfproto::NodeDef& a, const tfproto::NodeDef& b) { return a.name() < b.name(); });
+  for (tfproto::NodeDef& node : *nodes) {
     auto* inputs = node.mutable_input();
     auto control = std::stable_partition(inputs->begin(), inputs->end(),
                                          [](const std::string& in) { return in.empty() || in[0] != '^'; });
@@ -59,9 +58,9 @@ std::string CanonicalBytes(tensorflow::FunctionDef fn) {
 }
 
 /*! \brief Gradient functions must not conflict either (TensorFlow's AddGradientDef). */
-void CheckGradients(const tensorflow::FunctionDefLibrary& library) {
+void CheckGradients(const tfproto::FunctionDefLibrary& library) {
   std::map<std::string, std::string> gradients;
-  for (const tensorflow::GradientDef& grad : library.gradient()) {
+  for (const tfproto::GradientDef& grad : library.gradient()) {
     auto added = gradients.emplace(grad.function_name(), grad.gradient_func());
     IR_CHECK(added.second || added.first->second == grad.gradient_func())
         << "Cannot assign gradient function '" << grad.gradient_func() << "' to '" << grad.function_name()
@@ -71,9 +70,9 @@ void CheckGradients(const tensorflow::FunctionDefLibrary& library) {
 
 }  // namespace
 
-std::map<std::string, const tensorflow::FunctionDef*> LibraryFunctions(const tensorflow::FunctionDefLibrary& library) {
-  std::map<std::string, const tensorflow::FunctionDef*> functions;
-  for (const tensorflow::FunctionDef& fn : library.function()) {
+std::map<std::string, const tfproto::FunctionDef*> LibraryFunctions(const tfproto::FunctionDefLibrary& library) {
+  std::map<std::string, const tfproto::FunctionDef*> functions;
+  for (const tfproto::FunctionDef& fn : library.function()) {
     const std::string& name = fn.signature().name();
     auto added = functions.emplace(name, &fn);
     if (added.second) {

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "function.pb.h"
+#include "ir_tf_function.pb.h"
 
 namespace ir {
 namespace tf {
@@ -23,7 +23,7 @@ namespace tf {
  * \throws ir::Error with TensorFlow's message ("Cannot add function 'f' because a different
  *         function with the same name already exists.").
  */
-std::map<std::string, const tensorflow::FunctionDef*> LibraryFunctions(const tensorflow::FunctionDefLibrary& library);
+std::map<std::string, const tfproto::FunctionDef*> LibraryFunctions(const tfproto::FunctionDefLibrary& library);
 
 }  // namespace tf
 }  // namespace ir

@@ -8,9 +8,9 @@
 #include <deque>
 #include <set>
 
-#include "graph.pb.h"
 #include "graph_importer.h"
 #include "ir/base.h"
+#include "ir_tf_graph.pb.h"
 
 namespace ir {
 namespace tf {
@@ -19,15 +19,15 @@ std::string RefName(const std::string& node, int index) { return index == 0 ? no
 
 bool IsControl(const std::string& input) { return !input.empty() && input[0] == '^'; }
 
-std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
-                                              std::vector<tensorflow::NodeDef> added) {
+std::vector<tfproto::NodeDef> ReplaceNodes(std::vector<tfproto::NodeDef> nodes, const std::vector<bool>& removed,
+                                           std::vector<tfproto::NodeDef> added) {
   if (added.empty()) return nodes;
   std::set<std::string> gone;
   for (size_t k = 0; k < nodes.size(); ++k) {
     if (removed[k]) gone.insert(nodes[k].name());
   }
   for (const auto& n : added) gone.erase(n.name());
-  std::vector<tensorflow::NodeDef> out;
+  std::vector<tfproto::NodeDef> out;
   for (size_t k = 0; k < nodes.size(); ++k) {
     if (removed[k]) continue;
     auto* inputs = nodes[k].mutable_input();
@@ -41,7 +41,7 @@ std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> n
   return out;
 }
 
-NodeGraph::NodeGraph(const std::vector<tensorflow::NodeDef>& nodes) : nodes_(&nodes), consumers_(nodes.size()) {
+NodeGraph::NodeGraph(const std::vector<tfproto::NodeDef>& nodes) : nodes_(&nodes), consumers_(nodes.size()) {
   for (size_t k = 0; k < nodes.size(); ++k) by_name_.emplace(nodes[k].name(), static_cast<int>(k));
   for (size_t k = 0; k < nodes.size(); ++k) {
     for (int i = 0; i < nodes[k].input_size(); ++i) {
@@ -75,8 +75,8 @@ std::vector<int> NodeGraph::TopologicalOrder() const {
   return order;
 }
 
-void EncodeBody(const BodyDef& body, int k, tensorflow::NodeDef* node) {
-  tensorflow::GraphDef graph;
+void EncodeBody(const BodyDef& body, int k, tfproto::NodeDef* node) {
+  tfproto::GraphDef graph;
   for (const auto& n : body.nodes) *graph.add_node() = n;
   auto& attrs = *node->mutable_attr();
   attrs[StrCat("body", k)].set_s(graph.SerializeAsString());
@@ -84,14 +84,14 @@ void EncodeBody(const BodyDef& body, int k, tensorflow::NodeDef* node) {
   for (const std::string& o : body.outputs) attrs[StrCat("outputs", k)].mutable_list()->add_s(o);
 }
 
-BodyDef DecodeBody(const tensorflow::NodeDef& node, int k) {
+BodyDef DecodeBody(const tfproto::NodeDef& node, int k) {
   BodyDef body;
-  auto get = [&](const std::string& key) -> const tensorflow::AttrValue& {
+  auto get = [&](const std::string& key) -> const tfproto::AttrValue& {
     auto it = node.attr().find(StrCat(key, k));
     IR_CHECK(it != node.attr().end()) << "rebuilt control-flow node '" << node.name() << "' lacks " << key << k;
     return it->second;
   };
-  tensorflow::GraphDef graph;
+  tfproto::GraphDef graph;
   IR_CHECK(graph.ParseFromString(get("body").s())) << "rebuilt control-flow node '" << node.name() << "': bad body";
   body.nodes.assign(graph.node().begin(), graph.node().end());
   if (node.attr().count(StrCat("params", k))) {
@@ -101,20 +101,20 @@ BodyDef DecodeBody(const tensorflow::NodeDef& node, int k) {
   return body;
 }
 
-tensorflow::NodeDef ParamNode(const std::string& name, int dtype) {
-  tensorflow::NodeDef node;
+tfproto::NodeDef ParamNode(const std::string& name, int dtype) {
+  tfproto::NodeDef node;
   node.set_name(name);
   node.set_op("Placeholder");
-  (*node.mutable_attr())["dtype"].set_type(static_cast<tensorflow::DataType>(dtype));
+  (*node.mutable_attr())["dtype"].set_type(static_cast<tfproto::DataType>(dtype));
   return node;
 }
 
-int TypeAttr(const tensorflow::NodeDef& node) {
+int TypeAttr(const tfproto::NodeDef& node) {
   auto it = node.attr().find("T");
   return it == node.attr().end() ? 0 : it->second.type();
 }
 
-int Frames::Child(const std::string& frame_name, int outer, const tensorflow::NodeDef& enter) {
+int Frames::Child(const std::string& frame_name, int outer, const tfproto::NodeDef& enter) {
   for (size_t f = 1; f < name.size(); ++f) {
     if (name[f] != frame_name) continue;
     IR_CHECK(parent[f] == outer) << "Enter '" << enter.name() << "' enters frame '" << frame_name
@@ -139,10 +139,10 @@ std::vector<int> Frames::Chain(int f) const {
   return chain;
 }
 
-bool IsEnter(const tensorflow::NodeDef& n) { return n.op() == "Enter" || n.op() == "RefEnter"; }
-bool IsExit(const tensorflow::NodeDef& n) { return n.op() == "Exit" || n.op() == "RefExit"; }
+bool IsEnter(const tfproto::NodeDef& n) { return n.op() == "Enter" || n.op() == "RefEnter"; }
+bool IsExit(const tfproto::NodeDef& n) { return n.op() == "Exit" || n.op() == "RefExit"; }
 
-std::string FrameName(const tensorflow::NodeDef& enter) {
+std::string FrameName(const tfproto::NodeDef& enter) {
   auto it = enter.attr().find("frame_name");
   IR_CHECK(it != enter.attr().end() && !it->second.s().empty())
       << "Enter '" << enter.name() << "' has no frame_name attribute";
@@ -186,18 +186,18 @@ int HandleSource(const NodeGraph& g, const std::string& input) {
   static const std::set<std::string> kForwarding{"Enter", "RefEnter", "Identity", "RefIdentity"};
   int src = IsControl(input) ? -1 : g.Source(input);
   for (int hops = 0; src >= 0 && kForwarding.count(g.node(src).op()) && hops < 1024; ++hops) {
-    const tensorflow::NodeDef& n = g.node(src);
+    const tfproto::NodeDef& n = g.node(src);
     src = n.input_size() >= 1 && !IsControl(n.input(0)) ? g.Source(n.input(0)) : -1;
   }
   return src;
 }
 
 namespace {
-bool IsStackPush(const tensorflow::NodeDef& n) { return n.op() == "StackPushV2" || n.op() == "StackPush"; }
+bool IsStackPush(const tfproto::NodeDef& n) { return n.op() == "StackPushV2" || n.op() == "StackPush"; }
 }  // namespace
 
-std::vector<tensorflow::NodeDef> NeededNodes(std::vector<tensorflow::NodeDef> nodes,
-                                             const std::vector<std::string>& roots, const std::set<std::string>& fed) {
+std::vector<tfproto::NodeDef> NeededNodes(std::vector<tfproto::NodeDef> nodes, const std::vector<std::string>& roots,
+                                          const std::set<std::string>& fed) {
   NodeGraph g(nodes);
   std::map<int, std::vector<int>> pushes;  // stack -> the pushes onto it
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -226,7 +226,7 @@ std::vector<tensorflow::NodeDef> NeededNodes(std::vector<tensorflow::NodeDef> no
       for (int push : it->second) need(push);
     }
   }
-  std::vector<tensorflow::NodeDef> out;
+  std::vector<tfproto::NodeDef> out;
   for (size_t k = 0; k < nodes.size(); ++k) {
     if (needed[k]) out.push_back(std::move(nodes[k]));
   }
@@ -256,14 +256,14 @@ void NestingGuard::StartImport() {
   if (nesting == 0) copies = 0;
 }
 
-std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes,
-                                                          const std::vector<std::string>& roots,
-                                                          const std::set<std::string>& fed) {
+std::vector<tfproto::NodeDef> FunctionalizeControlFlow(std::vector<tfproto::NodeDef> nodes,
+                                                       const std::vector<std::string>& roots,
+                                                       const std::set<std::string>& fed) {
   static const std::set<std::string> kOps{"Enter",         "RefEnter",         "Exit",    "RefExit",
                                           "Switch",        "RefSwitch",        "Merge",   "RefMerge",
                                           "NextIteration", "RefNextIteration", "LoopCond"};
   nodes = AnnotateTensorArrays(std::move(nodes));
-  bool any = std::any_of(nodes.begin(), nodes.end(), [](const tensorflow::NodeDef& n) { return kOps.count(n.op()); });
+  bool any = std::any_of(nodes.begin(), nodes.end(), [](const tfproto::NodeDef& n) { return kOps.count(n.op()); });
   if (!any) return nodes;
   NestingGuard::StartImport();
   if (!roots.empty()) nodes = NeededNodes(std::move(nodes), roots, fed);

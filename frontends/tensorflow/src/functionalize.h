@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "node_def.pb.h"
+#include "ir_tf_node_def.pb.h"
 
 namespace ir {
 namespace tf {
@@ -32,16 +32,16 @@ constexpr const char* kCondOp = "__tf1_cond__";
  * dropped first. Stacks of TF's own gradient loops become loop variables (LowerStacks). Throws
  * ir::Error naming the node for malformed frames.
  */
-std::vector<tensorflow::NodeDef> FunctionalizeControlFlow(std::vector<tensorflow::NodeDef> nodes,
-                                                          const std::vector<std::string>& roots = {},
-                                                          const std::set<std::string>& fed = {});
+std::vector<tfproto::NodeDef> FunctionalizeControlFlow(std::vector<tfproto::NodeDef> nodes,
+                                                       const std::vector<std::string>& roots = {},
+                                                       const std::set<std::string>& fed = {});
 
 /*!
  * \brief The nodes `roots` need: their data and control inputs, transitively (not past the `fed`
  * nodes, which stay), and the pushes onto every stack they reach (a pop reads what the pushes stored).
  */
-std::vector<tensorflow::NodeDef> NeededNodes(std::vector<tensorflow::NodeDef> nodes,
-                                             const std::vector<std::string>& roots, const std::set<std::string>& fed);
+std::vector<tfproto::NodeDef> NeededNodes(std::vector<tfproto::NodeDef> nodes, const std::vector<std::string>& roots,
+                                          const std::set<std::string>& fed);
 
 /*!
  * \brief TF1 gradient loops' stacks (StackV2/StackPushV2/StackPopV2 and the older Stack ops) as
@@ -50,14 +50,14 @@ std::vector<tensorflow::NodeDef> NeededNodes(std::vector<tensorflow::NodeDef> no
  * run in (kStackPopOp counts one less and reads that row), the array passed into the gradient
  * loop as an invariant. A stack used any other way is left as it is (its converter rejects it).
  */
-std::vector<tensorflow::NodeDef> LowerStacks(std::vector<tensorflow::NodeDef> nodes);
+std::vector<tfproto::NodeDef> LowerStacks(std::vector<tfproto::NodeDef> nodes);
 
 /*!
  * \brief Marks each TensorArray write and scatter by the array its handle comes from (through
  * Enter and Identity): attribute kGrowsAttr for an array of `dynamic_size`, kGradientArrayAttr for
  * a gradient array (TensorArrayGradV3: its writes start from zeros, not from the flow).
  */
-std::vector<tensorflow::NodeDef> AnnotateTensorArrays(std::vector<tensorflow::NodeDef> nodes);
+std::vector<tfproto::NodeDef> AnnotateTensorArrays(std::vector<tfproto::NodeDef> nodes);
 
 /*! \brief Op of a lowered stack's first state (attribute elem_type): an array holding nothing. */
 constexpr const char* kStackArrayOp = "__tf1_stack_array__";
@@ -71,26 +71,26 @@ constexpr const char* kGrowsAttr = "_ir_dynamic_size";
 constexpr const char* kGradientArrayAttr = "_ir_gradient_array";
 
 /*! \brief Loop frames only (the first step of FunctionalizeControlFlow). */
-std::vector<tensorflow::NodeDef> FunctionalizeLoops(std::vector<tensorflow::NodeDef> nodes);
+std::vector<tfproto::NodeDef> FunctionalizeLoops(std::vector<tfproto::NodeDef> nodes);
 /*! \brief Switch/Merge conds only, on a graph without loop frames (the second step). */
-std::vector<tensorflow::NodeDef> FunctionalizeConds(std::vector<tensorflow::NodeDef> nodes);
+std::vector<tfproto::NodeDef> FunctionalizeConds(std::vector<tfproto::NodeDef> nodes);
 
 /*! \brief One body of a rebuilt node: its nodes, its params (Placeholder nodes among them) and results. */
 struct BodyDef {
-  std::vector<tensorflow::NodeDef> nodes;
+  std::vector<tfproto::NodeDef> nodes;
   std::vector<std::string> params;
   std::vector<std::string> outputs;
 };
 
 /*! \brief Stores `body` as attributes "body<k>", "params<k>", "outputs<k>" of `node`. */
-void EncodeBody(const BodyDef& body, int k, tensorflow::NodeDef* node);
+void EncodeBody(const BodyDef& body, int k, tfproto::NodeDef* node);
 /*! \brief The body EncodeBody stored. */
-BodyDef DecodeBody(const tensorflow::NodeDef& node, int k);
+BodyDef DecodeBody(const tfproto::NodeDef& node, int k);
 
 /*! \brief A Placeholder node named `name` of TF type `dtype` (a body param). */
-tensorflow::NodeDef ParamNode(const std::string& name, int dtype);
+tfproto::NodeDef ParamNode(const std::string& name, int dtype);
 /*! \brief The TF type attribute "T" of `node` (DT_INVALID when absent). */
-int TypeAttr(const tensorflow::NodeDef& node);
+int TypeAttr(const tfproto::NodeDef& node);
 
 /*!
  * \brief Node lists indexed by name with their consumers, for the rewrites. Inputs are
@@ -98,20 +98,20 @@ int TypeAttr(const tensorflow::NodeDef& node);
  */
 class NodeGraph {
  public:
-  explicit NodeGraph(const std::vector<tensorflow::NodeDef>& nodes);
+  explicit NodeGraph(const std::vector<tfproto::NodeDef>& nodes);
   /*! \brief Index of the node named `name`, or -1. */
   int Find(const std::string& name) const;
   /*! \brief Index of the node `input` (a reference) names, or -1. */
   int Source(const std::string& input) const;
   /*! \brief (consumer, input slot) pairs reading node `k`. */
   const std::vector<std::pair<int, int>>& Consumers(int k) const { return consumers_[k]; }
-  const std::vector<tensorflow::NodeDef>& nodes() const { return *nodes_; }
-  const tensorflow::NodeDef& node(int k) const { return (*nodes_)[k]; }
+  const std::vector<tfproto::NodeDef>& nodes() const { return *nodes_; }
+  const tfproto::NodeDef& node(int k) const { return (*nodes_)[k]; }
   /*! \brief Node indices in an order where inputs come first (nodes on cycles are left out). */
   std::vector<int> TopologicalOrder() const;
 
  private:
-  const std::vector<tensorflow::NodeDef>* nodes_;
+  const std::vector<tfproto::NodeDef>* nodes_;
   std::map<std::string, int> by_name_;
   std::vector<std::vector<std::pair<int, int>>> consumers_;
 };
@@ -123,7 +123,7 @@ struct Frames {
   std::vector<int> of;
 
   /*! \brief The frame `frame_name` nested in `outer`, made on first use; `enter` names errors. */
-  int Child(const std::string& frame_name, int outer, const tensorflow::NodeDef& enter);
+  int Child(const std::string& frame_name, int outer, const tfproto::NodeDef& enter);
   /*! \brief True when frame `f` is `outer` or nested in it. */
   bool Within(int f, int outer) const;
   /*! \brief The frames from the outermost one down to `f`. */
@@ -137,10 +137,10 @@ struct Frames {
  */
 Frames AssignFrames(const NodeGraph& g);
 
-bool IsEnter(const tensorflow::NodeDef& n);
-bool IsExit(const tensorflow::NodeDef& n);
+bool IsEnter(const tfproto::NodeDef& n);
+bool IsExit(const tfproto::NodeDef& n);
 /*! \brief The frame_name attribute of an Enter (throws naming it when absent). */
-std::string FrameName(const tensorflow::NodeDef& enter);
+std::string FrameName(const tfproto::NodeDef& enter);
 
 /*!
  * \brief The node whose output 0 the data input `input` carries, seen through the Enter and
@@ -178,8 +178,8 @@ bool IsControl(const std::string& input);
  * Control inputs naming a removed node no added one replaces are dropped: they ordered nothing
  * that remains (a Const tied to a Switch the rebuild absorbed).
  */
-std::vector<tensorflow::NodeDef> ReplaceNodes(std::vector<tensorflow::NodeDef> nodes, const std::vector<bool>& removed,
-                                              std::vector<tensorflow::NodeDef> added);
+std::vector<tfproto::NodeDef> ReplaceNodes(std::vector<tfproto::NodeDef> nodes, const std::vector<bool>& removed,
+                                           std::vector<tfproto::NodeDef> added);
 
 }  // namespace tf
 }  // namespace ir

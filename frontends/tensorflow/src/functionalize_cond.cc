@@ -13,7 +13,7 @@
 #include "functionalize.h"
 #include "graph_importer.h"
 #include "ir/base.h"
-#include "tensor.pb.h"
+#include "ir_tf_tensor.pb.h"
 
 namespace ir {
 namespace tf {
@@ -23,22 +23,22 @@ namespace {
 using Branch = std::pair<std::string, int>;
 using BranchSet = std::set<Branch>;
 
-bool IsSwitch(const tensorflow::NodeDef& n) { return n.op() == "Switch" || n.op() == "RefSwitch"; }
-bool IsMerge(const tensorflow::NodeDef& n) { return n.op() == "Merge" || n.op() == "RefMerge"; }
+bool IsSwitch(const tfproto::NodeDef& n) { return n.op() == "Switch" || n.op() == "RefSwitch"; }
+bool IsMerge(const tfproto::NodeDef& n) { return n.op() == "Merge" || n.op() == "RefMerge"; }
 
 class CondBuilder {
  public:
   explicit CondBuilder(const NodeGraph& g) : g_(g), state_(g.nodes().size()), merged_(g.nodes().size()) {}
 
   /*! \brief The rebuilt nodes replacing the graph's outermost Merges, and the nodes they absorb. */
-  std::vector<tensorflow::NodeDef> Build(std::vector<bool>* removed);
+  std::vector<tfproto::NodeDef> Build(std::vector<bool>* removed);
 
  private:
-  const tensorflow::NodeDef& N(int k) const { return g_.node(k); }
+  const tfproto::NodeDef& N(int k) const { return g_.node(k); }
   std::string Pred(int sw) const;
   BranchSet StateOf(const std::string& input) const;
   void Propagate();
-  tensorflow::NodeDef BuildCond(int merge, std::vector<bool>* removed);
+  tfproto::NodeDef BuildCond(int merge, std::vector<bool>* removed);
 
   const NodeGraph& g_;
   std::vector<BranchSet> state_;
@@ -95,20 +95,20 @@ void CondBuilder::Propagate() {
 }
 
 /*! \brief An int32 scalar Const named `name` (the Merge value_index of a branch). */
-tensorflow::NodeDef IndexConst(const std::string& name, int value) {
-  tensorflow::NodeDef node;
+tfproto::NodeDef IndexConst(const std::string& name, int value) {
+  tfproto::NodeDef node;
   node.set_name(name);
   node.set_op("Const");
-  (*node.mutable_attr())["dtype"].set_type(tensorflow::DT_INT32);
-  tensorflow::TensorProto* t = (*node.mutable_attr())["value"].mutable_tensor();
-  t->set_dtype(tensorflow::DT_INT32);
+  (*node.mutable_attr())["dtype"].set_type(tfproto::DT_INT32);
+  tfproto::TensorProto* t = (*node.mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(tfproto::DT_INT32);
   t->mutable_tensor_shape();
   t->add_int_val(value);
   return node;
 }
 
-tensorflow::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed) {
-  const tensorflow::NodeDef& m = N(merge);
+tfproto::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed) {
+  const tfproto::NodeDef& m = N(merge);
   const std::string& pred = merged_[merge];
   std::vector<std::string> inputs;
   for (const std::string& in : m.input()) {
@@ -156,7 +156,7 @@ tensorflow::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed
     while (!stack.empty()) {
       int k = stack.back();
       stack.pop_back();
-      tensorflow::NodeDef node = N(k);
+      tfproto::NodeDef node = N(k);
       node.clear_input();
       for (const std::string& ref : N(k).input()) {
         std::string mapped = map_ref(ref);
@@ -168,7 +168,7 @@ tensorflow::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed
     }
   }
   IR_CHECK(!pred_switch.empty()) << "Merge '" << m.name() << "': no branch reads a Switch on '" << pred << "'";
-  tensorflow::NodeDef cond;
+  tfproto::NodeDef cond;
   cond.set_name(m.name());
   cond.set_op(kCondOp);
   cond.add_input(pred);
@@ -185,9 +185,9 @@ tensorflow::NodeDef CondBuilder::BuildCond(int merge, std::vector<bool>* removed
   return cond;
 }
 
-std::vector<tensorflow::NodeDef> CondBuilder::Build(std::vector<bool>* removed) {
+std::vector<tfproto::NodeDef> CondBuilder::Build(std::vector<bool>* removed) {
   Propagate();
-  std::vector<tensorflow::NodeDef> out;
+  std::vector<tfproto::NodeDef> out;
   for (size_t k = 0; k < g_.nodes().size(); ++k) {
     if (IsMerge(N(k)) && state_[k].empty() && !merged_[k].empty()) {
       out.push_back(BuildCond(static_cast<int>(k), removed));
@@ -203,10 +203,10 @@ std::vector<tensorflow::NodeDef> CondBuilder::Build(std::vector<bool>* removed) 
 
 }  // namespace
 
-std::vector<tensorflow::NodeDef> FunctionalizeConds(std::vector<tensorflow::NodeDef> nodes) {
+std::vector<tfproto::NodeDef> FunctionalizeConds(std::vector<tfproto::NodeDef> nodes) {
   NodeGraph g(nodes);
   std::vector<bool> removed(nodes.size(), false);
-  std::vector<tensorflow::NodeDef> added = CondBuilder(g).Build(&removed);
+  std::vector<tfproto::NodeDef> added = CondBuilder(g).Build(&removed);
   return ReplaceNodes(std::move(nodes), removed, std::move(added));
 }
 

@@ -23,13 +23,13 @@
 #include "functionalize.h"
 #include "graph_importer.h"
 #include "ir/base.h"
-#include "tensor.pb.h"
+#include "ir_tf_tensor.pb.h"
 
 namespace ir {
 namespace tf {
 namespace {
 
-using tensorflow::NodeDef;
+using tfproto::NodeDef;
 
 bool IsStack(const NodeDef& n) { return n.op() == "StackV2" || n.op() == "Stack"; }
 bool IsPush(const NodeDef& n) { return n.op() == "StackPushV2" || n.op() == "StackPush"; }
@@ -92,7 +92,7 @@ NodeDef MakeNode(const std::string& name, const std::string& op, const std::vect
   n.set_name(name);
   n.set_op(op);
   for (const std::string& in : inputs) n.add_input(in);
-  if (dtype != 0) (*n.mutable_attr())["T"].set_type(static_cast<tensorflow::DataType>(dtype));
+  if (dtype != 0) (*n.mutable_attr())["T"].set_type(static_cast<tfproto::DataType>(dtype));
   return n;
 }
 
@@ -100,11 +100,11 @@ NodeDef MakeNode(const std::string& name, const std::string& op, const std::vect
 NodeDef ZeroConst(const std::string& name, int dtype, const std::string& pin) {
   NodeDef n =
       MakeNode(name, "Const", pin.empty() ? std::vector<std::string>{} : std::vector<std::string>{"^" + pin}, 0);
-  (*n.mutable_attr())["dtype"].set_type(static_cast<tensorflow::DataType>(dtype));
-  tensorflow::TensorProto* t = (*n.mutable_attr())["value"].mutable_tensor();
-  t->set_dtype(static_cast<tensorflow::DataType>(dtype));
+  (*n.mutable_attr())["dtype"].set_type(static_cast<tfproto::DataType>(dtype));
+  tfproto::TensorProto* t = (*n.mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(static_cast<tfproto::DataType>(dtype));
   t->mutable_tensor_shape();
-  if (dtype == tensorflow::DT_INT32) {
+  if (dtype == tfproto::DT_INT32) {
     t->add_int_val(0);
   } else {
     t->add_float_val(0);
@@ -217,7 +217,7 @@ bool StackLowering::Lower(int s, const StackUses& uses) {
   if (!uses.pops.empty() && forward[0] == backward[0]) return false;
   const NodeDef& stack = g_.node(s);
   int dtype = TypeOf(stack, "elem_type");
-  bool control_only = dtype == tensorflow::DT_FLOAT;
+  bool control_only = dtype == tfproto::DT_FLOAT;
   for (int q : uses.pops) control_only = control_only && ControlOnly(g_, q);
   for (int p : uses.pushes) {  // and nothing reads what a push passes on
     for (const auto& use : g_.Consumers(p)) {
@@ -227,11 +227,11 @@ bool StackLowering::Lower(int s, const StackUses& uses) {
   const std::string base = stack.name() + "/__lowered";
 
   NodeDef array = MakeNode(base + "/array", kStackArrayOp, {}, 0);
-  (*array.mutable_attr())["elem_type"].set_type(static_cast<tensorflow::DataType>(dtype));
+  (*array.mutable_attr())["elem_type"].set_type(static_cast<tfproto::DataType>(dtype));
   added.push_back(array);
-  added.push_back(ZeroConst(base + "/count", tensorflow::DT_INT32, ""));
+  added.push_back(ZeroConst(base + "/count", tfproto::DT_INT32, ""));
   Thread arrays = Through(forward, base + "/array", dtype, base + "/forward_array");
-  Thread counts = Through(forward, base + "/count", tensorflow::DT_INT32, base + "/forward_count");
+  Thread counts = Through(forward, base + "/count", tfproto::DT_INT32, base + "/forward_count");
   std::string cur_array = arrays.inner, cur_count = counts.inner;
   for (int p : uses.pushes) {
     const NodeDef& push = g_.node(p);
@@ -249,12 +249,12 @@ bool StackLowering::Lower(int s, const StackUses& uses) {
   std::string final_array = Close(arrays, cur_array), final_count = Close(counts, cur_count);
   if (!uses.pops.empty()) {
     std::string rows = Invariant(backward, final_array, dtype, base + "/backward_array");
-    Thread back = Through(backward, final_count, tensorflow::DT_INT32, base + "/backward_count");
+    Thread back = Through(backward, final_count, tfproto::DT_INT32, base + "/backward_count");
     cur_count = back.inner;
     for (int q : uses.pops) {
       const NodeDef& pop = g_.node(q);
       NodeDef lowered = MakeNode(pop.name(), kStackPopOp, {rows, cur_count}, 0);
-      (*lowered.mutable_attr())["elem_type"].set_type(static_cast<tensorflow::DataType>(dtype));
+      (*lowered.mutable_attr())["elem_type"].set_type(static_cast<tfproto::DataType>(dtype));
       for (int i = 1; i < pop.input_size(); ++i) lowered.add_input(pop.input(i));
       replaced[q] = lowered;
       cur_count = pop.name() + ":1";

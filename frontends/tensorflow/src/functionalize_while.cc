@@ -64,13 +64,13 @@ class WhileBuilder {
   }
 
   /*! \brief The rebuilt loop node followed by an Identity per Exit; members() are replaced. */
-  std::vector<tensorflow::NodeDef> Build();
+  std::vector<tfproto::NodeDef> Build();
   const std::set<int>& members() const { return members_; }
 
  private:
   std::string Where() const { return StrCat("while frame '", frames_.name[f_], "'"); }
   std::vector<int> ExitsOf(int sw) const { return tf::ExitsOf(g_, sw); }
-  const tensorflow::NodeDef& N(int k) const { return g_.node(k); }
+  const tfproto::NodeDef& N(int k) const { return g_.node(k); }
   void FindLoopVars();
   LoopVar TraceLoopVar(int enter);
   BodyDef Extract(const std::map<std::string, std::string>& rename, std::vector<std::string> params,
@@ -88,7 +88,7 @@ class WhileBuilder {
 LoopVar WhileBuilder::TraceLoopVar(int enter) {
   LoopVar v{enter, ConsumerWithOp(g_, enter, "Merge"), -1, -1};
   IR_CHECK(v.merge >= 0) << "Enter '" << N(enter).name() << "' (a loop variable of " << Where() << ") feeds no Merge";
-  const tensorflow::NodeDef& merge = N(v.merge);
+  const tfproto::NodeDef& merge = N(v.merge);
   for (const std::string& in : merge.input()) {
     int src = IsControl(in) ? -1 : g_.Source(in);
     if (src >= 0 && N(src).op() == "NextIteration") v.next = src;
@@ -97,7 +97,7 @@ LoopVar WhileBuilder::TraceLoopVar(int enter) {
                         << " has no NextIteration input: a loop variable is Merge(Enter, NextIteration)";
   v.sw = ConsumerWithOp(g_, v.merge, "Switch", 0);
   IR_CHECK(v.sw >= 0) << "Merge '" << merge.name() << "' of " << Where() << " feeds no Switch";
-  const tensorflow::NodeDef& sw = N(v.sw);
+  const tfproto::NodeDef& sw = N(v.sw);
   int cond = sw.input_size() == 2 ? g_.Source(sw.input(1)) : -1;
   IR_CHECK(cond >= 0 && N(cond).op() == "LoopCond")
       << "Switch '" << sw.name() << "' of " << Where() << ": its predicate is not a LoopCond";
@@ -156,7 +156,7 @@ BodyDef WhileBuilder::Extract(const std::map<std::string, std::string>& rename, 
   };
   for (const std::string& out : outputs) body.outputs.push_back(map_ref(out, "output of " + Where()));
   while (!stack.empty()) {
-    tensorflow::NodeDef node = N(stack.back());
+    tfproto::NodeDef node = N(stack.back());
     stack.pop_back();
     node.clear_input();
     for (const std::string& in : N(g_.Find(node.name())).input()) {
@@ -170,11 +170,11 @@ BodyDef WhileBuilder::Extract(const std::map<std::string, std::string>& rename, 
   return body;
 }
 
-std::vector<tensorflow::NodeDef> WhileBuilder::Build() {
+std::vector<tfproto::NodeDef> WhileBuilder::Build() {
   FindLoopVars();
   std::map<std::string, std::string> cond_names, body_names;
   std::vector<std::string> cond_params, body_params, body_outputs;
-  std::vector<tensorflow::NodeDef> params;
+  std::vector<tfproto::NodeDef> params;
   for (const LoopVar& v : vars_) {
     const std::string &m = N(v.merge).name(), &s = N(v.sw).name();
     cond_names[m] = m;
@@ -209,7 +209,7 @@ std::vector<tensorflow::NodeDef> WhileBuilder::Build() {
     body.nodes.push_back(ParamNode(body.params[i], dtype));
   }
 
-  tensorflow::NodeDef loop;
+  tfproto::NodeDef loop;
   std::string base = frames_.name[f_];
   while (!base.empty() && base.back() == '/') base.pop_back();
   loop.set_name(base + "/while_loop");
@@ -221,15 +221,15 @@ std::vector<tensorflow::NodeDef> WhileBuilder::Build() {
   attrs["frame_name"].set_s(frames_.name[f_]);
   EncodeBody(cond, 0, &loop);
   EncodeBody(body, 1, &loop);
-  std::vector<tensorflow::NodeDef> out{loop};
+  std::vector<tfproto::NodeDef> out{loop};
   for (size_t i = 0; i < vars_.size(); ++i) {
     for (int k : ExitsOf(vars_[i].sw)) {
-      const tensorflow::NodeDef& exit = N(k);
-      tensorflow::NodeDef id;
+      const tfproto::NodeDef& exit = N(k);
+      tfproto::NodeDef id;
       id.set_name(exit.name());
       id.set_op("Identity");
       id.add_input(RefName(loop.name(), static_cast<int>(i)));
-      (*id.mutable_attr())["T"] = exit.attr().count("T") ? exit.attr().at("T") : tensorflow::AttrValue();
+      (*id.mutable_attr())["T"] = exit.attr().count("T") ? exit.attr().at("T") : tfproto::AttrValue();
       out.push_back(std::move(id));
     }
   }
@@ -238,15 +238,15 @@ std::vector<tensorflow::NodeDef> WhileBuilder::Build() {
 
 }  // namespace
 
-std::vector<tensorflow::NodeDef> FunctionalizeLoops(std::vector<tensorflow::NodeDef> nodes) {
+std::vector<tfproto::NodeDef> FunctionalizeLoops(std::vector<tfproto::NodeDef> nodes) {
   NodeGraph g(nodes);
   Frames frames = AssignFrames(g);
   std::vector<bool> removed(nodes.size(), false);
-  std::vector<tensorflow::NodeDef> added;
+  std::vector<tfproto::NodeDef> added;
   for (size_t f = 1; f < frames.name.size(); ++f) {
     if (frames.parent[f] != 0) continue;
     WhileBuilder builder(g, frames, static_cast<int>(f));
-    for (tensorflow::NodeDef& n : builder.Build()) added.push_back(std::move(n));
+    for (tfproto::NodeDef& n : builder.Build()) added.push_back(std::move(n));
     for (int k : builder.members()) removed[k] = true;
   }
   return ReplaceNodes(std::move(nodes), removed, std::move(added));

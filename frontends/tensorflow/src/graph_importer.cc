@@ -50,7 +50,7 @@ TensorRef TensorRef::Parse(const std::string& text) {
   return ref;
 }
 
-GraphImporter::GraphImporter(std::vector<tensorflow::NodeDef> nodes, ImportSpec spec)
+GraphImporter::GraphImporter(std::vector<tfproto::NodeDef> nodes, ImportSpec spec)
     : nodes_(std::move(nodes)), spec_(std::move(spec)) {}
 
 std::string GraphImporter::Describe(size_t k) const {
@@ -113,7 +113,7 @@ std::vector<size_t> GraphImporter::TopologicalOrder(const std::vector<TensorRef>
     stack.emplace_back(r, 0);
     while (!stack.empty()) {
       auto& [k, next] = stack.back();
-      const tensorflow::NodeDef& def = nodes_[k];
+      const tfproto::NodeDef& def = nodes_[k];
       bool fed = spec_.feed_shapes.count(def.name()) != 0;
       if (fed || next == def.input_size()) {
         state[k] = kDone;
@@ -136,7 +136,7 @@ std::vector<size_t> GraphImporter::TopologicalOrder(const std::vector<TensorRef>
   return order;
 }
 
-NodeEntry GraphImporter::Resolve(const tensorflow::NodeDef& def, int slot, const TensorRef& ref) const {
+NodeEntry GraphImporter::Resolve(const tfproto::NodeDef& def, int slot, const TensorRef& ref) const {
   const std::vector<NodeEntry>& outs = tensors_.at(ref.node);
   IR_CHECK(ref.index < static_cast<int>(outs.size()))
       << "input " << slot << " '" << def.input(slot) << "' asks for output " << ref.index << " of "
@@ -146,7 +146,7 @@ NodeEntry GraphImporter::Resolve(const tensorflow::NodeDef& def, int slot, const
   return folded != folded_.end() && folded->second.node != nullptr ? folded->second : entry;
 }
 
-void GraphImporter::Convert(const tensorflow::NodeDef& def) {
+void GraphImporter::Convert(const tfproto::NodeDef& def) {
   bool fed = spec_.feed_shapes.count(def.name()) != 0;
   std::vector<NodeEntry> inputs;
   std::vector<NodePtr> controls;

@@ -15,7 +15,7 @@
 
 #include "ir/graph.h"
 #include "ir/ndarray.h"
-#include "node_def.pb.h"
+#include "ir_tf_node_def.pb.h"
 
 namespace ir {
 namespace tf {
@@ -46,7 +46,7 @@ struct TensorRef {
 /*! \brief Converts a flat list of TF nodes (functions already inlined) into a Graph. */
 class GraphImporter {
  public:
-  GraphImporter(std::vector<tensorflow::NodeDef> nodes, ImportSpec spec);
+  GraphImporter(std::vector<tfproto::NodeDef> nodes, ImportSpec spec);
 
   /*! \brief The imported graph; its outputs follow spec.outputs, named in `output_names`. */
   Graph Import(std::vector<std::string>* output_names);
@@ -67,12 +67,12 @@ class GraphImporter {
   std::vector<TensorRef> Roots() const;
   std::vector<size_t> TopologicalOrder(const std::vector<TensorRef>& roots) const;
   [[noreturn]] void ThrowCycle(const std::vector<std::pair<size_t, int>>& stack, size_t start) const;
-  void Convert(const tensorflow::NodeDef& def);
-  NodeEntry Resolve(const tensorflow::NodeDef& def, int slot, const TensorRef& ref) const;
+  void Convert(const tfproto::NodeDef& def);
+  NodeEntry Resolve(const tfproto::NodeDef& def, int slot, const TensorRef& ref) const;
   std::vector<NodeEntry> Outputs(const std::vector<TensorRef>& roots, std::vector<std::string>* names) const;
   std::string Describe(size_t k) const;
 
-  std::vector<tensorflow::NodeDef> nodes_;
+  std::vector<tfproto::NodeDef> nodes_;
   ImportSpec spec_;
   std::unordered_map<std::string, size_t> by_name_;
   /*! \brief Our entries for each converted TF node's outputs. */

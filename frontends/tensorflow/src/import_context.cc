@@ -23,7 +23,7 @@ std::string NumberAttr(double value) {
   return buf;
 }
 
-ImportContext::ImportContext(GraphImporter* importer, const tensorflow::NodeDef& def, std::vector<NodeEntry> inputs)
+ImportContext::ImportContext(GraphImporter* importer, const tfproto::NodeDef& def, std::vector<NodeEntry> inputs)
     : importer_(importer), def_(def), inputs_(std::move(inputs)) {}
 
 void ImportContext::Fail(const std::string& message) const { throw Error(message); }
@@ -61,22 +61,22 @@ NodeEntry ImportContext::VariableInput(size_t i) const {
 
 // ---------------------------------------------------------------- attributes
 
-const tensorflow::AttrValue* ImportContext::FindAttr(const std::string& key) const {
+const tfproto::AttrValue* ImportContext::FindAttr(const std::string& key) const {
   auto it = def_.attr().find(key);
   return it == def_.attr().end() ? nullptr : &it->second;
 }
 
 bool ImportContext::HasAttr(const std::string& key) const { return FindAttr(key) != nullptr; }
 
-const tensorflow::AttrValue& ImportContext::Attr(const std::string& key) const {
-  const tensorflow::AttrValue* value = FindAttr(key);
+const tfproto::AttrValue& ImportContext::Attr(const std::string& key) const {
+  const tfproto::AttrValue* value = FindAttr(key);
   IR_CHECK(value != nullptr) << "missing attribute '" << key << "'";
   return *value;
 }
 
 int64_t ImportContext::Int(const std::string& key) const {
   const auto& v = Attr(key);
-  IR_CHECK(v.value_case() == tensorflow::AttrValue::kI) << "attribute '" << key << "' is not an int";
+  IR_CHECK(v.value_case() == tfproto::AttrValue::kI) << "attribute '" << key << "' is not an int";
   return v.i();
 }
 
@@ -84,13 +84,13 @@ int64_t ImportContext::Int(const std::string& key, int64_t def) const { return H
 
 bool ImportContext::Bool(const std::string& key, bool def) const {
   if (!HasAttr(key)) return def;
-  IR_CHECK(Attr(key).value_case() == tensorflow::AttrValue::kB) << "attribute '" << key << "' is not a bool";
+  IR_CHECK(Attr(key).value_case() == tfproto::AttrValue::kB) << "attribute '" << key << "' is not a bool";
   return Attr(key).b();
 }
 
 double ImportContext::Float(const std::string& key) const {
   const auto& v = Attr(key);
-  IR_CHECK(v.value_case() == tensorflow::AttrValue::kF) << "attribute '" << key << "' is not a float";
+  IR_CHECK(v.value_case() == tfproto::AttrValue::kF) << "attribute '" << key << "' is not a float";
   return v.f();
 }
 
@@ -98,7 +98,7 @@ double ImportContext::Float(const std::string& key, double def) const { return H
 
 std::string ImportContext::Str(const std::string& key) const {
   const auto& v = Attr(key);
-  IR_CHECK(v.value_case() == tensorflow::AttrValue::kS) << "attribute '" << key << "' is not a string";
+  IR_CHECK(v.value_case() == tfproto::AttrValue::kS) << "attribute '" << key << "' is not a string";
   return v.s();
 }
 
@@ -108,7 +108,7 @@ std::string ImportContext::Str(const std::string& key, const std::string& def) c
 
 DType ImportContext::Type(const std::string& key) const {
   const auto& v = Attr(key);
-  IR_CHECK(v.value_case() == tensorflow::AttrValue::kType) << "attribute '" << key << "' is not a type";
+  IR_CHECK(v.value_case() == tfproto::AttrValue::kType) << "attribute '" << key << "' is not a type";
   try {
     return ToDType(v.type());
   } catch (const Error& err) {
@@ -118,13 +118,13 @@ DType ImportContext::Type(const std::string& key) const {
 
 std::vector<int64_t> ImportContext::Ints(const std::string& key) const {
   const auto& v = Attr(key);
-  IR_CHECK(v.value_case() == tensorflow::AttrValue::kList) << "attribute '" << key << "' is not a list";
+  IR_CHECK(v.value_case() == tfproto::AttrValue::kList) << "attribute '" << key << "' is not a list";
   return std::vector<int64_t>(v.list().i().begin(), v.list().i().end());
 }
 
 Shape ImportContext::ShapeAttr(const std::string& key) const {
   const auto& v = Attr(key);
-  IR_CHECK(v.value_case() == tensorflow::AttrValue::kShape) << "attribute '" << key << "' is not a shape";
+  IR_CHECK(v.value_case() == tfproto::AttrValue::kShape) << "attribute '" << key << "' is not a shape";
   return ToShape(v.shape());
 }
 

@@ -14,7 +14,7 @@
 
 #include "ir/graph.h"
 #include "ir/ndarray.h"
-#include "node_def.pb.h"
+#include "ir_tf_node_def.pb.h"
 
 namespace ir {
 namespace tf {
@@ -25,9 +25,9 @@ struct ImportSpec;
 /*! \brief One TF node being converted. Errors thrown here get the node's name and op prepended. */
 class ImportContext {
  public:
-  ImportContext(GraphImporter* importer, const tensorflow::NodeDef& def, std::vector<NodeEntry> inputs);
+  ImportContext(GraphImporter* importer, const tfproto::NodeDef& def, std::vector<NodeEntry> inputs);
 
-  const tensorflow::NodeDef& def() const { return def_; }
+  const tfproto::NodeDef& def() const { return def_; }
   const std::string& name() const { return def_.name(); }
   const std::string& op() const { return def_.op(); }
 
@@ -62,7 +62,7 @@ class ImportContext {
   DType Type(const std::string& key) const;
   std::vector<int64_t> Ints(const std::string& key) const;
   Shape ShapeAttr(const std::string& key) const;
-  const tensorflow::AttrValue& Attr(const std::string& key) const;
+  const tfproto::AttrValue& Attr(const std::string& key) const;
 
   // ------------------------------------------------------------ values known at import
   /*! \brief The value of input `i`, folded from constants and known shapes; throws when unknown. */
@@ -105,10 +105,10 @@ class ImportContext {
   [[noreturn]] void Fail(const std::string& message) const;
 
  private:
-  const tensorflow::AttrValue* FindAttr(const std::string& key) const;
+  const tfproto::AttrValue* FindAttr(const std::string& key) const;
 
   GraphImporter* importer_;
-  const tensorflow::NodeDef& def_;
+  const tfproto::NodeDef& def_;
   std::vector<NodeEntry> inputs_;
   std::vector<NodePtr> created_;
 };

@@ -14,19 +14,19 @@
 #include "converter.h"
 #include "function_inline.h"
 #include "function_library.h"
-#include "graph.pb.h"
 #include "graph_importer.h"
 #include "ir/graph_attr.h"
 #include "ir/pass.h"
 #include "ir_tf/import.h"
+#include "ir_tf_graph.pb.h"
 #include "proto_parse.h"
 
 namespace ir {
 namespace tf {
 namespace {
 
-tensorflow::GraphDef ParseGraphDef(const std::string& bytes) {
-  tensorflow::GraphDef graph;
+tfproto::GraphDef ParseGraphDef(const std::string& bytes) {
+  tfproto::GraphDef graph;
   IR_CHECK(ParseBinary(bytes, &graph)) << "tf.graph_def does not hold a valid binary GraphDef";
   return graph;
 }
@@ -49,7 +49,7 @@ ImportSpec SpecOf(const Graph& graph) {
 }
 
 Graph TFImport(Graph src) {
-  tensorflow::GraphDef graph_def = ParseGraphDef(src.GetAttr<std::string>("tf.graph_def"));
+  tfproto::GraphDef graph_def = ParseGraphDef(src.GetAttr<std::string>("tf.graph_def"));
   ImportSpec spec = SpecOf(src);
   spec.producer = graph_def.versions().producer();
   spec.functions = std::make_shared<FunctionScope>(graph_def.library());
@@ -107,14 +107,14 @@ Graph ImportGraphDef(const std::string& graph_def, const ImportOptions& options)
 }
 
 std::vector<std::pair<std::string, std::string>> ListUnsupported(const std::string& graph_def) {
-  tensorflow::GraphDef graph = ParseGraphDef(graph_def);
-  std::map<std::string, const tensorflow::FunctionDef*> library = LibraryFunctions(graph.library());
+  tfproto::GraphDef graph = ParseGraphDef(graph_def);
+  std::map<std::string, const tfproto::FunctionDef*> library = LibraryFunctions(graph.library());
   std::vector<std::pair<std::string, std::string>> missing;
   std::set<std::string> visited;
   // Top-level nodes, then the bodies of the functional ops (If, While, Case) they reach, each once.
-  std::function<void(const std::vector<tensorflow::NodeDef>&, const std::string&)> walk =
-      [&](const std::vector<tensorflow::NodeDef>& nodes, const std::string& prefix) {
-        for (const tensorflow::NodeDef& node : nodes) {
+  std::function<void(const std::vector<tfproto::NodeDef>&, const std::string&)> walk =
+      [&](const std::vector<tfproto::NodeDef>& nodes, const std::string& prefix) {
+        for (const tfproto::NodeDef& node : nodes) {
           if (FindConverter(node.op()) == nullptr) missing.emplace_back(prefix + node.name(), node.op());
           for (const auto& attr : node.attr()) {
             std::vector<std::string> functions;
@@ -123,7 +123,7 @@ std::vector<std::pair<std::string, std::string>> ListUnsupported(const std::stri
             for (const std::string& name : functions) {
               auto fn = library.find(name);
               if (!visited.insert(name).second || fn == library.end()) continue;
-              std::vector<tensorflow::NodeDef> body(fn->second->node_def().begin(), fn->second->node_def().end());
+              std::vector<tfproto::NodeDef> body(fn->second->node_def().begin(), fn->second->node_def().end());
               walk(InlineFunctions(body, graph.library()), name + "/");
             }
           }

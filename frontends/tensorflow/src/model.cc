@@ -8,11 +8,11 @@
 #include <deque>
 
 #include "file_util.h"
-#include "graph.pb.h"
 #include "ir/base.h"
-#include "meta_graph.pb.h"
+#include "ir_tf_graph.pb.h"
+#include "ir_tf_meta_graph.pb.h"
+#include "ir_tf_saved_model.pb.h"
 #include "proto_parse.h"
-#include "saved_model.pb.h"
 #include "tf_types.h"
 
 namespace ir {
@@ -24,7 +24,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 /*! \brief The signature's inputs and outputs (tensor names) from a MetaGraphDef. */
-void ReadSignature(const tensorflow::MetaGraphDef& meta, const std::string& wanted, TFModel* model) {
+void ReadSignature(const tfproto::MetaGraphDef& meta, const std::string& wanted, TFModel* model) {
   if (meta.signature_def().empty() && wanted.empty()) return;
   std::string name = wanted.empty() ? "serving_default" : wanted;
   auto it = meta.signature_def().find(name);
@@ -41,7 +41,7 @@ void ReadSignature(const tensorflow::MetaGraphDef& meta, const std::string& want
 }
 
 /*! \brief Saved object id -> checkpoint key of each variable: "<path of child names>/.ATTRIBUTES/VARIABLE_VALUE". */
-std::map<int, std::string> VariableKeys(const tensorflow::SavedObjectGraph& objects) {
+std::map<int, std::string> VariableKeys(const tfproto::SavedObjectGraph& objects) {
   std::map<int, std::string> paths{{0, ""}}, keys;
   std::deque<int> queue{0};
   while (!queue.empty()) {
@@ -64,12 +64,12 @@ std::map<int, std::string> VariableKeys(const tensorflow::SavedObjectGraph& obje
  * are its concrete function's bound inputs (saved object ids); a VarHandleOp whose shared_name
  * is a saved variable's name is that variable.
  */
-void MapCheckpointKeys(const tensorflow::MetaGraphDef& meta, TFModel* model) {
+void MapCheckpointKeys(const tfproto::MetaGraphDef& meta, TFModel* model) {
   const auto& objects = meta.object_graph_def();
   std::map<int, std::string> keys = VariableKeys(objects);
   std::map<std::string, std::string> by_name;
   for (const auto& kv : keys) by_name[objects.nodes(kv.first).variable().name()] = kv.second;
-  for (const tensorflow::NodeDef& node : meta.graph_def().node()) {
+  for (const tfproto::NodeDef& node : meta.graph_def().node()) {
     auto shared = node.attr().find("shared_name");
     if (node.op() == "VarHandleOp" && shared != node.attr().end() && by_name.count(shared->second.s())) {
       model->checkpoint_keys[node.name()] = by_name[shared->second.s()];
@@ -94,7 +94,7 @@ void MapCheckpointKeys(const tensorflow::MetaGraphDef& meta, TFModel* model) {
   }
 }
 
-TFModel FromMetaGraph(const tensorflow::MetaGraphDef& meta, const std::string& path, const std::string& format,
+TFModel FromMetaGraph(const tfproto::MetaGraphDef& meta, const std::string& path, const std::string& format,
                       const std::string& signature) {
   TFModel model;
   model.path = path;
@@ -106,7 +106,7 @@ TFModel FromMetaGraph(const tensorflow::MetaGraphDef& meta, const std::string& p
 }
 
 TFModel LoadSavedModel(const std::string& dir, const std::string& signature) {
-  tensorflow::SavedModel saved;
+  tfproto::SavedModel saved;
   std::string pb = dir + "/saved_model.pb", pbtxt = dir + "/saved_model.pbtxt";
   if (FileExists(pb)) {
     IR_CHECK(ParseBinary(ReadFile(pb), &saved))
@@ -117,7 +117,7 @@ TFModel LoadSavedModel(const std::string& dir, const std::string& signature) {
     IR_CHECK(error.empty()) << "'" << pbtxt << "' is not a valid SavedModel: " << error;
   }
   IR_CHECK(saved.meta_graphs_size() > 0) << "'" << dir << "' holds no MetaGraphDef";
-  const tensorflow::MetaGraphDef* chosen = &saved.meta_graphs(0);
+  const tfproto::MetaGraphDef* chosen = &saved.meta_graphs(0);
   for (const auto& meta : saved.meta_graphs()) {
     for (const std::string& tag : meta.meta_info_def().tags()) {
       if (tag == "serve") chosen = &meta;
@@ -130,7 +130,7 @@ TFModel LoadSavedModel(const std::string& dir, const std::string& signature) {
 }
 
 TFModel LoadMetaGraph(const std::string& path, const std::string& signature) {
-  tensorflow::MetaGraphDef meta;
+  tfproto::MetaGraphDef meta;
   IR_CHECK(ParseBinary(ReadFile(path), &meta))
       << "'" << path << "' is not a valid MetaGraphDef (truncated or not protobuf)";
   TFModel model = FromMetaGraph(meta, path, "meta", signature);
@@ -156,9 +156,9 @@ std::string TFModel::ResolveName(const std::string& name) const {
 InputSpec FindInputSpec(const TFModel& model, const std::string& name) {
   std::string node = model.ResolveName(name);
   node = node.substr(0, node.find(':'));
-  tensorflow::GraphDef graph;
+  tfproto::GraphDef graph;
   IR_CHECK(ParseBinary(model.graph_def, &graph)) << "the model's GraphDef does not parse";
-  for (const tensorflow::NodeDef& def : graph.node()) {
+  for (const tfproto::NodeDef& def : graph.node()) {
     if (def.name() != node) continue;
     InputSpec spec;
     auto shape = def.attr().find("shape");
@@ -173,15 +173,15 @@ InputSpec FindInputSpec(const TFModel& model, const std::string& name) {
 }
 
 std::vector<std::string> NodeNames(const TFModel& model) {
-  tensorflow::GraphDef graph;
+  tfproto::GraphDef graph;
   IR_CHECK(ParseBinary(model.graph_def, &graph)) << "the model's GraphDef does not parse";
   std::vector<std::string> names;
-  for (const tensorflow::NodeDef& node : graph.node()) names.push_back(node.name());
+  for (const tfproto::NodeDef& node : graph.node()) names.push_back(node.name());
   return names;
 }
 
 TFModel ModelFromBinary(const std::string& bytes, const std::string& origin) {
-  tensorflow::GraphDef graph;
+  tfproto::GraphDef graph;
   IR_CHECK(ParseBinary(bytes, &graph)) << "'" << origin
                                        << "' is not a valid binary GraphDef (truncated or not protobuf)";
   TFModel model;
@@ -192,7 +192,7 @@ TFModel ModelFromBinary(const std::string& bytes, const std::string& origin) {
 }
 
 TFModel ModelFromText(const std::string& text, const std::string& origin) {
-  tensorflow::GraphDef graph;
+  tfproto::GraphDef graph;
   std::string error = ParseText(text, &graph);
   IR_CHECK(error.empty()) << "'" << origin << "' is not a valid text GraphDef: " << error;
   TFModel model;
@@ -214,7 +214,7 @@ TFModel LoadModel(const std::string& path, const std::string& signature) {
   std::string bytes = ReadFile(path);
   bool text = EndsWith(path, ".pbtxt") || EndsWith(path, ".txt") || EndsWith(path, ".prototxt");
   if (text) return ModelFromText(bytes, path);
-  tensorflow::GraphDef probe;
+  tfproto::GraphDef probe;
   if (ParseBinary(bytes, &probe)) return ModelFromBinary(bytes, path);
   std::string error = ParseText(bytes, &probe);
   IR_CHECK(error.empty()) << "'" << path

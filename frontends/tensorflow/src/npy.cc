@@ -13,7 +13,7 @@
 #include <map>
 
 #include "file_util.h"
-#include "tensor.pb.h"
+#include "ir_tf_tensor.pb.h"
 #include "tensor_decode.h"
 #include "tf_types.h"
 
@@ -145,10 +145,9 @@ class HeaderParser {
 /*! \brief The TF DataType with the same element layout as a NumPy type code ("f4"). */
 int DescrType(const std::string& code, const std::string& origin) {
   static const std::map<std::string, int> types = {
-      {"f4", tensorflow::DT_FLOAT},  {"f8", tensorflow::DT_DOUBLE}, {"f2", tensorflow::DT_HALF},
-      {"i1", tensorflow::DT_INT8},   {"i2", tensorflow::DT_INT16},  {"i4", tensorflow::DT_INT32},
-      {"i8", tensorflow::DT_INT64},  {"u1", tensorflow::DT_UINT8},  {"u2", tensorflow::DT_UINT16},
-      {"u4", tensorflow::DT_UINT32}, {"b1", tensorflow::DT_BOOL},
+      {"f4", tfproto::DT_FLOAT},  {"f8", tfproto::DT_DOUBLE}, {"f2", tfproto::DT_HALF},  {"i1", tfproto::DT_INT8},
+      {"i2", tfproto::DT_INT16},  {"i4", tfproto::DT_INT32},  {"i8", tfproto::DT_INT64}, {"u1", tfproto::DT_UINT8},
+      {"u2", tfproto::DT_UINT16}, {"u4", tfproto::DT_UINT32}, {"b1", tfproto::DT_BOOL},
   };
   auto it = types.find(code);
   IR_CHECK(it != types.end()) << "'" << origin << "': .npy dtype '" << code
@@ -245,8 +244,8 @@ NDArray ParseNpy(const std::string& bytes, const std::string& origin) {
     for (size_t i = 0; i + element <= data.size(); i += element)
       std::reverse(data.begin() + i, data.begin() + i + element);
   }
-  tensorflow::TensorProto proto;
-  proto.set_dtype(static_cast<tensorflow::DataType>(tf_dtype));
+  tfproto::TensorProto proto;
+  proto.set_dtype(static_cast<tfproto::DataType>(tf_dtype));
   for (int64_t d : header.shape) proto.mutable_tensor_shape()->add_dim()->set_size(d);
   proto.set_tensor_content(std::move(data));
   try {

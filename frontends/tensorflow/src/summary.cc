@@ -9,11 +9,11 @@
 #include <cmath>
 #include <fstream>
 
-#include "event.pb.h"
 #include "ir/base.h"
 #include "ir_tf/checkpoint.h"
+#include "ir_tf_event.pb.h"
+#include "ir_tf_summary.pb.h"
 #include "proto_parse.h"
-#include "summary.pb.h"
 
 namespace ir {
 namespace tf {
@@ -37,8 +37,8 @@ const std::vector<double>& DefaultBucketLimits() {
   return limits;
 }
 
-tensorflow::Summary::Value* OneValue(tensorflow::Summary* summary, const std::string& tag) {
-  tensorflow::Summary::Value* value = summary->add_value();
+tfproto::Summary::Value* OneValue(tfproto::Summary* summary, const std::string& tag) {
+  tfproto::Summary::Value* value = summary->add_value();
   value->set_tag(tag);
   return value;
 }
@@ -46,7 +46,7 @@ tensorflow::Summary::Value* OneValue(tensorflow::Summary* summary, const std::st
 }  // namespace
 
 std::string ScalarSummary(const std::string& tag, double value) {
-  tensorflow::Summary summary;
+  tfproto::Summary summary;
   OneValue(&summary, tag)->set_simple_value(static_cast<float>(value));
   return summary.SerializeAsString();
 }
@@ -64,8 +64,8 @@ std::string HistogramSummary(const std::string& tag, const std::vector<double>& 
     sum += v;
     sum_squares += v * v;
   }
-  tensorflow::Summary summary;
-  tensorflow::HistogramProto* histo = OneValue(&summary, tag)->mutable_histo();
+  tfproto::Summary summary;
+  tfproto::HistogramProto* histo = OneValue(&summary, tag)->mutable_histo();
   histo->set_min(min);
   histo->set_max(max);
   histo->set_num(static_cast<double>(values.size()));
@@ -85,8 +85,8 @@ std::string HistogramSummary(const std::string& tag, const std::vector<double>& 
 std::string ImageSummary(const std::string& tag, int height, int width, int colorspace, const std::string& png) {
   IR_CHECK(height > 0 && width > 0 && colorspace >= 1 && colorspace <= 4)
       << "image summary '" << tag << "': bad image " << height << "x" << width << "x" << colorspace;
-  tensorflow::Summary summary;
-  tensorflow::Summary::Image* image = OneValue(&summary, tag)->mutable_image();
+  tfproto::Summary summary;
+  tfproto::Summary::Image* image = OneValue(&summary, tag)->mutable_image();
   image->set_height(height);
   image->set_width(width);
   image->set_colorspace(colorspace);
@@ -100,18 +100,18 @@ std::string TextSummary(const std::string& tag, const std::vector<int64_t>& shap
   for (int64_t d : shape) n *= d;
   IR_CHECK(n == static_cast<int64_t>(strings.size()))
       << "text summary '" << tag << "': " << strings.size() << " strings for shape " << Shape(shape);
-  tensorflow::Summary summary;
-  tensorflow::Summary::Value* value = OneValue(&summary, tag);
+  tfproto::Summary summary;
+  tfproto::Summary::Value* value = OneValue(&summary, tag);
   value->mutable_metadata()->mutable_plugin_data()->set_plugin_name("text");
-  tensorflow::TensorProto* tensor = value->mutable_tensor();
-  tensor->set_dtype(tensorflow::DT_STRING);
+  tfproto::TensorProto* tensor = value->mutable_tensor();
+  tensor->set_dtype(tfproto::DT_STRING);
   for (int64_t d : shape) tensor->mutable_tensor_shape()->add_dim()->set_size(d);
   for (const std::string& s : strings) tensor->add_string_val(s);
   return summary.SerializeAsString();
 }
 
 std::string EncodeEvent(double wall_time, int64_t step, const std::string& summary, const std::string& file_version) {
-  tensorflow::Event event;
+  tfproto::Event event;
   event.set_wall_time(wall_time);
   event.set_step(step);
   if (!file_version.empty()) {

@@ -23,18 +23,18 @@ bool IsWrite(const std::string& op) {
   return op == "TensorArrayWriteV3" || op == "TensorArrayScatterV3" || op == "TensorArraySplitV3";
 }
 
-bool Grows(const tensorflow::NodeDef& n) {
+bool Grows(const tfproto::NodeDef& n) {
   auto it = n.attr().find("dynamic_size");
   return n.op() == "TensorArrayV3" && it != n.attr().end() && it->second.b();
 }
 
-bool IsGradientArray(const tensorflow::NodeDef& n) {
+bool IsGradientArray(const tfproto::NodeDef& n) {
   return n.op() == "TensorArrayGradV3" || n.op() == "TensorArrayGradWithShape";
 }
 
 }  // namespace
 
-std::vector<tensorflow::NodeDef> AnnotateTensorArrays(std::vector<tensorflow::NodeDef> nodes) {
+std::vector<tfproto::NodeDef> AnnotateTensorArrays(std::vector<tfproto::NodeDef> nodes) {
   bool any = false;
   for (const auto& n : nodes) any = any || Grows(n) || IsGradientArray(n);
   if (!any) return nodes;

@@ -14,7 +14,7 @@ namespace ir {
 namespace tf {
 namespace {
 
-using tensorflow::TensorProto;
+using tfproto::TensorProto;
 
 float HalfToFloat(uint16_t bits) {
   int sign = bits >> 15, exponent = (bits >> 10) & 0x1F, mantissa = bits & 0x3FF;
@@ -45,21 +45,21 @@ T RawElement(const char* bytes, int64_t i, int tf_dtype) {
     return v;
   };
   switch (BaseType(tf_dtype)) {
-    case tensorflow::DT_HALF:
+    case tfproto::DT_HALF:
       return static_cast<T>(HalfToFloat(load(uint16_t())));
-    case tensorflow::DT_BFLOAT16:
+    case tfproto::DT_BFLOAT16:
       return static_cast<T>(BFloat16ToFloat(load(uint16_t())));
-    case tensorflow::DT_INT8:
+    case tfproto::DT_INT8:
       return static_cast<T>(load(int8_t()));
-    case tensorflow::DT_UINT8:
+    case tfproto::DT_UINT8:
       return static_cast<T>(load(uint8_t()));
-    case tensorflow::DT_INT16:
+    case tfproto::DT_INT16:
       return static_cast<T>(load(int16_t()));
-    case tensorflow::DT_UINT16:
+    case tfproto::DT_UINT16:
       return static_cast<T>(load(uint16_t()));
-    case tensorflow::DT_UINT32:
+    case tfproto::DT_UINT32:
       return static_cast<T>(load(uint32_t()));
-    case tensorflow::DT_BOOL:
+    case tfproto::DT_BOOL:
       return static_cast<T>(load(uint8_t()) != 0);
     default:
       throw Error(StrCat("cannot convert ", TFTypeName(tf_dtype)));
@@ -108,25 +108,25 @@ void Fill(const Values& values, const NDArray& out, const Convert& convert) {
 void DecodeValues(const TensorProto& proto, const NDArray& out) {
   auto same = [](auto v) { return v; };
   switch (BaseType(proto.dtype())) {
-    case tensorflow::DT_FLOAT:
+    case tfproto::DT_FLOAT:
       return Fill<float>(proto.float_val(), out, same);
-    case tensorflow::DT_DOUBLE:
+    case tfproto::DT_DOUBLE:
       return Fill<double>(proto.double_val(), out, same);
-    case tensorflow::DT_INT32:
-    case tensorflow::DT_INT16:
-    case tensorflow::DT_INT8:
-    case tensorflow::DT_UINT8:
-    case tensorflow::DT_UINT16:
+    case tfproto::DT_INT32:
+    case tfproto::DT_INT16:
+    case tfproto::DT_INT8:
+    case tfproto::DT_UINT8:
+    case tfproto::DT_UINT16:
       return Fill<int32_t>(proto.int_val(), out, same);
-    case tensorflow::DT_INT64:
+    case tfproto::DT_INT64:
       return Fill<int64_t>(proto.int64_val(), out, same);
-    case tensorflow::DT_UINT32:
+    case tfproto::DT_UINT32:
       return Fill<int64_t>(proto.uint32_val(), out, [](uint32_t v) { return int64_t{v}; });
-    case tensorflow::DT_BOOL:
+    case tfproto::DT_BOOL:
       return Fill<bool>(proto.bool_val(), out, same);
-    case tensorflow::DT_HALF:
+    case tfproto::DT_HALF:
       return Fill<float>(proto.half_val(), out, [](int32_t v) { return HalfToFloat(static_cast<uint16_t>(v)); });
-    case tensorflow::DT_BFLOAT16:
+    case tfproto::DT_BFLOAT16:
       return Fill<float>(proto.half_val(), out, [](int32_t v) { return BFloat16ToFloat(static_cast<uint16_t>(v)); });
     default:
       throw Error(StrCat("cannot decode values of ", TFTypeName(proto.dtype())));
@@ -136,18 +136,18 @@ void DecodeValues(const TensorProto& proto, const NDArray& out) {
 /*! \brief How many typed values (float_val, int_val...) the proto holds for its dtype. */
 int64_t ValueCount(const TensorProto& proto) {
   switch (BaseType(proto.dtype())) {
-    case tensorflow::DT_FLOAT:
+    case tfproto::DT_FLOAT:
       return proto.float_val_size();
-    case tensorflow::DT_DOUBLE:
+    case tfproto::DT_DOUBLE:
       return proto.double_val_size();
-    case tensorflow::DT_INT64:
+    case tfproto::DT_INT64:
       return proto.int64_val_size();
-    case tensorflow::DT_UINT32:
+    case tfproto::DT_UINT32:
       return proto.uint32_val_size();
-    case tensorflow::DT_BOOL:
+    case tfproto::DT_BOOL:
       return proto.bool_val_size();
-    case tensorflow::DT_HALF:
-    case tensorflow::DT_BFLOAT16:
+    case tfproto::DT_HALF:
+    case tfproto::DT_BFLOAT16:
       return proto.half_val_size();
     default:
       return proto.int_val_size();

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "ir/ndarray.h"
-#include "tensor.pb.h"
+#include "ir_tf_tensor.pb.h"
 
 namespace ir {
 namespace tf {
@@ -21,7 +21,7 @@ namespace tf {
  * do not match, too many values, or tensors larger than `max_bytes`, all checked before the
  * result is allocated.
  */
-NDArray DecodeTensor(const tensorflow::TensorProto& proto, int64_t max_bytes);
+NDArray DecodeTensor(const tfproto::TensorProto& proto, int64_t max_bytes);
 
 /*! \brief A tensor whose elements are all one value: the value, kept once, and the shape. */
 struct Splat {
@@ -41,7 +41,7 @@ constexpr int64_t kMinSplatBytes = int64_t{1} << 20;
  * shape of more than kMinSplatBytes, and the value is finite and exact as a double. Nothing of
  * the tensor's size is allocated. \throws ir::Error as DecodeTensor does for bad shapes and sizes.
  */
-bool DecodeSplat(const tensorflow::TensorProto& proto, int64_t max_bytes, Splat* splat);
+bool DecodeSplat(const tfproto::TensorProto& proto, int64_t max_bytes, Splat* splat);
 
 }  // namespace tf
 }  // namespace ir

@@ -8,8 +8,7 @@ namespace ir {
 namespace tf {
 
 std::string TFTypeName(int tf_dtype) {
-  if (tensorflow::DataType_IsValid(tf_dtype))
-    return tensorflow::DataType_Name(static_cast<tensorflow::DataType>(tf_dtype));
+  if (tfproto::DataType_IsValid(tf_dtype)) return tfproto::DataType_Name(static_cast<tfproto::DataType>(tf_dtype));
   return StrCat("DataType(", tf_dtype, ")");
 }
 
@@ -17,22 +16,22 @@ int BaseType(int tf_dtype) { return tf_dtype > 100 ? tf_dtype - 100 : tf_dtype; 
 
 size_t TFTypeSize(int tf_dtype) {
   switch (BaseType(tf_dtype)) {
-    case tensorflow::DT_FLOAT:
-    case tensorflow::DT_INT32:
-    case tensorflow::DT_UINT32:
+    case tfproto::DT_FLOAT:
+    case tfproto::DT_INT32:
+    case tfproto::DT_UINT32:
       return 4;
-    case tensorflow::DT_DOUBLE:
-    case tensorflow::DT_INT64:
-    case tensorflow::DT_UINT64:
+    case tfproto::DT_DOUBLE:
+    case tfproto::DT_INT64:
+    case tfproto::DT_UINT64:
       return 8;
-    case tensorflow::DT_HALF:
-    case tensorflow::DT_BFLOAT16:
-    case tensorflow::DT_INT16:
-    case tensorflow::DT_UINT16:
+    case tfproto::DT_HALF:
+    case tfproto::DT_BFLOAT16:
+    case tfproto::DT_INT16:
+    case tfproto::DT_UINT16:
       return 2;
-    case tensorflow::DT_INT8:
-    case tensorflow::DT_UINT8:
-    case tensorflow::DT_BOOL:
+    case tfproto::DT_INT8:
+    case tfproto::DT_UINT8:
+    case tfproto::DT_BOOL:
       return 1;
     default:
       return 0;
@@ -42,15 +41,15 @@ size_t TFTypeSize(int tf_dtype) {
 int TFTypeOf(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
-      return tensorflow::DT_FLOAT;
+      return tfproto::DT_FLOAT;
     case DType::kFloat64:
-      return tensorflow::DT_DOUBLE;
+      return tfproto::DT_DOUBLE;
     case DType::kInt32:
-      return tensorflow::DT_INT32;
+      return tfproto::DT_INT32;
     case DType::kInt64:
-      return tensorflow::DT_INT64;
+      return tfproto::DT_INT64;
     case DType::kBool:
-      return tensorflow::DT_BOOL;
+      return tfproto::DT_BOOL;
     default:
       throw Error(StrCat("unsupported dtype ", DTypeName(dtype)));
   }
@@ -58,24 +57,24 @@ int TFTypeOf(DType dtype) {
 
 DType ToDType(int tf_dtype) {
   switch (BaseType(tf_dtype)) {
-    case tensorflow::DT_FLOAT:
-    case tensorflow::DT_HALF:
-    case tensorflow::DT_BFLOAT16:
+    case tfproto::DT_FLOAT:
+    case tfproto::DT_HALF:
+    case tfproto::DT_BFLOAT16:
       return DType::kFloat32;
-    case tensorflow::DT_DOUBLE:
+    case tfproto::DT_DOUBLE:
       return DType::kFloat64;
-    case tensorflow::DT_INT32:
-    case tensorflow::DT_INT16:
-    case tensorflow::DT_INT8:
-    case tensorflow::DT_UINT16:
-    case tensorflow::DT_UINT8:
+    case tfproto::DT_INT32:
+    case tfproto::DT_INT16:
+    case tfproto::DT_INT8:
+    case tfproto::DT_UINT16:
+    case tfproto::DT_UINT8:
       return DType::kInt32;
-    case tensorflow::DT_INT64:
-    case tensorflow::DT_UINT32:
+    case tfproto::DT_INT64:
+    case tfproto::DT_UINT32:
       return DType::kInt64;
-    case tensorflow::DT_BOOL:
+    case tfproto::DT_BOOL:
       return DType::kBool;
-    case tensorflow::DT_STRING:
+    case tfproto::DT_STRING:
       throw Error("unsupported dtype DT_STRING: string tensors are not supported (feed and fetch numeric tensors)");
     default:
       throw Error(StrCat("unsupported dtype ", TFTypeName(tf_dtype),
@@ -83,7 +82,7 @@ DType ToDType(int tf_dtype) {
   }
 }
 
-Shape ToShape(const tensorflow::TensorShapeProto& proto) {
+Shape ToShape(const tfproto::TensorShapeProto& proto) {
   if (proto.unknown_rank()) return Shape();
   std::vector<int64_t> dims;
   for (const auto& dim : proto.dim()) dims.push_back(dim.size() < 0 ? kUnknownDim : dim.size());

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "ir/base.h"
-#include "tensor_shape.pb.h"
-#include "types.pb.h"
+#include "ir_tf_tensor_shape.pb.h"
+#include "ir_tf_types.pb.h"
 
 namespace ir {
 namespace tf {
@@ -30,7 +30,7 @@ DType ToDType(int tf_dtype);
 /*! \brief The TF DataType of our `dtype` (DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_BOOL); throws for kUnknown. */
 int TFTypeOf(DType dtype);
 /*! \brief TF's partial shape: unknown rank, or dims with -1 for unknown ones. */
-Shape ToShape(const tensorflow::TensorShapeProto& proto);
+Shape ToShape(const tfproto::TensorShapeProto& proto);
 
 }  // namespace tf
 }  // namespace ir

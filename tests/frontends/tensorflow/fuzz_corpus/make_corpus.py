@@ -155,7 +155,7 @@ def checkpoints():
 
 
 def encode(text):
-    return subprocess.run(["protoc", "--encode=tensorflow.SavedModel", "-I", PROTO, "saved_model.proto"],
+    return subprocess.run(["protoc", "--encode=ir.tfproto.SavedModel", "-I", PROTO, "ir_tf_saved_model.proto"],
                           input=text.encode(), stdout=subprocess.PIPE, check=True).stdout
 
 

@@ -9,7 +9,7 @@ and a NumPy oracle for the functional model
 with the node, function, signature and object-graph structure tf.keras (TF 2.4 to 2.11) writes.
 No TensorFlow here: the bundle is written by hand (LevelDB table of BundleEntryProto, CRC32C),
 without the _CHECKPOINTABLE_OBJECT_GRAPH entry. Run from this folder: python3 make_fixture.py, then
-pretty-print: protoc --encode=tensorflow.SavedModel -I ../../../../../frontends/tensorflow/proto saved_model.proto
+pretty-print: protoc --encode=ir.tfproto.SavedModel -I ../../../../../frontends/tensorflow/proto ir_tf_saved_model.proto
 < saved_model.pbtxt | protoc --decode=... (same flags) > pretty.pbtxt; mv pretty.pbtxt saved_model.pbtxt
 """
 import os
